@@ -1,0 +1,188 @@
+"""Streaming client for a speechattn ONNX model.  Imports only numpy and onnxruntime.
+
+Everything it needs (sample rate, hop, chunk sizes, phone names, state names, shapes and
+dtypes) comes from the model's metadata; nothing about the model is hard-coded here.
+Copy this file into your application as it is.
+
+    model = StreamingModel("model.onnx")
+    stream = model.new_stream()                 # one per audio source; the model is shared
+    for piece in pieces_of_16khz_float32_audio:
+        frames = stream.push(piece)             # any size, even 1 sample
+        for index, label in zip(frames.frame_indices, frames.labels):
+            ...                                 # frame i covers [i*10 ms, (i+1)*10 ms)
+    frames = stream.finish()                    # the frames still waiting for their chunk
+
+See CONTRACT.md beside this file for the graph's inputs, outputs and metadata.
+"""
+
+from __future__ import annotations
+
+import json
+import warnings
+from dataclasses import dataclass
+
+import numpy as np
+
+CONTRACT_VERSION = "1"
+MAX_CALL_FRAMES = 256  # largest piece of audio (in hops) handed to one graph call
+
+
+@dataclass
+class Frames:
+    """Frames completed by one push: frame_indices (R,), log_probs (R, classes) for batch 1,
+    or (B, R, classes) for a batched stream; labels are phone names (batch 1 only)."""
+
+    frame_indices: np.ndarray
+    log_probs: np.ndarray
+    phones: tuple
+
+    @property
+    def posteriors(self) -> np.ndarray:
+        return np.exp(self.log_probs)
+
+    @property
+    def label_indices(self) -> np.ndarray:
+        return self.log_probs.argmax(axis=-1)
+
+    @property
+    def labels(self) -> list:
+        indices = self.label_indices
+        if indices.ndim != 1:
+            raise ValueError("labels is for batch-1 streams; use label_indices for a batch")
+        return [self.phones[i] for i in indices]
+
+    def __len__(self) -> int:
+        return len(self.frame_indices)
+
+
+class StreamingModel:
+    """One loaded model, shared by any number of streams (the session is thread-safe for run())."""
+
+    def __init__(self, path, providers=None, num_threads=None):
+        import onnxruntime as ort
+
+        options = ort.SessionOptions()
+        if num_threads:
+            options.intra_op_num_threads = num_threads
+            options.inter_op_num_threads = 1
+        self.session = ort.InferenceSession(
+            str(path), sess_options=options, providers=providers or ort.get_available_providers()
+        )
+        meta = self.session.get_modelmeta().custom_metadata_map
+        if meta.get("model_type") != "speechattn-streaming-tagger":
+            raise ValueError(f"{path}: not a speechattn streaming model (metadata model_type is missing)")
+        if meta.get("contract_version") != CONTRACT_VERSION:
+            raise ValueError(
+                f"{path}: contract version {meta.get('contract_version')} but this client speaks {CONTRACT_VERSION}"
+            )
+        self.metadata = meta
+        self.sample_rate = int(meta["sample_rate"])
+        self.hop_samples = int(meta["hop_samples"])
+        self.frame_shift_ms = float(meta["frame_shift_ms"])
+        self.phones = tuple(meta["phones"].split(","))
+        self.allowed_chunk_frames = tuple(int(c) for c in meta["allowed_chunk_frames"].split(","))
+        self.default_chunk_frames = int(meta["default_chunk_frames"])
+        self.states = json.loads(meta["states"])
+        io = json.loads(meta["inputs"])
+        self.audio_input, self.chunk_input, self.flush_input = io["audio"], io["chunk_frames"], io["flush"]
+        self.log_probs_output = json.loads(meta["outputs"])["log_probs"]
+
+    def new_stream(self, chunk_frames=None, batch_size=1) -> "Stream":
+        return Stream(self, chunk_frames or self.default_chunk_frames, batch_size)
+
+    def initial_state(self, batch_size):
+        return {
+            s["name"]: np.zeros([batch_size if d == "batch" else d for d in s["shape"]], dtype=s["dtype"])
+            for s in self.states
+        }
+
+
+class Stream:
+    """One audio source.  push() any amount of audio; frames come out as their chunk completes."""
+
+    def __init__(self, model: StreamingModel, chunk_frames: int, batch_size: int = 1):
+        if chunk_frames not in model.allowed_chunk_frames:
+            raise ValueError(f"chunk_frames {chunk_frames} is not one the model was trained for: "
+                             f"{model.allowed_chunk_frames}")
+        self.model = model
+        self.chunk_frames = chunk_frames
+        self.batch_size = batch_size
+        self.state = model.initial_state(batch_size)
+        self.leftover = np.zeros((batch_size, 0), dtype=np.float32)
+        self.frames_emitted = 0
+        self.nonfinite_samples = 0
+        self.finished = False
+
+    def _check(self, samples, sample_rate):
+        if sample_rate is not None and sample_rate != self.model.sample_rate:
+            raise ValueError(f"audio is {sample_rate} Hz but the model takes {self.model.sample_rate} Hz: resample first")
+        samples = np.asarray(samples)
+        if samples.dtype == np.int16:
+            samples = samples.astype(np.float32) / 32768.0
+        elif samples.dtype.kind != "f":
+            raise TypeError(f"audio must be float32 in [-1, 1] (or int16 PCM), not {samples.dtype}")
+        if samples.ndim == 1 and self.batch_size == 1:
+            samples = samples[None, :]
+        if samples.ndim != 2 or samples.shape[0] != self.batch_size:
+            want = "(samples,) or (1, samples)" if self.batch_size == 1 else f"({self.batch_size}, samples)"
+            raise ValueError(f"audio must have shape {want}, got {samples.shape}")
+        samples = samples.astype(np.float32, copy=False)
+        finite = np.isfinite(samples)
+        if not finite.all():
+            # The graph reads non-finite samples as 0; count them so the caller can see it happened.
+            self.nonfinite_samples += int(samples.size - finite.sum())
+            warnings.warn(f"{samples.size - finite.sum()} NaN/Inf samples were read as silence", stacklevel=3)
+            samples = np.where(finite, samples, np.float32(0))
+        peak = float(np.abs(samples).max()) if samples.size else 0.0
+        if peak > 2.0:
+            raise ValueError(f"float audio must lie in [-1, 1] but reaches {peak:.1f}: "
+                             "integer PCM passed as float? divide by 32768")
+        return samples
+
+    def push(self, samples, sample_rate=None) -> Frames:
+        """Feed audio of any length: (samples,) for batch 1 or (batch, samples); 16 kHz float32 in [-1, 1]."""
+        if self.finished:
+            raise RuntimeError("this stream is finished; start a new one with model.new_stream()")
+        audio = np.concatenate([self.leftover, self._check(samples, sample_rate)], axis=1)
+        usable = audio.shape[1] // self.model.hop_samples * self.model.hop_samples
+        self.leftover = audio[:, usable:]
+        return self._run(audio[:, :usable], final=False)
+
+    def finish(self) -> Frames:
+        """End the stream: the last partial hop is zero-padded and the last partial chunk is emitted."""
+        hop = self.model.hop_samples
+        audio = self.leftover
+        if audio.shape[1]:
+            audio = np.pad(audio, ((0, 0), (0, hop - audio.shape[1])))
+        self.leftover = audio[:, :0]
+        frames = self._run(audio, final=True)
+        self.finished = True
+        return frames
+
+    def _run(self, audio, final) -> Frames:
+        hop = self.model.hop_samples
+        step = max(self.chunk_frames, MAX_CALL_FRAMES // self.chunk_frames * self.chunk_frames) * hop
+        pieces = [audio[:, i : i + step] for i in range(0, audio.shape[1], step)] or [audio]
+        outputs = []
+        for number, piece in enumerate(pieces):
+            last = final and number == len(pieces) - 1
+            if piece.shape[1] == 0 and not last:
+                continue
+            outputs.append(self._call(piece, last))
+        log_probs = np.concatenate(outputs, axis=1) if outputs else np.zeros((self.batch_size, 0, len(self.model.phones)), np.float32)
+        indices = np.arange(self.frames_emitted, self.frames_emitted + log_probs.shape[1])
+        self.frames_emitted += log_probs.shape[1]
+        return Frames(indices, log_probs[0] if self.batch_size == 1 else log_probs, self.model.phones)
+
+    def _call(self, audio, final):
+        model = self.model
+        feeds = {
+            model.audio_input: np.ascontiguousarray(audio, dtype=np.float32),
+            model.chunk_input: np.array(self.chunk_frames, dtype=np.int64),
+            model.flush_input: np.array(int(final), dtype=np.int64),
+            **self.state,
+        }
+        names = [model.log_probs_output] + [s["output"] for s in model.states]
+        results = model.session.run(names, feeds)
+        self.state = {s["name"]: value for s, value in zip(model.states, results[1:])}
+        return results[0]

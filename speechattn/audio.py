@@ -1,0 +1,121 @@
+"""Audio constants and loading.
+
+Every time quantity in the project derives from the numbers here.
+Frame i is the label of hop i, samples [HOP_SAMPLES*i, HOP_SAMPLES*(i+1));
+its analysis window is the WINDOW_SAMPLES samples that end with that hop,
+[HOP_SAMPLES*i - (WINDOW_SAMPLES - HOP_SAMPLES), HOP_SAMPLES*(i+1)), with zeros
+before the start of the audio.  One hop in gives one frame out, so a stream
+never waits for audio beyond the hop it is labelling.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+
+from .errors import SpeechattnError
+
+SAMPLE_RATE = 16000  # Hz
+HOP_SAMPLES = 160  # 10 ms
+WINDOW_SAMPLES = 400  # 25 ms
+TAIL_SAMPLES = WINDOW_SAMPLES - HOP_SAMPLES  # 240: audio a stream carries between calls
+FRAME_SHIFT_MS = 1000 * HOP_SAMPLES // SAMPLE_RATE  # 10
+FRAMES_PER_SECOND = SAMPLE_RATE // HOP_SAMPLES  # 100
+
+
+class AudioError(SpeechattnError, ValueError):
+    """Audio that cannot be used, with a message meant for the user."""
+
+
+def num_frames(num_samples: int) -> int:
+    """Frames produced for `num_samples` samples (a final partial hop is zero-padded)."""
+    return -(-num_samples // HOP_SAMPLES)
+
+
+def to_mono_16k(samples: np.ndarray, sample_rate: int, source: str = "audio") -> np.ndarray:
+    """Downmix (frames, channels) or (frames,) audio to mono float32 at 16 kHz.
+
+    Non-finite samples are an error: they mean a corrupt file, and replacing them
+    silently would hide it.
+    """
+    samples = np.asarray(samples)
+    if samples.ndim == 2:
+        samples = samples.mean(axis=1)
+    elif samples.ndim != 1:
+        raise AudioError(f"{source}: expected mono or (samples, channels) audio, got shape {samples.shape}")
+    if np.issubdtype(samples.dtype, np.integer):
+        samples = samples.astype(np.float32) / float(np.iinfo(samples.dtype).max + 1)
+    samples = samples.astype(np.float32, copy=False)
+    if not np.all(np.isfinite(samples)):
+        bad = int(np.size(samples) - np.count_nonzero(np.isfinite(samples)))
+        raise AudioError(f"{source}: {bad} samples are NaN or infinite; the file is corrupt")
+    if sample_rate != SAMPLE_RATE:
+        import soxr
+
+        samples = soxr.resample(samples, sample_rate, SAMPLE_RATE, quality="HQ").astype(np.float32)
+    return np.ascontiguousarray(samples)
+
+
+def load_audio(path: str | Path) -> np.ndarray:
+    """Read any file soundfile can read (wav, flac, ogg, mp3 ...) as mono 16 kHz float32."""
+    import soundfile as sf
+
+    path = Path(path)
+    if not path.exists():
+        raise AudioError(f"{path}: no such file")
+    try:
+        samples, sample_rate = sf.read(str(path), dtype="float32", always_2d=True)
+    except Exception as error:  # soundfile raises several types for unreadable files
+        raise AudioError(f"{path}: cannot read audio ({error})") from None
+    if samples.shape[0] == 0:
+        raise AudioError(f"{path}: the file holds no audio samples")
+    return to_mono_16k(samples, sample_rate, source=str(path))
+
+
+def speechlike_signal(seconds: float, seed: int = 0, with_classes: bool = False):
+    """A deterministic test signal with speech-like structure: voiced stretches (harmonics of a gliding
+    f0 under random formant envelopes), noise bursts like fricatives, and pauses.  It exercises every
+    part of the frontend and the streaming code.  It is not speech; with `with_classes` it also returns
+    a per-sample class (a phone index: sil for pauses, S for noise, IY/EH/AA by first formant) that a
+    tiny model can learn in seconds, for tests that need a trained rather than a random model."""
+    from .phones import PHONE_TO_INDEX
+
+    rng = np.random.default_rng(seed)
+    total = int(seconds * SAMPLE_RATE)
+    out = np.zeros(total, dtype=np.float64)
+    classes = np.zeros(total, dtype=np.int64)
+    position = 0
+    while position < total:
+        length = min(int(rng.uniform(0.04, 0.25) * SAMPLE_RATE), total - position)
+        t = np.arange(length) / SAMPLE_RATE
+        kind = rng.choice(["voiced", "noise", "pause"], p=[0.55, 0.25, 0.2])
+        if kind == "voiced":
+            f0 = rng.uniform(90, 260) * (1 + rng.uniform(-0.2, 0.2) * t / max(t[-1], 1e-3))
+            phase = 2 * np.pi * np.cumsum(f0) / SAMPLE_RATE
+            formants = rng.uniform([250, 800, 2000], [900, 2200, 3200])
+            segment = np.zeros(length)
+            for harmonic in range(1, 30):
+                frequency = harmonic * f0.mean()
+                if frequency > 7000:
+                    break
+                gain = sum(np.exp(-(((frequency - f) / 120.0) ** 2)) for f in formants) + 0.02
+                segment += gain * np.sin(harmonic * phase) / harmonic**0.5
+            segment *= rng.uniform(0.05, 0.3) / max(np.abs(segment).max(), 1e-9)
+            vowel = "IY" if formants[0] < 500 else "EH" if formants[0] < 700 else "AA"
+            classes[position : position + length] = PHONE_TO_INDEX[vowel]
+        elif kind == "noise":
+            spectrum = np.fft.rfft(rng.standard_normal(length))
+            frequencies = np.fft.rfftfreq(length, 1 / SAMPLE_RATE)
+            spectrum *= frequencies > rng.uniform(1500, 4500)
+            segment = np.fft.irfft(spectrum, length)
+            segment *= rng.uniform(0.02, 0.1) / max(np.abs(segment).max(), 1e-9)
+            classes[position : position + length] = PHONE_TO_INDEX["S"]
+        else:
+            segment = rng.standard_normal(length) * 1e-4
+        ramp = np.minimum(1.0, np.minimum(np.arange(length), np.arange(length)[::-1]) / 80.0)
+        out[position : position + length] = segment * ramp
+        position += length
+    if with_classes:
+        return out.astype(np.float32), classes
+    return out.astype(np.float32)

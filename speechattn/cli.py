@@ -1,0 +1,142 @@
+"""The `speechattn` command.  Heavy imports live inside each command so `--help` is instant."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+from .errors import ConfigError, SpeechattnError
+
+
+def _parse_overrides(pairs: list[str]) -> dict:
+    """--set a.b=value pairs -> nested dict; values are read as YAML (numbers, lists, true/false)."""
+    import yaml
+
+    result: dict = {}
+    for pair in pairs:
+        key, sep, raw = pair.partition("=")
+        if not sep or not key:
+            raise ConfigError(f"--set {pair!r}: expected KEY=VALUE, e.g. --set num_layers=4")
+        node = result
+        *parents, leaf = key.split(".")
+        for part in parents:
+            node = node.setdefault(part, {})
+        node[leaf] = yaml.safe_load(raw)
+    return result
+
+
+def cmd_init(args) -> int:
+    import torch
+
+    from .model import ModelConfig, PhoneTagger, save_checkpoint
+
+    config = ModelConfig.from_dict(_parse_overrides(args.set), source="--set")
+    torch.manual_seed(args.seed)
+    model = PhoneTagger(config)
+    save_checkpoint(model, args.output, seed=args.seed, trained=False)
+    print(f"wrote {args.output}: randomly initialised (seed {args.seed}), {model.num_parameters():,} parameters, "
+          f"{config.num_layers} layers x {config.model_dim} dims, {config.frontend.kind} features")
+    return 0
+
+
+def cmd_export(args) -> int:
+    from .export import export_onnx
+    from .model import load
+
+    model = load(args.checkpoint)
+    output = Path(args.output)
+    print(f"exporting {args.checkpoint} ({model.num_parameters():,} parameters) -> {output}"
+          f"{' (int8)' if args.int8 else ''}; verifying against torch ...", file=sys.stderr)
+    result = export_onnx(model, output, chunk_frames=args.chunk_frames, int8=args.int8)
+    size_mb = output.stat().st_size / 1e6
+    print(f"wrote {output} ({size_mb:.1f} MB). Verified: {result}")
+    return 0
+
+
+def cmd_stream_check(args) -> int:
+    from .audio import SAMPLE_RATE, load_audio, speechlike_signal
+    from .streamcheck import TOLERANCE, format_rows, run_check
+
+    if args.audio:
+        audio, source = load_audio(args.audio), str(args.audio)
+    else:
+        audio, source = speechlike_signal(args.seconds, seed=0), f"generated speech-like signal (seed 0)"
+    if not Path(args.model).exists():
+        raise SpeechattnError(f"{args.model}: no such model file")
+    print(f"audio: {source}, {len(audio) / SAMPLE_RATE:.2f} s")
+    rows = run_check(Path(args.model), audio, args.checkpoint, args.chunk_frames, progress=sys.stderr.isatty())
+    print(format_rows(rows))
+    bad = [r for r in rows if not r.exact]
+    if bad:
+        print(f"NOT EXACT: {len(bad)} of {len(rows)} comparisons exceed {TOLERANCE:g} or change a label")
+        return 1
+    print(f"streaming is exact: all {len(rows)} comparisons within {TOLERANCE:g}, every frame's label equal")
+    if args.checkpoint is None:
+        print("(give --checkpoint CKPT to compare with the torch model as well)")
+    return 0
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="speechattn",
+        description="Streaming phone tagger: 16 kHz audio -> one of 40 phone labels every 10 ms, "
+        "from a self-attention encoder with truncated attention, exported as one ONNX file.",
+    )
+    from . import __version__
+
+    parser.add_argument("--version", action="version", version=f"speechattn {__version__}")
+    commands = parser.add_subparsers(dest="command", metavar="COMMAND")
+
+    p = commands.add_parser("init", help="write a randomly initialised checkpoint (for trying the pipeline)",
+                            description="Write a checkpoint with random weights and the given model config.")
+    p.add_argument("-o", "--output", required=True, type=Path, help="checkpoint to write (.pt)")
+    p.add_argument("--seed", type=int, default=0, help="random seed (default 0)")
+    p.add_argument("--set", action="append", default=[], metavar="KEY=VALUE",
+                   help="override a model setting, e.g. --set num_layers=4 --set frontend.kind=mfcc")
+    p.set_defaults(func=cmd_init)
+
+    p = commands.add_parser("export", help="export a checkpoint to one streaming ONNX file",
+                            description="Export CKPT to a single ONNX file (frontend, encoder and state all inside; "
+                            "see export/CONTRACT.md). The file is written only if it agrees with torch over "
+                            "12 chained pushes: max |Δ log-prob| <= 1e-4 for fp32, >= 99 %% equal labels for int8.")
+    p.add_argument("checkpoint", type=Path, help="checkpoint (.pt) from `speechattn train` or `speechattn init`")
+    p.add_argument("-o", "--output", required=True, type=Path, help="ONNX file to write")
+    p.add_argument("--int8", action="store_true", help="quantize the encoder's matmuls to 8 bits (dynamic)")
+    p.add_argument("--chunk-frames", type=int, default=None,
+                   help="default chunk size recorded in the metadata (frames of 10 ms; default: the model's)")
+    p.set_defaults(func=cmd_export)
+
+    p = commands.add_parser("stream-check", help="prove that streaming the ONNX model equals one-shot processing",
+                            description="Stream AUDIO (or a generated signal) through MODEL.onnx with the portable "
+                            "client at each chunk size and several push patterns, and print how far each result is "
+                            "from the one-shot result (the torch model with --checkpoint; the ONNX graph in one call "
+                            "always). Exit status 1 if any comparison is not exact.")
+    p.add_argument("model", help="ONNX file from `speechattn export`")
+    p.add_argument("audio", nargs="?", type=Path, help="audio file (any rate/channels soundfile reads); "
+                   "default: a generated speech-like signal")
+    p.add_argument("--checkpoint", type=Path, help="the checkpoint MODEL was exported from, to compare with torch")
+    p.add_argument("--chunk-frames", type=int, nargs="+", help="chunk sizes to check (default: all the model allows)")
+    p.add_argument("--seconds", type=float, default=6.0, help="length of the generated signal (default 6)")
+    p.set_defaults(func=cmd_stream_check)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    if not getattr(args, "func", None):
+        parser.print_help()
+        return 2
+    try:
+        return args.func(args)
+    except SpeechattnError as error:
+        print(f"speechattn {args.command}: error: {error}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        print("interrupted", file=sys.stderr)
+        return 130
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,83 @@
+"""Shared fixtures: tiny models (random, and briefly trained) and their ONNX exports."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import torch
+
+from speechattn.audio import HOP_SAMPLES, speechlike_signal
+from speechattn.features import FrontendConfig
+from speechattn.model import ModelConfig, PhoneTagger
+
+TINY = dict(num_layers=2, model_dim=32, num_heads=4, ffn_dim=64, left_context_frames=6,
+            chunk_frames_choices=(1, 2, 4, 8), default_chunk_frames=4, dropout=0.0)
+
+
+def tiny_config(**overrides) -> ModelConfig:
+    values = {**TINY, **overrides}
+    frontend = values.pop("frontend", FrontendConfig())
+    return ModelConfig(frontend=frontend, **values)
+
+
+def random_model(config: ModelConfig | None = None, seed: int = 0) -> PhoneTagger:
+    """A random tiny model whose weights are large enough that every part of it matters."""
+    torch.manual_seed(seed)
+    model = PhoneTagger(config or tiny_config())
+    with torch.no_grad():
+        for name, parameter in model.named_parameters():
+            if "norm" not in name:
+                parameter.normal_(0.0, 0.3)
+        audio = torch.from_numpy(speechlike_signal(5.0, seed=seed + 100))[None]
+        features = model.frontend(audio)[0]
+        model.frontend.set_normalization(features.mean(0), features.std(0))
+    return model.eval()
+
+
+def briefly_trained_model(seconds: float = 20.0, steps: int = 300, seed: int = 0) -> PhoneTagger:
+    """A tiny model trained for a few seconds to tag the classes of speechlike_signal.
+
+    Trained models have decisive outputs; random ones have near-tied top scores whose argmax
+    flips under any rounding, so int8 fidelity is measured on this one."""
+    torch.manual_seed(seed)
+    config = tiny_config(model_dim=64, ffn_dim=128, num_heads=4, left_context_frames=16, dropout=0.0)
+    model = PhoneTagger(config)
+    audio, classes = speechlike_signal(seconds, seed=seed + 7, with_classes=True)
+    audio = torch.from_numpy(audio)[None]
+    labels = torch.from_numpy(classes[HOP_SAMPLES // 2 :: HOP_SAMPLES])[None]  # class at each hop's centre
+    with torch.no_grad():
+        features = model.frontend(audio)
+        model.frontend.set_normalization(features[0].mean(0), features[0].std(0))
+        features = model.frontend(audio)
+    labels = labels[:, : features.shape[1]]
+    lengths = torch.tensor([features.shape[1]])
+    optimizer = torch.optim.AdamW(model.parameters(), lr=3e-3)
+    generator = np.random.default_rng(seed)
+    model.train()
+    for _ in range(steps):
+        chunk = int(generator.choice(config.chunk_frames_choices))
+        log_probs = model(features, lengths, chunk)
+        loss = torch.nn.functional.nll_loss(log_probs.transpose(1, 2), labels)
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
+    return model.eval()
+
+
+@pytest.fixture(scope="session")
+def tiny_model() -> PhoneTagger:
+    return random_model()
+
+
+@pytest.fixture(scope="session")
+def tiny_onnx(tmp_path_factory, tiny_model):
+    from speechattn.export import export_onnx
+
+    path = tmp_path_factory.mktemp("onnx") / "tiny.onnx"
+    export_onnx(tiny_model, path)
+    return path
+
+
+@pytest.fixture(scope="session")
+def trained_model() -> PhoneTagger:
+    return briefly_trained_model()

@@ -1,0 +1,109 @@
+"""The command line: the main job works end to end; user mistakes get one clear line, never a traceback."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+import soundfile as sf
+
+from speechattn.audio import AudioError, load_audio, speechlike_signal
+from speechattn.cli import main
+from speechattn.model import save_checkpoint
+
+
+@pytest.fixture(scope="module")
+def checkpoint(tmp_path_factory, tiny_model):
+    path = tmp_path_factory.mktemp("ckpt") / "tiny.pt"
+    save_checkpoint(tiny_model, path)
+    return path
+
+
+def test_init_export_and_stream_check(tmp_path, checkpoint, capsys):
+    assert main(["init", "-o", str(tmp_path / "r.pt"), "--set", "num_layers=1", "--set", "model_dim=32",
+                 "--set", "ffn_dim=32"]) == 0
+    assert "randomly initialised" in capsys.readouterr().out
+    onnx_path = tmp_path / "tiny.onnx"
+    assert main(["export", str(checkpoint), "-o", str(onnx_path)]) == 0
+    assert "argmax agreement = 100.00 %" in capsys.readouterr().out
+    assert main(["stream-check", str(onnx_path), "--checkpoint", str(checkpoint), "--seconds", "1.5"]) == 0
+    out = capsys.readouterr().out
+    assert "streaming is exact" in out
+    assert out.count("torch forward()") == 3 * 4  # three push patterns x four chunk sizes
+
+
+def test_stream_check_reads_any_rate_and_channel_count(tmp_path, checkpoint, capsys):
+    onnx_path = tmp_path / "tiny.onnx"
+    main(["export", str(checkpoint), "-o", str(onnx_path)])
+    stereo = np.stack([speechlike_signal(1.0, seed=1)] * 2, axis=1)  # 16 kHz stereo
+    import soxr
+
+    sf.write(tmp_path / "stereo44k.wav", soxr.resample(stereo, 16000, 44100), 44100)
+    assert main(["stream-check", str(onnx_path), str(tmp_path / "stereo44k.wav"), "--chunk-frames", "4"]) == 0
+    assert "1.00 s" in capsys.readouterr().out
+
+
+def test_load_audio_downmixes_and_resamples(tmp_path):
+    mono = speechlike_signal(1.0, seed=2)
+    sf.write(tmp_path / "a.flac", np.stack([mono, mono], axis=1), 16000)
+    np.testing.assert_allclose(load_audio(tmp_path / "a.flac"), mono, atol=1e-4)
+    sf.write(tmp_path / "b.wav", mono[::2], 8000)
+    assert len(load_audio(tmp_path / "b.wav")) == 16000
+
+
+@pytest.mark.parametrize("problem, message", [
+    ("missing", "no such file"),
+    ("empty", "holds no audio"),
+    ("corrupt", "cannot read audio"),
+    ("nan", "NaN or infinite"),
+])
+def test_bad_audio_files_are_clear_errors(tmp_path, problem, message):
+    path = tmp_path / "x.wav"
+    if problem == "empty":
+        sf.write(path, np.zeros(0, np.float32), 16000)
+    elif problem == "corrupt":
+        path.write_bytes(b"RIFF\x00\x00\x00\x00WAVEjunkjunkjunk")
+    elif problem == "nan":
+        sf.write(path, np.array([0.1, np.nan, 0.2], np.float32), 16000, subtype="FLOAT")
+    with pytest.raises(AudioError, match=message):
+        load_audio(path)
+
+
+def test_tiny_file_streams(tmp_path, tiny_onnx, capsys):
+    sf.write(tmp_path / "t.wav", speechlike_signal(0.05, seed=3)[:100], 16000)  # 100 samples, under one hop
+    assert main(["stream-check", str(tiny_onnx), str(tmp_path / "t.wav"), "--chunk-frames", "4"]) == 0
+    assert "streaming is exact" in capsys.readouterr().out
+
+
+def run_cli(*args):
+    return subprocess.run([sys.executable, "-m", "speechattn.cli", *args], capture_output=True, text=True)
+
+
+@pytest.mark.parametrize("args, message", [
+    (["export", "nope.pt", "-o", "x.onnx"], "nope.pt: no such checkpoint"),
+    (["stream-check", "nope.onnx"], "nope.onnx: no such model file"),
+    (["init", "-o", "x.pt", "--set", "num_layer=3"], "unknown model setting(s): num_layer"),
+    (["init", "-o", "x.pt", "--set", "model_dim"], "expected KEY=VALUE"),
+])
+def test_user_mistakes_print_one_line_and_exit_2(tmp_path, args, message):
+    result = subprocess.run([sys.executable, "-m", "speechattn.cli", *args], capture_output=True, text=True,
+                            cwd=tmp_path)
+    assert result.returncode == 2
+    assert message in result.stderr
+    assert "Traceback" not in result.stderr
+    assert len(result.stderr.strip().splitlines()) == 1
+
+
+def test_corrupt_onnx_file_is_a_clear_error(tmp_path):
+    (tmp_path / "bad.onnx").write_bytes(b"\x08\x07garbage")
+    result = run_cli("stream-check", str(tmp_path / "bad.onnx"))
+    assert result.returncode == 2 and "cannot use" in result.stderr and "Traceback" not in result.stderr
+
+
+def test_help_is_instant_and_imports_no_heavy_module():
+    code = "import sys, speechattn.cli as c; c.build_parser().format_help(); print(sorted(m for m in ('torch', " \
+           "'onnxruntime', 'numpy', 'sounddevice') if m in sys.modules))"
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert result.stdout.strip() == "[]"

@@ -1,0 +1,168 @@
+"""The portable client: bad input gets a clear error or a documented sanitisation; an hour streams flat."""
+
+from __future__ import annotations
+
+import json
+import warnings
+
+import numpy as np
+import onnx
+import onnxruntime as ort
+import pytest
+
+from speechattn.audio import HOP_SAMPLES, speechlike_signal
+from speechattn_export.stream_client import StreamingModel
+
+
+@pytest.fixture(scope="module")
+def model(tiny_onnx) -> StreamingModel:
+    return StreamingModel(tiny_onnx, num_threads=1)
+
+
+def run_whole(model, audio, chunk_frames=4):
+    stream = model.new_stream(chunk_frames)
+    return np.concatenate([stream.push(audio).log_probs, stream.finish().log_probs])
+
+
+def test_wrong_dtype_is_a_clear_error(model):
+    stream = model.new_stream()
+    with pytest.raises(TypeError, match="float32"):
+        stream.push(np.zeros(160, dtype=np.int32))
+    with pytest.raises(TypeError, match="float32"):
+        stream.push(np.zeros(160, dtype=np.complex64))
+
+
+def test_int16_pcm_is_read_as_scaled_float(model):
+    audio = speechlike_signal(0.5, seed=1)
+    pcm = np.round(audio * 32767).astype(np.int16)
+    np.testing.assert_allclose(run_whole(model, pcm), run_whole(model, pcm.astype(np.float32) / 32768), atol=1e-6)
+
+
+def test_wrong_shape_is_a_clear_error(model):
+    with pytest.raises(ValueError, match=r"shape \(samples,\) or \(1, samples\)"):
+        model.new_stream().push(np.zeros((2, 160), np.float32))
+    with pytest.raises(ValueError, match="shape"):
+        model.new_stream().push(np.zeros((1, 1, 160), np.float32))
+    with pytest.raises(ValueError, match=r"shape \(3, samples\)"):
+        model.new_stream(batch_size=3).push(np.zeros(160, np.float32))
+
+
+def test_wrong_sample_rate_is_a_clear_error(model):
+    with pytest.raises(ValueError, match="44100 Hz but the model takes 16000 Hz: resample"):
+        model.new_stream().push(np.zeros(441, np.float32), sample_rate=44100)
+
+
+def test_integer_scaled_float_audio_is_a_clear_error(model):
+    with pytest.raises(ValueError, match="divide by 32768"):
+        model.new_stream().push(np.full(160, 1200.0, np.float32))
+
+
+def test_nan_and_inf_are_read_as_silence_with_a_warning(model):
+    audio = speechlike_signal(0.5, seed=2)
+    broken = audio.copy()
+    broken[500:700] = np.nan
+    broken[2000] = np.inf
+    cleaned = np.where(np.isfinite(broken), broken, 0).astype(np.float32)
+    stream = model.new_stream(4)
+    with pytest.warns(UserWarning, match="201 NaN/Inf samples were read as silence"):
+        out = np.concatenate([stream.push(broken).log_probs, stream.finish().log_probs])
+    assert stream.nonfinite_samples == 201
+    assert np.isfinite(out).all()
+    np.testing.assert_array_equal(out, run_whole(model, cleaned))
+
+
+def test_the_graph_itself_never_returns_nan(tiny_onnx):
+    """An app that bypasses the client and feeds NaN/Inf straight into the graph still gets finite output."""
+    session = ort.InferenceSession(str(tiny_onnx))
+    meta = session.get_modelmeta().custom_metadata_map
+    states = json.loads(meta["states"])
+    feeds = {s["name"]: np.zeros([1 if d == "batch" else d for d in s["shape"]], s["dtype"]) for s in states}
+    audio = np.full((1, 8 * HOP_SAMPLES), np.nan, np.float32)
+    audio[0, ::3] = np.inf
+    out = session.run(None, {"audio": audio, "chunk_frames": np.array(4), "flush": np.array(1), **feeds})
+    assert all(np.isfinite(o).all() for o in out)
+
+
+def test_empty_and_tiny_input(model):
+    stream = model.new_stream(4)
+    assert len(stream.push(np.zeros(0, np.float32))) == 0
+    assert len(stream.push(np.zeros(37, np.float32))) == 0  # less than a hop: waits
+    tail = stream.finish()
+    assert len(tail) == 1 and np.isfinite(tail.log_probs).all()  # the partial hop is padded, not lost
+    assert len(model.new_stream().finish()) == 0  # a stream that never got audio ends cleanly
+    with pytest.raises(RuntimeError, match="finished"):
+        stream.push(np.zeros(160, np.float32))
+
+
+def test_zero_sample_graph_calls_work_for_every_frontend(tmp_path):
+    """A flush with nothing pending is a zero-sample call; every frontend handles it (onnxruntime edge cases)."""
+    from conftest import random_model, tiny_config
+    from speechattn.export import export_onnx
+    from speechattn.features import FrontendConfig
+
+    for frontend in (FrontendConfig(), FrontendConfig(kind="mfcc", num_mel_bins=23, delta_order=2)):
+        path = tmp_path / f"{frontend.kind}.onnx"
+        export_onnx(random_model(tiny_config(frontend=frontend)), path)
+        stream = StreamingModel(path).new_stream(4)
+        assert len(stream.push(np.zeros(8 * HOP_SAMPLES, np.float32))) == 8
+        assert len(stream.finish()) == 0
+
+
+def test_unknown_chunk_size_and_foreign_models_are_clear_errors(model, tmp_path):
+    with pytest.raises(ValueError, match="chunk_frames 5 is not one the model was trained for"):
+        model.new_stream(5)
+    plain = onnx.helper.make_model(onnx.helper.make_graph(
+        [onnx.helper.make_node("Identity", ["x"], ["y"])], "g",
+        [onnx.helper.make_tensor_value_info("x", onnx.TensorProto.FLOAT, [1])],
+        [onnx.helper.make_tensor_value_info("y", onnx.TensorProto.FLOAT, [1])]),
+        ir_version=9, opset_imports=[onnx.helper.make_opsetid("", 17)])
+    onnx.save(plain, tmp_path / "plain.onnx")
+    with pytest.raises(ValueError, match="not a speechattn streaming model"):
+        StreamingModel(tmp_path / "plain.onnx")
+
+
+def _rss_mb() -> float:
+    with open("/proc/self/status") as status:
+        for line in status:
+            if line.startswith("VmRSS:"):
+                return int(line.split()[1]) / 1024
+    raise RuntimeError("no VmRSS")
+
+
+def test_an_hour_streams_with_flat_memory_and_no_drift(model):
+    """3600 one-second pushes.  Memory after 60 min is what it was after 10; the last outputs equal those of
+    a fresh stream started one receptive field (plus margin) earlier, so nothing accumulates over time."""
+    chunk = 4
+    meta = model.metadata
+    receptive_field = int(meta["receptive_field_frames"]) + 3  # + the frontend's 240-sample window overlap
+    base = speechlike_signal(30.0, seed=8)
+    rng = np.random.default_rng(0)
+    stream = model.new_stream(chunk)
+    recent_audio, recent_out = [], []
+    rss_at_10_min = None
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # nothing may be sanitised along the way
+        for second in range(3600):
+            offset = (second * 7919) % 29 * 16000  # vary the content: a different second of the base each time
+            piece = (base[offset : offset + 16000] * rng.uniform(0.3, 1.0)
+                     + rng.normal(0, 1e-3, 16000)).astype(np.float32)
+            out = stream.push(piece).log_probs
+            recent_audio = (recent_audio + [piece])[-3:]
+            recent_out = (recent_out + [out])[-3:]
+            if second == 600:
+                rss_at_10_min = _rss_mb()
+    growth = _rss_mb() - rss_at_10_min
+    assert growth < 8.0, f"memory grew {growth:.1f} MB between minute 10 and minute 60"
+    assert stream.frames_emitted == 360000
+    assert {k: v.shape for k, v in stream.state.items()} == {
+        k: v.shape for k, v in model.initial_state(1).items() if k != "pending_features"
+    } | {"pending_features": stream.state["pending_features"].shape}
+
+    # A fresh stream started `start` frames before the end (chunk aligned, beyond the receptive field).
+    tail_audio = np.concatenate(recent_audio)  # the last 3 s = 300 frames
+    tail_out = np.concatenate(recent_out)
+    start = 300 - (receptive_field + 2 * chunk) // chunk * chunk - chunk
+    fresh = model.new_stream(chunk).push(tail_audio[start * HOP_SAMPLES :]).log_probs
+    compare = 2 * chunk  # the last two chunks
+    assert np.abs(fresh[-compare:] - tail_out[-compare:]).max() <= 1e-4
+    assert np.array_equal(fresh[-compare:].argmax(-1), tail_out[-compare:].argmax(-1))

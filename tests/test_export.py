@@ -1,0 +1,151 @@
+"""The ONNX file: equals torch through the portable client, describes itself, and refuses to be wrong."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import onnx
+import onnxruntime as ort
+import pytest
+import torch
+
+from conftest import random_model, tiny_config
+from speechattn import export as export_module
+from speechattn.audio import HOP_SAMPLES, speechlike_signal
+from speechattn.export import ExportError, export_onnx
+from speechattn.features import FrontendConfig
+from speechattn.phones import PHONES
+from speechattn.stream import offline_log_probs
+from speechattn_export.stream_client import StreamingModel
+
+TOLERANCE = 1e-4
+
+
+def stream_file(model: StreamingModel, audio: np.ndarray, chunk_frames: int, sizes) -> np.ndarray:
+    stream = model.new_stream(chunk_frames)
+    outputs, position = [], 0
+    for size in sizes:
+        outputs.append(stream.push(audio[position : position + size]).log_probs)
+        position += size
+    outputs.append(stream.push(audio[position:]).log_probs)
+    outputs.append(stream.finish().log_probs)
+    return np.concatenate(outputs)
+
+
+def random_sizes(seed: int, count: int, high: int = 3000) -> list[int]:
+    return np.random.default_rng(seed).integers(0, high, size=count).tolist()
+
+
+@pytest.mark.parametrize("chunk_frames", [1, 4, 8])
+def test_onnx_through_client_equals_torch_forward(tiny_model, tiny_onnx, chunk_frames):
+    audio = speechlike_signal(2.0, seed=11)
+    reference = offline_log_probs(tiny_model, torch.from_numpy(audio)[None], chunk_frames)[0].numpy()
+    model = StreamingModel(tiny_onnx)
+    for sizes in (random_sizes(chunk_frames, 15), [HOP_SAMPLES] * 40, [7] * 30):  # >= 10 chained calls each
+        streamed = stream_file(model, audio, chunk_frames, sizes)
+        assert streamed.shape == reference.shape
+        assert np.abs(streamed - reference).max() <= TOLERANCE
+        assert np.array_equal(streamed.argmax(-1), reference.argmax(-1))
+
+
+def test_mfcc_with_deltas_exports_exactly(tmp_path):
+    model = random_model(tiny_config(frontend=FrontendConfig(kind="mfcc", num_mel_bins=23, delta_order=2)), seed=5)
+    path = tmp_path / "mfcc.onnx"
+    export_onnx(model, path)
+    audio = speechlike_signal(1.5, seed=12)
+    reference = offline_log_probs(model, torch.from_numpy(audio)[None], 4)[0].numpy()
+    streamed = stream_file(StreamingModel(path), audio, 4, random_sizes(1, 12))
+    assert np.abs(streamed - reference).max() <= TOLERANCE
+    assert np.array_equal(streamed.argmax(-1), reference.argmax(-1))
+
+
+def test_int8_keeps_at_least_99_percent_of_labels(trained_model, tmp_path):
+    path = tmp_path / "int8.onnx"
+    export_onnx(trained_model, path, int8=True)
+    audio = speechlike_signal(8.0, seed=13)  # audio the exporter's own check did not use
+    reference = offline_log_probs(trained_model, torch.from_numpy(audio)[None], 4)[0].numpy()
+    streamed = stream_file(StreamingModel(path), audio, 4, random_sizes(2, 40))
+    assert (streamed.argmax(-1) == reference.argmax(-1)).mean() >= 0.99
+    # the weights really are 8-bit: every Linear is an integer matmul, and no float matmul has a constant weight
+    graph = onnx.load(str(path)).graph
+    constants = {i.name for i in graph.initializer}
+    linears = sum(isinstance(m, torch.nn.Linear) for m in trained_model.modules())
+    assert sum(n.op_type == "MatMulInteger" for n in graph.node) == linears
+    assert not [n.name for n in graph.node if n.op_type == "MatMul" and constants.intersection(n.input)]
+
+
+def test_batched_stream_equals_separate_streams(tiny_onnx):
+    model = StreamingModel(tiny_onnx)
+    audio = np.stack([speechlike_signal(1.0, seed=s) for s in (1, 2, 3)])
+    batched = model.new_stream(4, batch_size=3)
+    outputs = [batched.push(audio[:, i : i + 1111]).log_probs for i in range(0, audio.shape[1], 1111)]
+    outputs.append(batched.finish().log_probs)
+    together = np.concatenate(outputs, axis=1)
+    for row in range(3):
+        alone = stream_file(model, audio[row], 4, [1111] * 14)
+        assert np.abs(together[row] - alone).max() <= TOLERANCE
+
+
+def test_metadata_describes_every_input_and_output(tiny_onnx, tiny_model):
+    meta = ort.InferenceSession(str(tiny_onnx)).get_modelmeta().custom_metadata_map
+    for key in ("sample_rate", "hop_samples", "window_samples", "frame_shift_ms", "left_context_frames",
+                "allowed_chunk_frames", "default_chunk_frames", "phones", "states", "model_version",
+                "receptive_field_frames", "feature_type"):
+        assert meta[key], key
+    assert meta["phones"].split(",") == list(PHONES)
+    assert int(meta["left_context_frames"]) == tiny_model.config.left_context_frames
+    graph = onnx.load(str(tiny_onnx)).graph
+    states = json.loads(meta["states"])
+    named_inputs = set(json.loads(meta["inputs"]).values()) | {s["name"] for s in states}
+    named_outputs = set(json.loads(meta["outputs"]).values()) | {s["output"] for s in states}
+    assert named_inputs == {i.name for i in graph.input}
+    assert named_outputs == {o.name for o in graph.output}
+    assert len(graph.initializer) and not any(i.data_location == onnx.TensorProto.EXTERNAL for i in graph.initializer)
+
+
+def test_a_client_written_from_metadata_alone_runs_the_model(tiny_onnx):
+    """No shape, name or size below comes from anywhere but the file's own metadata."""
+    session = ort.InferenceSession(str(tiny_onnx))
+    meta = session.get_modelmeta().custom_metadata_map
+    states = json.loads(meta["states"])
+    io = json.loads(meta["inputs"])
+    hop = int(meta["hop_samples"])
+    chunk = int(meta["default_chunk_frames"])
+    state = {s["name"]: np.zeros([1 if d == "batch" else d for d in s["shape"]], s["dtype"]) for s in states}
+    audio = speechlike_signal(1.0, seed=21)
+    labels = []
+    for start in range(0, len(audio), hop * 3):  # three hops per call, not a chunk multiple
+        piece = audio[start : start + hop * 3]
+        piece = np.pad(piece, (0, (-len(piece)) % hop))[None]
+        last = start + hop * 3 >= len(audio)
+        feeds = {io["audio"]: piece, io["chunk_frames"]: np.array(chunk), io["flush"]: np.array(int(last)), **state}
+        out = session.run(None, feeds)
+        names = [o.name for o in session.get_outputs()]
+        result = dict(zip(names, out))
+        labels += result[json.loads(meta["outputs"])["log_probs"]][0].argmax(-1).tolist()
+        state = {s["name"]: result[s["output"]] for s in states}
+    reference = stream_file(StreamingModel(tiny_onnx), audio, chunk, [len(audio)]).argmax(-1).tolist()
+    assert labels == reference
+
+
+def test_exporter_refuses_a_graph_that_disagrees(tiny_model, tmp_path, monkeypatch):
+    import copy
+
+    real_trace = export_module._trace
+
+    def trace_a_different_model(model, path):
+        other = copy.deepcopy(model)
+        with torch.no_grad():
+            other.classifier.bias[3] += 0.01  # a tiny change, far above the tolerance
+        real_trace(other, path)
+
+    monkeypatch.setattr(export_module, "_trace", trace_a_different_model)
+    with pytest.raises(ExportError, match="disagrees"):
+        export_onnx(tiny_model, tmp_path / "bad.onnx")
+    assert list(tmp_path.iterdir()) == []  # nothing written, no temporary left behind
+
+
+def test_export_rejects_a_chunk_size_the_model_was_not_trained_for(tiny_model, tmp_path):
+    with pytest.raises(ExportError, match="not one the model was trained for"):
+        export_onnx(tiny_model, tmp_path / "x.onnx", chunk_frames=5)

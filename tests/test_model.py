@@ -1,0 +1,160 @@
+"""The encoder: streaming step equals forward, attention is truncated as specified, checkpoints rebuild."""
+
+from __future__ import annotations
+
+import pytest
+import torch
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from conftest import random_model, tiny_config
+from speechattn.errors import ConfigError
+from speechattn.features import FrontendConfig
+from speechattn.model import CheckpointError, ModelConfig, PhoneTagger, load, save_checkpoint
+
+TOLERANCE = 1e-4  # max |delta log-prob| between streaming and forward
+
+
+def stream_in_pieces(model, feats, chunk_frames, sizes):
+    state = model.initial_state(feats.shape[0])
+    outputs, position = [], 0
+    for size in sizes:
+        out, state = model.step(feats[:, position : position + size], state, chunk_frames)
+        assert out.shape[1] % chunk_frames == 0  # only whole chunks come out before the end
+        outputs.append(out)
+        position += size
+    out, state = model.step(feats[:, position:], state, chunk_frames, final=True)
+    outputs.append(out)
+    return torch.cat(outputs, dim=1)
+
+
+def assert_same(streamed, reference):
+    assert streamed.shape == reference.shape
+    assert (streamed - reference).abs().max().item() <= TOLERANCE
+    assert torch.equal(streamed.argmax(-1), reference.argmax(-1))
+
+
+@settings(max_examples=40, deadline=None)
+@given(data=st.data(), chunk_frames=st.sampled_from([1, 2, 4, 8]), frames=st.integers(1, 45))
+def test_step_over_any_chunking_equals_forward(tiny_model, data, chunk_frames, frames):
+    feats = torch.randn(1, frames, tiny_model.config.frontend.feature_dim, generator=torch.Generator().manual_seed(frames))
+    sizes = data.draw(st.lists(st.integers(0, 12), max_size=20))
+    with torch.no_grad():
+        reference = tiny_model(feats, torch.tensor([frames]), chunk_frames)
+        streamed = stream_in_pieces(tiny_model, feats, chunk_frames, sizes)
+    assert_same(streamed, reference)
+
+
+@pytest.mark.parametrize("chunk_frames", [1, 4, 8])
+def test_one_frame_at_a_time_equals_forward(tiny_model, chunk_frames):
+    feats = torch.randn(2, 50, tiny_model.config.frontend.feature_dim, generator=torch.Generator().manual_seed(0))
+    with torch.no_grad():
+        reference = tiny_model(feats, torch.tensor([50, 50]), chunk_frames)
+        streamed = stream_in_pieces(tiny_model, feats, chunk_frames, [1] * 50)
+    assert_same(streamed, reference)
+
+
+def _changed_frames(model, feats, perturb_frame, chunk_frames):
+    with torch.no_grad():
+        base = model(feats, torch.tensor([feats.shape[1]]), chunk_frames)
+        moved = feats.clone()
+        moved[:, perturb_frame] += 5.0
+        changed = (model(moved, torch.tensor([feats.shape[1]]), chunk_frames) - base).abs().amax(-1)[0] > 1e-6
+    return changed.nonzero().flatten().tolist()
+
+
+def test_no_frame_sees_beyond_its_own_chunk(tiny_model):
+    """Perturbing frame 21 (chunk 5 of C=4: frames 20-23) changes nothing before frame 20."""
+    feats = torch.randn(1, 60, tiny_model.config.frontend.feature_dim, generator=torch.Generator().manual_seed(1))
+    changed = _changed_frames(tiny_model, feats, 21, 4)
+    assert changed and min(changed) == 20
+
+
+def test_influence_ends_after_the_receptive_field(tiny_model):
+    """A frame reaches at most num_layers * left_context frames past its chunk (2 x 6 here)."""
+    config = tiny_model.config
+    feats = torch.randn(1, 80, config.frontend.feature_dim, generator=torch.Generator().manual_seed(2))
+    changed = _changed_frames(tiny_model, feats, 20, 4)
+    chunk_end = 24
+    reach = config.num_layers * config.left_context_frames
+    assert max(changed) < chunk_end + reach
+    assert max(changed) >= chunk_end + reach - 4  # the bound is tight: the field really is this wide
+
+
+def test_padding_does_not_change_results(tiny_model):
+    generator = torch.Generator().manual_seed(3)
+    short = torch.randn(1, 23, tiny_model.config.frontend.feature_dim, generator=generator)
+    batch = torch.cat([torch.nn.functional.pad(short, (0, 0, 0, 17)), torch.randn(1, 40, short.shape[2])])
+    with torch.no_grad():
+        for chunk in (4, None):
+            alone = tiny_model(short, torch.tensor([23]), chunk)
+            batched = tiny_model(batch, torch.tensor([23, 40]), chunk)[:1, :23]
+            assert (alone - batched).abs().max() <= TOLERANCE
+
+
+def test_full_context_sees_the_whole_utterance(tiny_model):
+    feats = torch.randn(1, 60, tiny_model.config.frontend.feature_dim, generator=torch.Generator().manual_seed(4))
+    assert min(_changed_frames(tiny_model, feats, 59, None)) == 0
+
+
+def test_attention_cost_is_linear_in_length(tiny_model, monkeypatch):
+    """Chunked attention scores have T * (L + C) entries per head, never T x T."""
+    shapes = []
+    original = torch.softmax
+
+    def recording_softmax(x, dim):
+        shapes.append(tuple(x.shape))
+        return original(x, dim=dim)
+
+    monkeypatch.setattr(torch, "softmax", recording_softmax)
+    with torch.no_grad():
+        tiny_model(torch.randn(1, 4000, tiny_model.config.frontend.feature_dim), torch.tensor([4000]), 8)
+    L = tiny_model.config.left_context_frames
+    assert len(shapes) == tiny_model.config.num_layers
+    assert all(s[-3:] == (4000 // 8, 8, L + 8) for s in shapes)  # (chunks, C, L + C)
+
+
+def test_default_model_size():
+    model = PhoneTagger(ModelConfig())
+    assert 4_000_000 <= model.num_parameters() <= 5_000_000
+
+
+def test_checkpoint_rebuilds_the_model_alone(tmp_path):
+    config = tiny_config(frontend=FrontendConfig(kind="mfcc", num_mel_bins=23, delta_order=2), left_context_frames=5)
+    model = random_model(config, seed=4)
+    save_checkpoint(model, tmp_path / "m.pt")
+    loaded = load(tmp_path / "m.pt")
+    assert loaded.config == config
+    feats = torch.randn(1, 30, config.frontend.feature_dim)
+    with torch.no_grad():
+        assert torch.equal(model(feats, torch.tensor([30]), 4), loaded(feats, torch.tensor([30]), 4))
+    assert torch.equal(loaded.frontend.feature_std, model.frontend.feature_std)  # normalisation travels too
+
+
+def test_checkpoint_errors_are_clear(tmp_path):
+    with pytest.raises(CheckpointError, match="no such checkpoint"):
+        load(tmp_path / "missing.pt")
+    (tmp_path / "garbage.pt").write_bytes(b"not a checkpoint at all")
+    with pytest.raises(CheckpointError, match="not a readable checkpoint"):
+        load(tmp_path / "garbage.pt")
+    torch.save({"weights": 1}, tmp_path / "other.pt")
+    with pytest.raises(CheckpointError, match="not a speechattn checkpoint"):
+        load(tmp_path / "other.pt")
+    # weights from another config under this config's name
+    model = random_model()
+    payload = {"format": "speechattn-checkpoint-1", "config": tiny_config(model_dim=64, ffn_dim=64).to_dict(),
+               "model": model.state_dict()}
+    torch.save(payload, tmp_path / "mismatch.pt")
+    with pytest.raises(CheckpointError, match="do not fit its own config"):
+        load(tmp_path / "mismatch.pt")
+
+
+def test_config_errors_name_the_key():
+    with pytest.raises(ConfigError, match="unknown model setting.*num_layer"):
+        ModelConfig.from_dict({"num_layer": 3}, source="r.yaml")
+    with pytest.raises(ConfigError, match="frontend.kind must be"):
+        ModelConfig.from_dict({"frontend": {"kind": "spectrogram"}})
+    with pytest.raises(ConfigError, match="model_dim must be an integer"):
+        ModelConfig.from_dict({"model_dim": 25.5})
+    with pytest.raises(ConfigError, match="not divisible"):
+        ModelConfig.from_dict({"model_dim": 250})
