@@ -112,55 +112,48 @@ class EncoderState(NamedTuple):
     cached_frames: torch.Tensor  # (B,) int64: how many cache slots hold real frames (0..L)
 
 
+class ChunkLayout(NamedTuple):
+    """Index arithmetic shared by every layer of one call, computed once (see PhoneTagger._layout)."""
+
+    batch: int | torch.Tensor  # B
+    num_chunks: int | torch.Tensor  # K
+    chunk_frames: int | torch.Tensor  # C
+    key_index: torch.Tensor  # (K, L + C): positions of each chunk's keys in the left-extended sequence
+    bias_index: torch.Tensor  # (C, L + C): index into the relative-bias table for query i, key j of a chunk
+    key_mask: torch.Tensor  # (B, K, 1, 1, L + C) float: 0 where the key is visible, a huge negative where not
+
+
 class ChunkedSelfAttention(nn.Module):
     def __init__(self, config: ModelConfig) -> None:
         super().__init__()
         self.num_heads = config.num_heads
         self.head_dim = config.model_dim // config.num_heads
-        self.max_past = config.max_relative_past
-        self.max_future = config.max_relative_future
         self.qkv = nn.Linear(config.model_dim, 3 * config.model_dim)
         self.out = nn.Linear(config.model_dim, config.model_dim)
-        self.relative_bias = nn.Parameter(torch.zeros(config.num_heads, self.max_past + self.max_future + 1))
+        self.relative_bias = nn.Parameter(torch.zeros(config.num_heads, config.max_relative_past
+                                                      + config.max_relative_future + 1))
         self.dropout = nn.Dropout(config.dropout)
 
     def forward(
-        self,
-        x: torch.Tensor,
-        left_keys: torch.Tensor,
-        left_values: torch.Tensor,
-        key_valid: torch.Tensor,
-        chunk_frames: int | torch.Tensor,
+        self, x: torch.Tensor, left_keys: torch.Tensor, left_values: torch.Tensor, layout: ChunkLayout
     ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
-        """x (B, T, D), T a multiple of C; left_keys/values (B, L, D); key_valid (B, L + T) bool.
+        """x (B, T, D), T = K * C; left_keys/values (B, L, D).
 
         Returns the attended output (B, T, D) and this layer's keys and values of x, each (B, T, D).
         """
-        B, T, D = x.shape
+        B, K, C = layout.batch, layout.num_chunks, layout.chunk_frames
         H, Dh = self.num_heads, self.head_dim
-        L = left_keys.shape[1]
-        C = chunk_frames
+        window = layout.key_index.shape[1]  # L + C
         queries, keys, values = self.qkv(x).chunk(3, dim=-1)  # each (B, T, D)
-        all_keys = torch.cat([left_keys, keys], dim=1)  # (B, L + T, D)
-        all_values = torch.cat([left_values, values], dim=1)
-
-        # Key window of chunk k: positions [k*C, k*C + L + C) of the left-extended sequence.
-        num_chunks = T // C
-        window = torch.arange(L + C, device=x.device)  # (L + C,)
-        window_index = torch.arange(num_chunks, device=x.device)[:, None] * C + window[None, :]  # (K, L + C)
-        q = queries.reshape(B, num_chunks, C, H, Dh).permute(0, 3, 1, 2, 4)  # (B, H, K, C, Dh)
-        k = all_keys[:, window_index].reshape(B, num_chunks, L + C, H, Dh).permute(0, 3, 1, 4, 2)  # (B, H, K, Dh, L+C)
-        v = all_values[:, window_index].reshape(B, num_chunks, L + C, H, Dh).permute(0, 3, 1, 2, 4)  # (B, H, K, L+C, Dh)
-        scores = (q @ k) * (1.0 / math.sqrt(Dh))  # (B, H, K, C, L + C)
-
-        # Query i of a chunk sits at window position L + i, so its offset to key j is L + i - j, whatever the chunk.
-        offset = L + torch.arange(C, device=x.device)[:, None] - window[None, :]  # (C, L + C)
-        bias_index = offset.clamp(-self.max_future, self.max_past) + self.max_future
-        scores = scores + self.relative_bias[:, bias_index][:, None]  # bias (H, 1, C, L + C)
-        visible = key_valid[:, window_index][:, None, :, None, :]  # (B, 1, K, 1, L + C)
-        scores = scores.masked_fill(~visible, torch.finfo(scores.dtype).min)
+        all_keys = torch.cat([left_keys, keys], dim=1)[:, layout.key_index]  # (B, K, L + C, D)
+        all_values = torch.cat([left_values, values], dim=1)[:, layout.key_index]
+        q = queries.reshape(B, K, C, H, Dh).transpose(2, 3)  # (B, K, H, C, Dh)
+        k = all_keys.reshape(B, K, window, H, Dh).permute(0, 1, 3, 4, 2)  # (B, K, H, Dh, L + C)
+        v = all_values.reshape(B, K, window, H, Dh).transpose(2, 3)  # (B, K, H, L + C, Dh)
+        scores = (q @ k) * (1.0 / math.sqrt(Dh))  # (B, K, H, C, L + C)
+        scores = scores + self.relative_bias[:, layout.bias_index] + layout.key_mask  # bias (H, C, L + C)
         weights = self.dropout(torch.softmax(scores, dim=-1))
-        attended = (weights @ v).permute(0, 2, 3, 1, 4).reshape(B, T, D)  # (B, K, C, H, Dh) -> (B, T, D)
+        attended = (weights @ v).transpose(2, 3).reshape(B, K * C, H * Dh)  # (B, K, C, H, Dh) -> (B, T, D)
         return self.out(attended), keys, values
 
 
@@ -178,8 +171,8 @@ class EncoderLayer(nn.Module):
         )
         self.dropout = nn.Dropout(config.dropout)
 
-    def forward(self, x, left_keys, left_values, key_valid, chunk_frames):
-        attended, keys, values = self.attention(self.attention_norm(x), left_keys, left_values, key_valid, chunk_frames)
+    def forward(self, x, left_keys, left_values, layout: ChunkLayout):
+        attended, keys, values = self.attention(self.attention_norm(x), left_keys, left_values, layout)
         x = x + self.dropout(attended)
         x = x + self.dropout(self.ffn(self.ffn_norm(x)))
         return x, keys, values
@@ -198,15 +191,31 @@ class PhoneTagger(nn.Module):
     def num_parameters(self) -> int:
         return sum(p.numel() for p in self.parameters())
 
+    def _layout(self, batch, num_frames, left_frames: int, key_valid: torch.Tensor, chunk_frames) -> ChunkLayout:
+        """Chunk arithmetic for a call of num_frames (a multiple of C) frames with left_frames of left context."""
+        C, L = chunk_frames, left_frames
+        device = key_valid.device
+        num_chunks = num_frames // C
+        window = torch.arange(L + C, device=device)  # (L + C,)
+        key_index = torch.arange(num_chunks, device=device)[:, None] * C + window[None, :]  # (K, L + C)
+        # Query i of a chunk sits at window position L + i, so its offset to key j is L + i - j, whatever the chunk.
+        offset = L + torch.arange(C, device=device)[:, None] - window[None, :]  # (C, L + C)
+        c = self.config
+        bias_index = offset.clamp(-c.max_relative_future, c.max_relative_past) + c.max_relative_future
+        hidden = torch.finfo(torch.float32).min
+        key_mask = torch.where(key_valid[:, key_index], 0.0, hidden)[:, :, None, None, :]  # (B, K, 1, 1, L + C)
+        return ChunkLayout(batch, num_chunks, C, key_index, bias_index, key_mask)
+
     def _encode(self, feats, left_keys, left_values, key_valid, chunk_frames):
         """feats (B, T, F), T a multiple of C; left_keys/values (N, B, L, D); key_valid (B, L + T).
 
         Returns log-probabilities (B, T, classes) and the new keys and values, each (N, B, T, D).
         """
+        layout = self._layout(feats.shape[0], feats.shape[1], left_keys.shape[2], key_valid, chunk_frames)
         x = self.input_projection(feats)  # (B, T, D)
         new_keys, new_values = [], []
         for layer, keys, values in zip(self.layers, left_keys, left_values):
-            x, layer_keys, layer_values = layer(x, keys, values, key_valid, chunk_frames)
+            x, layer_keys, layer_values = layer(x, keys, values, layout)
             new_keys.append(layer_keys)
             new_values.append(layer_values)
         log_probs = torch.log_softmax(self.classifier(self.final_norm(x)), dim=-1)

@@ -109,9 +109,8 @@ def test_attention_cost_is_linear_in_length(tiny_model, monkeypatch):
     monkeypatch.setattr(torch, "softmax", recording_softmax)
     with torch.no_grad():
         tiny_model(torch.randn(1, 4000, tiny_model.config.frontend.feature_dim), torch.tensor([4000]), 8)
-    L = tiny_model.config.left_context_frames
-    assert len(shapes) == tiny_model.config.num_layers
-    assert all(s[-3:] == (4000 // 8, 8, L + 8) for s in shapes)  # (chunks, C, L + C)
+    L, H = tiny_model.config.left_context_frames, tiny_model.config.num_heads
+    assert shapes == [(1, 4000 // 8, H, 8, L + 8)] * tiny_model.config.num_layers  # (B, chunks, H, C, L + C)
 
 
 def test_default_model_size():

@@ -1,0 +1,242 @@
+"""Streaming speed on one CPU thread, beside peers measured in the same run.
+
+Prints:
+  1. per-chunk latency through the ONNX graph (frontend included), fp32 and int8, p50/p99;
+  2. real-time factor streaming a recording through the portable client;
+  3. cost per second of audio vs the silero-vad ONNX model (from the silero-vad wheel);
+  4. frontend throughput vs kaldi-native-fbank and librosa.
+
+    python bench/streaming_speed.py [--checkpoint M.pt] [--calls 2000] [--seconds 60]
+
+Without --checkpoint it measures the default-size model with random weights (speed does not depend on
+the weights; the int8 file of a random model is then built without the exporter's agreement check,
+which random weights cannot pass).  Absolute times vary from run to run; compare the ratios.
+"""
+
+from __future__ import annotations
+
+import os
+
+for variable in ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS", "NUMBA_NUM_THREADS"):
+    os.environ[variable] = "1"
+
+import argparse  # noqa: E402
+import json  # noqa: E402
+import tempfile  # noqa: E402
+import time  # noqa: E402
+from pathlib import Path  # noqa: E402
+
+import numpy as np  # noqa: E402
+import onnxruntime as ort  # noqa: E402
+import torch  # noqa: E402
+
+from speechattn.audio import HOP_SAMPLES, SAMPLE_RATE, speechlike_signal  # noqa: E402
+from speechattn.export import ExportError, _quantize, _trace, _write_metadata, build_metadata, export_onnx  # noqa: E402
+from speechattn.model import ModelConfig, PhoneTagger, load  # noqa: E402
+from speechattn_export.stream_client import StreamingModel  # noqa: E402
+
+CHUNK_FRAMES = 8  # 80 ms
+
+
+def session(path) -> ort.InferenceSession:
+    options = ort.SessionOptions()
+    options.intra_op_num_threads = 1
+    options.inter_op_num_threads = 1
+    options.execution_mode = ort.ExecutionMode.ORT_SEQUENTIAL
+    return ort.InferenceSession(str(path), options, providers=["CPUExecutionProvider"])
+
+
+def percentiles(seconds: list[float]) -> dict:
+    ms = np.array(seconds) * 1000
+    return {"p50": float(np.percentile(ms, 50)), "p99": float(np.percentile(ms, 99)), "mean": float(ms.mean())}
+
+
+def chunk_latency(path, audio: np.ndarray, calls: int) -> dict:
+    """Time session.run for one 80 ms chunk at a time, state carried, content varying."""
+    sess = session(path)
+    meta = sess.get_modelmeta().custom_metadata_map
+    states = json.loads(meta["states"])
+    state = {s["name"]: np.zeros([1 if d == "batch" else d for d in s["shape"]], s["dtype"]) for s in states}
+    step = CHUNK_FRAMES * HOP_SAMPLES
+    pieces = [audio[i : i + step][None] for i in range(0, len(audio) - step, step)]
+    times = []
+    for call in range(calls + 100):
+        feeds = {"audio": pieces[call % len(pieces)], "chunk_frames": np.array(CHUNK_FRAMES),
+                 "flush": np.array(0), **state}
+        start = time.perf_counter()
+        outputs = sess.run(None, feeds)
+        elapsed = time.perf_counter() - start
+        state = {s["name"]: value for s, value in zip(states, outputs[1:])}
+        if call >= 100:  # warm-up excluded
+            times.append(elapsed)
+    return percentiles(times)
+
+
+def stream_rtf(path, audio: np.ndarray, push_samples: int | None) -> float:
+    """Real-time factor of streaming `audio` through the portable client (None: the whole file in one push)."""
+    model = StreamingModel(path, num_threads=1)
+    stream = model.new_stream(CHUNK_FRAMES)
+    start = time.perf_counter()
+    if push_samples is None:
+        stream.push(audio)
+    else:
+        for i in range(0, len(audio), push_samples):
+            stream.push(audio[i : i + push_samples])
+    stream.finish()
+    return (time.perf_counter() - start) / (len(audio) / SAMPLE_RATE)
+
+
+def silero_cost(audio: np.ndarray) -> tuple[dict, float]:
+    """silero-vad's ONNX model, as its own wrapper drives it: 512 new samples + 64 of context per call."""
+    import silero_vad
+
+    path = Path(silero_vad.__file__).parent / "data" / "silero_vad.onnx"
+    sess = session(path)
+    state = np.zeros((2, 1, 128), np.float32)
+    context = np.zeros((1, 64), np.float32)
+    times = []
+    for i in range(0, len(audio) - 512, 512):
+        x = np.concatenate([context, audio[i : i + 512][None]], axis=1)
+        start = time.perf_counter()
+        _, state = sess.run(None, {"input": x, "state": state, "sr": np.array(16000, np.int64)})
+        times.append(time.perf_counter() - start)
+        context = x[:, -64:]
+    seconds_of_audio = len(times) * 512 / SAMPLE_RATE
+    return percentiles(times), sum(times) / seconds_of_audio
+
+
+class FrontendGraph(torch.nn.Module):
+    def __init__(self, model: PhoneTagger) -> None:
+        super().__init__()
+        self.frontend = model.frontend
+
+    def forward(self, audio, audio_tail):
+        history = audio.new_zeros(audio.shape[0], 0, 0)
+        features, new_tail, _ = self.frontend.step(audio, audio_tail, history)
+        return features, new_tail
+
+
+def frontend_throughput(model: PhoneTagger, audio: np.ndarray, workdir: Path) -> dict[str, float]:
+    """Seconds of audio per second of compute for 80-bin log-mel features of `audio`."""
+    import kaldi_native_fbank as knf
+    import librosa
+
+    seconds = len(audio) / SAMPLE_RATE
+    results = {}
+
+    path = workdir / "frontend.onnx"
+    with torch.no_grad():
+        torch.onnx.export(FrontendGraph(model), (torch.zeros(1, 1280), torch.zeros(1, 240)), str(path),
+                          dynamo=False, opset_version=17, input_names=["audio", "audio_tail"],
+                          output_names=["features", "new_audio_tail"], dynamic_axes={"audio": {1: "n"}})
+    sess = session(path)
+    tail = np.zeros((1, 240), np.float32)
+    step = CHUNK_FRAMES * HOP_SAMPLES
+    usable = len(audio) // step * step
+    start = time.perf_counter()
+    for i in range(0, usable, step):
+        _, tail = sess.run(None, {"audio": audio[None, i : i + step], "audio_tail": tail})
+    results["speechattn frontend, ONNX, 80 ms chunks"] = seconds / (time.perf_counter() - start)
+    start = time.perf_counter()
+    sess.run(None, {"audio": audio[None, :usable], "audio_tail": np.zeros((1, 240), np.float32)})
+    results["speechattn frontend, ONNX, whole file"] = seconds / (time.perf_counter() - start)
+
+    with torch.no_grad():
+        waveform = torch.from_numpy(audio)[None]
+        start = time.perf_counter()
+        model.frontend(waveform)
+        results["speechattn frontend, torch, whole file"] = seconds / (time.perf_counter() - start)
+
+    options = knf.FbankOptions()
+    options.frame_opts.dither = 0
+    options.mel_opts.num_bins = 80
+    start = time.perf_counter()
+    online = knf.OnlineFbank(options)
+    for i in range(0, usable, step):
+        online.accept_waveform(SAMPLE_RATE, audio[i : i + step])
+    frames = [online.get_frame(i) for i in range(online.num_frames_ready)]
+    results["kaldi-native-fbank, 80 ms chunks"] = seconds / (time.perf_counter() - start)
+    assert len(frames) > 0
+
+    librosa.feature.melspectrogram(y=audio[:16000], sr=SAMPLE_RATE)  # first call pays librosa's lazy imports
+    start = time.perf_counter()
+    mel = librosa.feature.melspectrogram(y=audio, sr=SAMPLE_RATE, n_fft=512, win_length=400, hop_length=160,
+                                         n_mels=80, center=False, power=2.0)
+    np.log(np.maximum(mel, 1e-10))
+    results["librosa melspectrogram + log, whole file"] = seconds / (time.perf_counter() - start)
+    return results
+
+
+def build_models(checkpoint: Path | None, workdir: Path) -> tuple[PhoneTagger, Path, Path, str]:
+    if checkpoint:
+        model, note = load(checkpoint), str(checkpoint)
+    else:
+        torch.manual_seed(0)
+        model, note = PhoneTagger(ModelConfig()).eval(), "default config, random weights"
+    fp32, int8 = workdir / "fp32.onnx", workdir / "int8.onnx"
+    export_onnx(model, fp32)
+    try:
+        export_onnx(model, int8, int8=True)
+    except ExportError:
+        # Random weights have near-tied scores, so their int8 labels flip; speed is what is measured here.
+        _trace(model, workdir / "traced.onnx")
+        _write_metadata(workdir / "traced.onnx", build_metadata(model, CHUNK_FRAMES, "none"))
+        _quantize(workdir / "traced.onnx", int8)
+        _write_metadata(int8, build_metadata(model, CHUNK_FRAMES, "int8-dynamic"))
+        note += " (int8 built without the agreement check)"
+    return model, fp32, int8, note
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--checkpoint", type=Path, help="model to measure (default: default config, random weights)")
+    parser.add_argument("--calls", type=int, default=2000, help="timed 80 ms chunks per model (default 2000)")
+    parser.add_argument("--seconds", type=float, default=60.0, help="audio length for RTF and throughput")
+    args = parser.parse_args()
+    torch.set_num_threads(1)
+
+    audio = speechlike_signal(args.seconds, seed=1)
+    with tempfile.TemporaryDirectory() as tmp:
+        workdir = Path(tmp)
+        model, fp32, int8, note = build_models(args.checkpoint, workdir)
+        print(f"model: {note}; {model.num_parameters():,} parameters; fp32 file {fp32.stat().st_size / 1e6:.1f} MB, "
+              f"int8 file {int8.stat().st_size / 1e6:.1f} MB")
+        print(f"onnxruntime {ort.__version__}, torch {torch.__version__}, one thread everywhere\n")
+
+        latency = {"fp32": chunk_latency(fp32, audio, args.calls), "int8": chunk_latency(int8, audio, args.calls)}
+        silero_call, silero_per_second = silero_cost(audio)
+        print(f"1. one 80 ms chunk (C = {CHUNK_FRAMES}) through the ONNX graph, frontend included, {args.calls} calls")
+        print("| model | p50 ms | p99 ms | mean ms | target |")
+        print("|---|---|---|---|---|")
+        print(f"| speechattn fp32 | {latency['fp32']['p50']:.2f} | {latency['fp32']['p99']:.2f} | "
+              f"{latency['fp32']['mean']:.2f} | p50 <= 2, p99 <= 5 |")
+        print(f"| speechattn int8 | {latency['int8']['p50']:.2f} | {latency['int8']['p99']:.2f} | "
+              f"{latency['int8']['mean']:.2f} | p50 <= 1, p99 <= 5 |")
+        print(f"| silero-vad (one 32 ms call) | {silero_call['p50']:.3f} | {silero_call['p99']:.3f} | "
+              f"{silero_call['mean']:.3f} | peer |")
+
+        print(f"\n2. real-time factor through the portable client ({args.seconds:.0f} s of audio; target <= 0.02)")
+        print("| model | pushes of 80 ms | whole file in one push |")
+        print("|---|---|---|")
+        for name, path in (("fp32", fp32), ("int8", int8)):
+            print(f"| speechattn {name} | {stream_rtf(path, audio, 1280):.4f} | {stream_rtf(path, audio, None):.4f} |")
+
+        print("\n3. compute per second of audio (streaming, 80 ms chunks) vs silero-vad")
+        print("| model | ms per s of audio | x silero-vad |")
+        print("|---|---|---|")
+        print(f"| silero-vad | {silero_per_second * 1000:.2f} | 1.00 |")
+        for name in ("fp32", "int8"):
+            per_second = latency[name]["mean"] / (CHUNK_FRAMES * 10 / 1000)
+            print(f"| speechattn {name} | {per_second:.2f} | {per_second / (silero_per_second * 1000):.2f} |")
+
+        print("\n4. frontend throughput, 80-bin log-mel (x real time; higher is faster)")
+        throughput = frontend_throughput(model, audio, workdir)
+        reference = throughput["kaldi-native-fbank, 80 ms chunks"]
+        print("| frontend | x real time | vs kaldi-native-fbank |")
+        print("|---|---|---|")
+        for name, value in throughput.items():
+            print(f"| {name} | {value:,.0f} | {value / reference:.2f} |")
+
+
+if __name__ == "__main__":
+    main()
