@@ -61,7 +61,7 @@ def cmd_stream_check(args) -> int:
     if args.audio:
         audio, source = load_audio(args.audio), str(args.audio)
     else:
-        audio, source = speechlike_signal(args.seconds, seed=0), f"generated speech-like signal (seed 0)"
+        audio, source = speechlike_signal(args.seconds, seed=0), "generated speech-like signal (seed 0)"
     if not Path(args.model).exists():
         raise SpeechattnError(f"{args.model}: no such model file")
     print(f"audio: {source}, {len(audio) / SAMPLE_RATE:.2f} s")

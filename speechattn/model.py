@@ -20,13 +20,14 @@ L left context frames, C chunk frames, K = T / C chunks, N layers, P pending fra
 from __future__ import annotations
 
 import math
-from dataclasses import asdict, dataclass, field, fields
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import NamedTuple
 
 import torch
 from torch import nn
 
+from .config import checked_fields
 from .errors import ConfigError, SpeechattnError
 from .features import Frontend, FrontendConfig
 from .phones import NUM_PHONES
@@ -72,35 +73,8 @@ class ModelConfig:
     def from_dict(cls, values: dict, source: str = "config") -> "ModelConfig":
         """Build from a plain dict (a checkpoint or a recipe), naming any unknown key or wrong type."""
         values = dict(values)
-        frontend = FrontendConfig(**_checked_fields(FrontendConfig, values.pop("frontend", {}) or {}, source, "frontend."))
-        return cls(frontend=frontend, **_checked_fields(cls, values, source, ""))
-
-
-def _checked_fields(cls, values: dict, source: str, prefix: str) -> dict:
-    """Check keys and value types of `values` against the defaults of dataclass `cls`."""
-    defaults = {f.name: f.default for f in fields(cls) if f.name != "frontend"}
-    unknown = sorted(set(values) - set(defaults))
-    if unknown:
-        raise ConfigError(f"{source}: unknown model setting(s): {', '.join(prefix + key for key in unknown)}")
-    checked = {}
-    for key, value in values.items():
-        default = defaults[key]
-        if isinstance(default, tuple):
-            if not isinstance(value, (list, tuple)) or not all(isinstance(v, int) and not isinstance(v, bool) for v in value):
-                raise ConfigError(f"{source}: {prefix}{key} must be a list of integers, not {value!r}")
-            value = tuple(value)
-        elif isinstance(default, bool):
-            if not isinstance(value, bool):
-                raise ConfigError(f"{source}: {prefix}{key} must be true or false, not {value!r}")
-        elif isinstance(default, (int, float)):
-            numeric = isinstance(value, (int, float)) and not isinstance(value, bool)
-            if not numeric or (isinstance(default, int) and not isinstance(value, int)):
-                kind = "an integer" if isinstance(default, int) else "a number"
-                raise ConfigError(f"{source}: {prefix}{key} must be {kind}, not {value!r}")
-        elif not isinstance(value, type(default)):
-            raise ConfigError(f"{source}: {prefix}{key} must be a {type(default).__name__}, not {value!r}")
-        checked[key] = value
-    return checked
+        frontend = FrontendConfig(**checked_fields(FrontendConfig, values.pop("frontend", {}) or {}, source, "frontend."))
+        return cls(frontend=frontend, **checked_fields(cls, values, source, ""))
 
 
 class EncoderState(NamedTuple):

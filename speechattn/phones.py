@@ -1,10 +1,20 @@
-"""The output inventory: 39 ARPAbet phones (CMUdict, no stress) plus silence.
+"""The output inventory and every mapping into it.
 
-Output index k of every model is PHONES[k].  Index 0 is silence so that a
-model's untrained bias and padding conventions have an obvious meaning.
+Output index k of every model is PHONES[k]: silence, then the 39 ARPAbet phones of CMUdict
+without stress.  Each source inventory (TIMIT-61, stressed ARPAbet from CMUdict and MFA, the
+US English phone sets of festival and flite voices) has a complete table here; a symbol that is
+in no table is an error naming the symbol and where it came from, never a silent drop.
+
+A few source symbols carry no phone identity (MFA's `spn`, "spoken noise", the label of words
+it could not align): they map to IGNORE, and frames with that label are left out of training
+and scoring.
 """
 
 from __future__ import annotations
+
+import re
+
+from .errors import SpeechattnError
 
 SILENCE = "sil"
 
@@ -16,3 +26,80 @@ ARPABET = (
 PHONES: tuple[str, ...] = (SILENCE, *ARPABET)
 NUM_PHONES = len(PHONES)  # 40
 PHONE_TO_INDEX = {phone: index for index, phone in enumerate(PHONES)}
+IGNORE = -100  # frame label excluded from loss and scoring (torch's default ignore_index)
+
+
+class PhoneMappingError(SpeechattnError, KeyError):
+    def __str__(self) -> str:  # KeyError would quote the message
+        return str(self.args[0])
+
+
+# TIMIT-61 -> our 40.  Lee & Hon (1989) folding, except that AO and ZH stay distinct (CMUdict keeps
+# them, Lee & Hon merged them into AA and SH).  Closures, pauses, epenthetic silence and the glottal
+# stop q (Lee & Hon delete it; a frame label cannot be deleted, and q is a closure) become silence.
+# The flap dx becomes T, as CMUdict writes the flapped t of "butter".
+TIMIT_TO_PHONE = {
+    "iy": "IY", "ih": "IH", "eh": "EH", "ey": "EY", "ae": "AE", "aa": "AA", "aw": "AW", "ay": "AY",
+    "ah": "AH", "ao": "AO", "oy": "OY", "ow": "OW", "uh": "UH", "uw": "UW", "ux": "UW", "er": "ER",
+    "ax": "AH", "ix": "IH", "axr": "ER", "ax-h": "AH",
+    "jh": "JH", "ch": "CH", "b": "B", "d": "D", "g": "G", "p": "P", "t": "T", "k": "K", "dx": "T",
+    "s": "S", "sh": "SH", "z": "Z", "zh": "ZH", "f": "F", "th": "TH", "v": "V", "dh": "DH",
+    "m": "M", "n": "N", "ng": "NG", "em": "M", "nx": "N", "en": "N", "eng": "NG",
+    "l": "L", "r": "R", "w": "W", "y": "Y", "hh": "HH", "hv": "HH", "el": "L",
+    "bcl": SILENCE, "dcl": SILENCE, "gcl": SILENCE, "pcl": SILENCE, "tcl": SILENCE, "kcl": SILENCE,
+    "q": SILENCE, "pau": SILENCE, "epi": SILENCE, "h#": SILENCE,
+}
+
+# Festival's "radio" phone set (festival/lib/radio_phones.scm), used by the US English voices
+# kal_diphone, ked_diphone and the HTS/clustergen voices, and flite's cmu_us phone set (a subset).
+FESTIVAL_TO_PHONE = {
+    **{phone.lower(): phone for phone in ARPABET},
+    "ax": "AH", "axr": "ER", "dx": "T", "el": "L", "em": "M", "en": "N", "nx": "N", "hv": "HH",
+    "pau": SILENCE, "h#": SILENCE, "brth": SILENCE,
+}
+
+# Silence and noise labels found in aligner output (MFA, HTK, Kaldi) beside ARPAbet symbols.
+_ALIGNER_SILENCES = {"", "sil", "sp", "<eps>", "pau", "h#", "sil_b", "sil_e", "sil_i", "sil_s"}
+_ALIGNER_IGNORED = {"spn", "nsn", "<unk>", "unk", "oov", "lau", "ns"}
+
+
+def _index(phone: str) -> int:
+    return PHONE_TO_INDEX[phone]
+
+
+def from_timit(symbol: str, source: str = "TIMIT") -> int:
+    try:
+        return _index(TIMIT_TO_PHONE[symbol.lower()])
+    except KeyError:
+        raise PhoneMappingError(f"{source}: {symbol!r} is not a TIMIT-61 phone") from None
+
+
+def from_festival(symbol: str, source: str = "festival") -> int:
+    try:
+        return _index(FESTIVAL_TO_PHONE[symbol.lower()])
+    except KeyError:
+        raise PhoneMappingError(f"{source}: {symbol!r} is not a festival/flite US English phone") from None
+
+
+_STRESSED = re.compile(r"^([A-Za-z]+)[012]?$")
+
+
+def from_arpabet(symbol: str, source: str = "ARPAbet") -> int:
+    """Stressed or unstressed ARPAbet (CMUdict, MFA's english_us_arpa), plus aligners' silence/noise labels.
+
+    Kaldi-style position suffixes (_B, _E, _I, _S) are removed first.
+    """
+    cleaned = symbol.strip()
+    lowered = cleaned.lower()
+    if lowered in _ALIGNER_SILENCES:
+        return _index(SILENCE)
+    if lowered in _ALIGNER_IGNORED:
+        return IGNORE
+    cleaned = re.sub(r"_[BEIS]$", "", cleaned)
+    match = _STRESSED.match(cleaned)
+    phone = match.group(1).upper() if match else None
+    if phone == "AX":  # some dictionaries write schwa as AX; CMUdict writes AH0
+        phone = "AH"
+    if phone not in PHONE_TO_INDEX or phone == SILENCE:
+        raise PhoneMappingError(f"{source}: {symbol!r} is not an ARPAbet phone")
+    return _index(phone)

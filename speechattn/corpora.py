@@ -1,0 +1,178 @@
+"""Readers for phone-aligned corpora the user owns, producing lhotse manifests.
+
+Every reader returns (RecordingSet, SupervisionSet): one recording and one supervision per
+utterance, the supervision carrying the phone alignment in `alignment["phone"]` with symbols
+already mapped into our 40 phones (or "<ignore>" for noise labels), so that a symbol we cannot
+map stops the preparation with the file and symbol named, not training later.
+
+  TIMIT         DIR/{TRAIN,TEST}/DR*/SPEAKER/*.WAV (NIST SPHERE) + .PHN (sample-exact)
+  TextGrid      audio files + a TextGrid with a phone tier each (Montreal Forced Aligner output)
+  HTK .lab      audio files + .lab files ("start end label", times in 100 ns units)
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Callable, Iterable
+
+from .audio import SAMPLE_RATE
+from .errors import SpeechattnError
+from .phones import IGNORE, PHONES, from_arpabet, from_festival, from_timit
+
+IGNORED_SYMBOL = "<ignore>"
+AUDIO_SUFFIXES = (".wav", ".flac", ".ogg", ".mp3", ".sph")
+SYMBOL_MAPPINGS: dict[str, Callable[[str, str], int]] = {
+    "arpabet": from_arpabet,
+    "timit": from_timit,
+    "festival": from_festival,
+}
+
+
+class CorpusError(SpeechattnError):
+    """A corpus that cannot be read as asked, with the file named."""
+
+
+def phone_symbol(index: int) -> str:
+    return IGNORED_SYMBOL if index == IGNORE else PHONES[index]
+
+
+def phone_index(symbol: str) -> int:
+    """Inverse of phone_symbol, for alignments stored in our manifests."""
+    return IGNORE if symbol == IGNORED_SYMBOL else PHONES.index(symbol)
+
+
+def _supervision(recording, intervals: list[tuple[float, float, int]], speaker: str, text: str | None = None):
+    from lhotse import SupervisionSegment
+    from lhotse.supervision import AlignmentItem
+
+    items = [AlignmentItem(symbol=phone_symbol(p), start=round(s, 6), duration=round(e - s, 6))
+             for s, e, p in sorted(intervals) if e > s]
+    return SupervisionSegment(id=recording.id, recording_id=recording.id, start=0.0, duration=recording.duration,
+                              channel=0, speaker=speaker, text=text, alignment={"phone": items})
+
+
+def _recording(path: Path, recording_id: str):
+    from lhotse import Recording
+
+    try:
+        recording = Recording.from_file(path, recording_id=recording_id)
+    except Exception as error:  # lhotse/soundfile raise many types for unreadable audio
+        raise CorpusError(f"{path}: cannot read audio ({error})") from None
+    if recording.num_samples == 0:
+        raise CorpusError(f"{path}: the file holds no audio samples")
+    return recording
+
+
+def _manifests(recordings: list, supervisions: list, root: Path):
+    from lhotse import RecordingSet, SupervisionSet
+
+    if not recordings:
+        raise CorpusError(f"{root}: found no aligned utterances")
+    return RecordingSet.from_recordings(recordings), SupervisionSet.from_segments(supervisions)
+
+
+def read_timit(root: str | Path):
+    """TIMIT as distributed (any letter case): SPEAKER directory = speaker, phones from the .PHN files."""
+    root = Path(root)
+    recordings, supervisions = [], []
+    for wav in sorted(p for p in root.rglob("*") if p.suffix.lower() == ".wav"):
+        phn = next((wav.with_suffix(s) for s in (".PHN", ".phn") if wav.with_suffix(s).exists()), None)
+        if phn is None:
+            continue
+        speaker = wav.parent.name.upper()
+        recording = _recording(wav, f"{wav.parent.parent.parent.name}_{speaker}_{wav.stem}".lower())
+        intervals = []
+        for number, line in enumerate(phn.read_text().splitlines(), 1):
+            if not line.strip():
+                continue
+            parts = line.split()
+            if len(parts) != 3:
+                raise CorpusError(f"{phn}:{number}: expected 'start end phone', got {line!r}")
+            start, end = int(parts[0]) / SAMPLE_RATE, int(parts[1]) / SAMPLE_RATE
+            intervals.append((start, end, from_timit(parts[2], source=f"{phn}:{number}")))
+        text_file = wav.with_suffix(".TXT") if wav.with_suffix(".TXT").exists() else wav.with_suffix(".txt")
+        text = " ".join(text_file.read_text().split()[2:]) if text_file.exists() else None
+        recordings.append(recording)
+        supervisions.append(_supervision(recording, intervals, speaker, text))
+    return _manifests(recordings, supervisions, root)
+
+
+def _audio_files(root: Path) -> Iterable[Path]:
+    return sorted(p for p in root.rglob("*") if p.suffix.lower() in AUDIO_SUFFIXES)
+
+
+def _speaker_of(audio: Path, root: Path) -> str:
+    relative = audio.relative_to(root)
+    return relative.parts[0] if len(relative.parts) > 1 else audio.stem.split("_")[0].split("-")[0]
+
+
+def read_textgrid_corpus(root: str | Path, textgrid_root: str | Path | None = None, tier: str = "phones",
+                         symbols: str = "arpabet"):
+    """Audio under `root`, TextGrids (same relative path, .TextGrid) under `textgrid_root` (default: `root`).
+
+    The speaker is the first directory below `root` (MFA's layout), else the file name up to '_' or '-'.
+    """
+    from praatio import textgrid
+
+    root = Path(root)
+    textgrid_root = Path(textgrid_root) if textgrid_root else root
+    mapping = SYMBOL_MAPPINGS[symbols]
+    recordings, supervisions = [], []
+    for audio in _audio_files(root):
+        grid_path = (textgrid_root / audio.relative_to(root)).with_suffix(".TextGrid")
+        if not grid_path.exists():
+            continue
+        try:
+            grid = textgrid.openTextgrid(str(grid_path), includeEmptyIntervals=True)
+        except Exception as error:
+            raise CorpusError(f"{grid_path}: cannot read TextGrid ({error})") from None
+        if tier not in grid.tierNames:
+            raise CorpusError(f"{grid_path}: no tier named {tier!r} (tiers: {', '.join(grid.tierNames)})")
+        intervals = [(entry.start, entry.end, mapping(entry.label, f"{grid_path} tier {tier!r}"))
+                     for entry in grid.getTier(tier).entries]
+        words = None
+        if "words" in grid.tierNames:
+            words = " ".join(e.label for e in grid.getTier("words").entries if e.label.strip()) or None
+        recording = _recording(audio, str(audio.relative_to(root).with_suffix("")).replace("/", "_"))
+        recordings.append(recording)
+        supervisions.append(_supervision(recording, intervals, _speaker_of(audio, root), words))
+    return _manifests(recordings, supervisions, root)
+
+
+HTK_TIME_UNITS_PER_SECOND = 10_000_000  # HTK label times are in 100 ns units
+
+
+def read_htk_lab(root: str | Path, symbols: str = "arpabet"):
+    """Audio files with a .lab beside each: lines 'start end label [score]', times in 100 ns."""
+    root = Path(root)
+    mapping = SYMBOL_MAPPINGS[symbols]
+    recordings, supervisions = [], []
+    for audio in _audio_files(root):
+        lab = audio.with_suffix(".lab")
+        if not lab.exists():
+            continue
+        intervals = []
+        for number, line in enumerate(lab.read_text().splitlines(), 1):
+            parts = line.split()
+            if not parts or parts[0] == ".":  # "." ends an HTK master label file entry
+                continue
+            if len(parts) < 3:
+                raise CorpusError(f"{lab}:{number}: expected 'start end label', got {line!r}")
+            try:
+                start, end = int(parts[0]) / HTK_TIME_UNITS_PER_SECOND, int(parts[1]) / HTK_TIME_UNITS_PER_SECOND
+            except ValueError:
+                raise CorpusError(f"{lab}:{number}: times must be integers (100 ns units), got {line!r}") from None
+            intervals.append((start, end, mapping(parts[2], f"{lab}:{number}")))
+        recording = _recording(audio, str(audio.relative_to(root).with_suffix("")).replace("/", "_"))
+        recordings.append(recording)
+        supervisions.append(_supervision(recording, intervals, _speaker_of(audio, root)))
+    return _manifests(recordings, supervisions, root)
+
+
+def supervision_frame_labels(supervision, num_frames: int):
+    """Frame labels (see labels.py) of a supervision's phone alignment, times relative to the supervision."""
+    from .labels import frame_labels
+
+    intervals = [(item.start - supervision.start, item.end - supervision.start, phone_index(item.symbol))
+                 for item in supervision.alignment["phone"]]
+    return frame_labels(intervals, num_frames)
