@@ -77,6 +77,19 @@ def cmd_stream_check(args) -> int:
     return 0
 
 
+def cmd_prepare(args) -> int:
+    from .prepare import prepare
+    from .recipes import load_recipe
+
+    recipe = load_recipe(args.recipe, _parse_overrides(args.set))
+    summaries = prepare(recipe, args.out)
+    print(f"{recipe.name}: {recipe.data.corpus} corpus from {recipe.data.root}")
+    print(f"{'split':<6} {'utterances':>10} {'speakers':>9} {'hours':>7}")
+    for s in summaries:
+        print(f"{s.split:<6} {s.utterances:>10} {s.speakers:>9} {s.hours:>7.3f}")
+    return 0
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="speechattn",
@@ -95,6 +108,16 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--set", action="append", default=[], metavar="KEY=VALUE",
                    help="override a model setting, e.g. --set num_layers=4 --set frontend.kind=mfcc")
     p.set_defaults(func=cmd_init)
+
+    p = commands.add_parser("prepare", help="read a corpus into lhotse manifests, split by speaker",
+                            description="Read the corpus a recipe names (TIMIT, audio + TextGrid phone tiers, or "
+                            "audio + HTK .lab), map its phones into the 40 classes (an unknown symbol stops with the "
+                            "file and symbol named), split speakers into train/dev/test and write lhotse manifests.")
+    p.add_argument("recipe", type=Path, help="recipe YAML, e.g. recipes/timit.yaml")
+    p.add_argument("--out", type=Path, help="manifest directory (default: the recipe's data.output, else data/NAME)")
+    p.add_argument("--set", action="append", default=[], metavar="SECTION.KEY=VALUE",
+                   help="override a recipe setting, e.g. --set data.root=/corpora/TIMIT")
+    p.set_defaults(func=cmd_prepare)
 
     p = commands.add_parser("export", help="export a checkpoint to one streaming ONNX file",
                             description="Export CKPT to a single ONNX file (frontend, encoder and state all inside; "

@@ -41,14 +41,15 @@ def phone_index(symbol: str) -> int:
     return IGNORE if symbol == IGNORED_SYMBOL else PHONES.index(symbol)
 
 
-def _supervision(recording, intervals: list[tuple[float, float, int]], speaker: str, text: str | None = None):
+def _supervision(recording, intervals: list[tuple[float, float, int]], speaker: str, text: str | None = None,
+                 custom: dict | None = None):
     from lhotse import SupervisionSegment
     from lhotse.supervision import AlignmentItem
 
     items = [AlignmentItem(symbol=phone_symbol(p), start=round(s, 6), duration=round(e - s, 6))
              for s, e, p in sorted(intervals) if e > s]
     return SupervisionSegment(id=recording.id, recording_id=recording.id, start=0.0, duration=recording.duration,
-                              channel=0, speaker=speaker, text=text, alignment={"phone": items})
+                              channel=0, speaker=speaker, text=text, alignment={"phone": items}, custom=custom)
 
 
 def _recording(path: Path, recording_id: str):
@@ -72,7 +73,9 @@ def _manifests(recordings: list, supervisions: list, root: Path):
 
 
 def read_timit(root: str | Path):
-    """TIMIT as distributed (any letter case): SPEAKER directory = speaker, phones from the .PHN files."""
+    """TIMIT as distributed (any letter case): SPEAKER directory = speaker, phones from the .PHN files.
+
+    Each supervision's custom["corpus_split"] is "train" or "test" from TIMIT's own TRAIN/TEST directories."""
     root = Path(root)
     recordings, supervisions = [], []
     for wav in sorted(p for p in root.rglob("*") if p.suffix.lower() == ".wav"):
@@ -92,8 +95,10 @@ def read_timit(root: str | Path):
             intervals.append((start, end, from_timit(parts[2], source=f"{phn}:{number}")))
         text_file = wav.with_suffix(".TXT") if wav.with_suffix(".TXT").exists() else wav.with_suffix(".txt")
         text = " ".join(text_file.read_text().split()[2:]) if text_file.exists() else None
+        parts = {part.lower() for part in wav.relative_to(root).parts}
+        split = "test" if "test" in parts else "train"
         recordings.append(recording)
-        supervisions.append(_supervision(recording, intervals, speaker, text))
+        supervisions.append(_supervision(recording, intervals, speaker, text, custom={"corpus_split": split}))
     return _manifests(recordings, supervisions, root)
 
 

@@ -81,3 +81,14 @@ def tiny_onnx(tmp_path_factory, tiny_model):
 @pytest.fixture(scope="session")
 def trained_model() -> PhoneTagger:
     return briefly_trained_model()
+
+
+def write_timit_utterance(speaker_dir, name: str = "SA1", seed: int = 1):
+    """One TIMIT utterance: 0.5 s NIST SPHERE audio with a sample-exact .PHN and a .TXT."""
+    import soundfile as sf
+
+    speaker_dir.mkdir(parents=True, exist_ok=True)
+    sf.write(speaker_dir / f"{name}.WAV", speechlike_signal(0.5, seed=seed), 16000, format="NIST", subtype="PCM_16")
+    (speaker_dir / f"{name}.PHN").write_text("0 1200 h#\n1200 2000 sh\n2000 2800 ix\n2800 3600 hv\n3600 4000 dcl\n"
+                                             "4000 5600 ax-h\n5600 8000 h#\n")
+    (speaker_dir / f"{name}.TXT").write_text("0 8000 She had.\n")

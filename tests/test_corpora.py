@@ -6,6 +6,7 @@ import numpy as np
 import pytest
 import soundfile as sf
 
+from conftest import write_timit_utterance
 from speechattn.audio import speechlike_signal
 from speechattn.corpora import CorpusError, read_htk_lab, read_textgrid_corpus, read_timit, supervision_frame_labels
 from speechattn.phones import IGNORE, PHONE_TO_INDEX, PhoneMappingError
@@ -18,13 +19,7 @@ def labels_of(supervisions, index=0, frames=None):
 
 @pytest.fixture()
 def timit(tmp_path):
-    speaker = tmp_path / "TIMIT" / "TRAIN" / "DR1" / "FCJF0"
-    speaker.mkdir(parents=True)
-    audio = speechlike_signal(0.5, seed=1)  # 8000 samples
-    sf.write(speaker / "SA1.WAV", audio, 16000, format="NIST", subtype="PCM_16")
-    (speaker / "SA1.PHN").write_text("0 1200 h#\n1200 2000 sh\n2000 2800 ix\n2800 3600 hv\n3600 4000 dcl\n"
-                                     "4000 5600 ax-h\n5600 8000 h#\n")
-    (speaker / "SA1.TXT").write_text("0 8000 She had.\n")
+    write_timit_utterance(tmp_path / "TIMIT" / "TRAIN" / "DR1" / "FCJF0")
     return tmp_path / "TIMIT"
 
 

@@ -1,0 +1,74 @@
+"""`speechattn prepare RECIPE`: read a corpus, split it by speaker, write lhotse manifests.
+
+Output, in the recipe's data.output directory, for each split (train, dev, test):
+  <name>_recordings_<split>.jsonl.gz  and  <name>_supervisions_<split>.jsonl.gz
+Speakers never cross splits, so dev and test measure generalisation to new voices.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from .recipes import Recipe
+
+SPLITS = ("train", "dev", "test")
+
+
+@dataclass
+class SplitSummary:
+    split: str
+    utterances: int
+    speakers: int
+    hours: float
+
+
+def split_speakers(speakers: list[str], dev_share: float, test_share: float, seed: int,
+                   fixed_test: set[str] = frozenset()) -> dict[str, str]:
+    """Speaker -> split, deterministic by seed.  `fixed_test` speakers are test whatever the shares say."""
+    free = sorted(set(speakers) - set(fixed_test))
+    order = [free[i] for i in np.random.default_rng(seed).permutation(len(free))]
+    total = len(set(speakers))
+    num_dev = round(dev_share * total) if dev_share else 0
+    num_test = 0 if fixed_test else (round(test_share * total) if test_share else 0)
+    if free and dev_share and num_dev == 0:
+        num_dev = 1  # a share asked for gets at least one speaker
+    if free and test_share and not fixed_test and num_test == 0:
+        num_test = 1
+    assignment = {speaker: "test" for speaker in fixed_test}
+    for position, speaker in enumerate(order):
+        assignment[speaker] = "dev" if position < num_dev else "test" if position < num_dev + num_test else "train"
+    return assignment
+
+
+def read_corpus(recipe: Recipe):
+    from .corpora import read_htk_lab, read_textgrid_corpus, read_timit
+
+    data = recipe.data
+    if data.corpus == "timit":
+        return read_timit(data.root)
+    if data.corpus == "textgrid":
+        return read_textgrid_corpus(data.root, data.textgrid_root, tier=data.tier, symbols=data.symbols)
+    return read_htk_lab(data.root, symbols=data.symbols)
+
+
+def prepare(recipe: Recipe, output: Path | None = None) -> list[SplitSummary]:
+    data = recipe.data
+    output = Path(output or data.output or Path("data") / recipe.name)
+    recordings, supervisions = read_corpus(recipe)
+    speakers = [s.speaker for s in supervisions]
+    fixed_test = {s.speaker for s in supervisions if (s.custom or {}).get("corpus_split") == "test"}
+    assignment = split_speakers(speakers, data.dev_speakers, data.test_speakers, data.seed, fixed_test)
+    output.mkdir(parents=True, exist_ok=True)
+    summaries = []
+    for split in SPLITS:
+        chosen = supervisions.filter(lambda s: assignment[s.speaker] == split)
+        ids = {s.recording_id for s in chosen}
+        chosen_recordings = recordings.filter(lambda r: r.id in ids)
+        chosen_recordings.to_file(output / f"{recipe.name}_recordings_{split}.jsonl.gz")
+        chosen.to_file(output / f"{recipe.name}_supervisions_{split}.jsonl.gz")
+        summaries.append(SplitSummary(split, len(chosen), len({s.speaker for s in chosen}),
+                                      sum(s.duration for s in chosen) / 3600))
+    return summaries

@@ -1,0 +1,73 @@
+"""`speechattn prepare`: recipes validated with the key and file named; speaker-disjoint splits."""
+
+from __future__ import annotations
+
+import pytest
+from lhotse import load_manifest
+
+from conftest import write_timit_utterance
+from speechattn.cli import main
+from speechattn.errors import ConfigError
+from speechattn.prepare import split_speakers
+from speechattn.recipes import load_recipe
+
+
+@pytest.fixture()
+def timit(tmp_path):
+    root = tmp_path / "TIMIT"
+    for number in range(10):
+        write_timit_utterance(root / "TRAIN" / f"DR{number % 3 + 1}" / f"MSPK{number}", "SX1", seed=number)
+        write_timit_utterance(root / "TRAIN" / f"DR{number % 3 + 1}" / f"MSPK{number}", "SX2", seed=number + 50)
+    for number in range(3):
+        write_timit_utterance(root / "TEST" / "DR1" / f"FTST{number}", "SI1", seed=100 + number)
+    return root
+
+
+def test_prepare_timit_writes_speaker_disjoint_splits(tmp_path, timit, capsys):
+    out = tmp_path / "manifests"
+    assert main(["prepare", "recipes/timit.yaml", "--set", f"data.root={timit}", "--out", str(out)]) == 0
+    printed = capsys.readouterr().out
+    speakers = {}
+    for split in ("train", "dev", "test"):
+        supervisions = load_manifest(out / f"timit_supervisions_{split}.jsonl.gz")
+        recordings = load_manifest(out / f"timit_recordings_{split}.jsonl.gz")
+        assert {s.recording_id for s in supervisions} == {r.id for r in recordings}
+        speakers[split] = {s.speaker for s in supervisions}
+    assert speakers["test"] == {"FTST0", "FTST1", "FTST2"}  # TIMIT's own TEST part
+    assert len(speakers["dev"]) == 1 and len(speakers["train"]) == 9  # 10 % of the TRAIN speakers
+    assert not speakers["dev"] & speakers["train"]
+    assert "train" in printed and "utterances" in printed
+
+
+def test_speaker_split_is_deterministic_by_seed():
+    speakers = [f"s{i}" for i in range(40)]
+    first = split_speakers(speakers, 0.1, 0.1, seed=3)
+    assert first == split_speakers(list(reversed(speakers)), 0.1, 0.1, seed=3)
+    assert first != split_speakers(speakers, 0.1, 0.1, seed=4)
+    counts = {split: list(first.values()).count(split) for split in ("train", "dev", "test")}
+    assert counts == {"train": 32, "dev": 4, "test": 4}
+
+
+@pytest.mark.parametrize("text, message", [
+    ("data: [1, 2]", "section data must be a mapping"),
+    ("model: {}\n", "unknown section(s): model"),
+    ("data:\n  corpus: timit\n  root: {root}\n  dev_speaker: 0.1\n", "unknown setting(s): data.dev_speaker"),
+    ("data:\n  corpus: timit\n  root: {root}\n  seed: first\n", "data.seed must be an integer"),
+    ("data:\n  corpus: wsj\n  root: {root}\n", "data.corpus must be one of timit, textgrid, htk"),
+    ("data:\n  corpus: timit\n", "data.root is required"),
+    ("data:\n  corpus: timit\n  root: {root}/nowhere\n", "data.root: no such directory"),
+    ("data:\n  corpus: timit\n  root: {root}\n  dev_speakers: 0.6\n  test_speakers: 0.5\n", "leave no speaker"),
+    ("data: {corpus: timit\n", "not valid YAML"),
+])
+def test_recipe_errors_name_the_key_and_file(tmp_path, text, message):
+    path = tmp_path / "r.yaml"
+    path.write_text(text.replace("{root}", str(tmp_path)))
+    with pytest.raises(ConfigError) as error:
+        load_recipe(path)
+    assert message in str(error.value) and str(path) in str(error.value)
+
+
+def test_shipped_recipes_are_valid_once_pointed_at_a_corpus(tmp_path):
+    for name in ("timit", "textgrid", "htk"):
+        recipe = load_recipe(f"recipes/{name}.yaml", {"data": {"root": str(tmp_path)}})
+        assert recipe.data.corpus == name
