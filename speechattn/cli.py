@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from pathlib import Path
 
@@ -90,6 +91,18 @@ def cmd_prepare(args) -> int:
     return 0
 
 
+def cmd_data_stats(args) -> int:
+    from .datastats import format_stats, manifest_stats, plot_phone_distribution
+
+    stats = manifest_stats(args.manifest)
+    name = Path(args.manifest).name.removesuffix(".jsonl.gz")
+    print(format_stats(stats, name))
+    if args.plot:
+        plot_phone_distribution(stats, name, args.plot)
+        print(f"wrote {args.plot}")
+    return 0
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="speechattn",
@@ -118,6 +131,13 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--set", action="append", default=[], metavar="SECTION.KEY=VALUE",
                    help="override a recipe setting, e.g. --set data.root=/corpora/TIMIT")
     p.set_defaults(func=cmd_prepare)
+
+    p = commands.add_parser("data-stats", help="hours, speakers and frames per phone of a manifest",
+                            description="Summarise a supervisions manifest from `speechattn prepare`: utterances, "
+                            "speakers, hours and 10 ms frames per phone (as training labels them), optionally as a PNG.")
+    p.add_argument("manifest", type=Path, help="a *_supervisions_*.jsonl.gz file")
+    p.add_argument("--plot", type=Path, metavar="PNG", help="write a bar chart of the phone distribution")
+    p.set_defaults(func=cmd_data_stats)
 
     p = commands.add_parser("export", help="export a checkpoint to one streaming ONNX file",
                             description="Export CKPT to a single ONNX file (frontend, encoder and state all inside; "
@@ -159,6 +179,9 @@ def main(argv: list[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("interrupted", file=sys.stderr)
         return 130
+    except BrokenPipeError:  # output piped into a reader that stopped early (head, less): not an error
+        sys.stdout = open(os.devnull, "w")
+        return 0
 
 
 if __name__ == "__main__":

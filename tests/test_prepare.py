@@ -71,3 +71,24 @@ def test_shipped_recipes_are_valid_once_pointed_at_a_corpus(tmp_path):
     for name in ("timit", "textgrid", "htk"):
         recipe = load_recipe(f"recipes/{name}.yaml", {"data": {"root": str(tmp_path)}})
         assert recipe.data.corpus == name
+
+
+def test_data_stats_counts_frames_per_phone_and_draws_them(tmp_path, timit, capsys):
+    out = tmp_path / "manifests"
+    main(["prepare", "recipes/timit.yaml", "--set", f"data.root={timit}", "--out", str(out)])
+    capsys.readouterr()
+    plot = tmp_path / "phones.png"
+    assert main(["data-stats", str(out / "timit_supervisions_test.jsonl.gz"), "--plot", str(plot)]) == 0
+    printed = capsys.readouterr().out
+    # 3 test utterances x 50 frames: per utterance sil 15 + 3 + 7 (h#, dcl, h#), SH 5, IH 5, HH 5, AH 10
+    assert "3 utterances, 3 speakers" in printed
+    assert "labelled frames: 150 (+ 0 ignored)" in printed
+    assert any(line.split()[:2] == ["sil", "75"] for line in printed.splitlines())
+    assert any(line.split()[:2] == ["AH", "30"] for line in printed.splitlines())
+    assert plot.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+def test_data_stats_refuses_a_recordings_manifest(tmp_path, timit):
+    out = tmp_path / "manifests"
+    main(["prepare", "recipes/timit.yaml", "--set", f"data.root={timit}", "--out", str(out)])
+    assert main(["data-stats", str(out / "timit_recordings_test.jsonl.gz")]) == 2
