@@ -83,8 +83,12 @@ def cmd_prepare(args) -> int:
     from .recipes import load_recipe
 
     recipe = load_recipe(args.recipe, _parse_overrides(args.set))
-    summaries = prepare(recipe, args.out)
-    print(f"{recipe.name}: {recipe.data.corpus} corpus from {recipe.data.root}")
+    import time
+
+    started = time.perf_counter()
+    summaries = prepare(recipe, args.out, progress=sys.stderr.isatty())
+    source = "synthesized here" if recipe.data.corpus == "synth" else f"from {recipe.data.root}"
+    print(f"{recipe.name}: {recipe.data.corpus} corpus {source}, {time.perf_counter() - started:.0f} s")
     print(f"{'split':<6} {'utterances':>10} {'speakers':>9} {'hours':>7}")
     for s in summaries:
         print(f"{s.split:<6} {s.utterances:>10} {s.speakers:>9} {s.hours:>7.3f}")

@@ -21,8 +21,12 @@ def checked_fields(cls, values: dict, source: str, prefix: str = "", what: str =
     for key, value in values.items():
         default = defaults[key]
         if isinstance(default, tuple):
-            if not isinstance(value, (list, tuple)) or not all(isinstance(v, int) and not isinstance(v, bool) for v in value):
-                raise ConfigError(f"{source}: {prefix}{key} must be a list of integers, not {value!r}")
+            element = type(default[0]) if default else int  # lists hold what the default holds
+            if not isinstance(value, (list, tuple)) or not all(
+                isinstance(v, element) and not isinstance(v, bool) for v in value
+            ):
+                kind = "integers" if element is int else "strings" if element is str else element.__name__
+                raise ConfigError(f"{source}: {prefix}{key} must be a list of {kind}, not {value!r}")
             value = tuple(value)
         elif isinstance(default, bool):
             if not isinstance(value, bool):

@@ -58,6 +58,28 @@ FESTIVAL_TO_PHONE = {
     "pau": SILENCE, "h#": SILENCE, "brth": SILENCE,
 }
 
+# espeak-ng's en-US phoneme mnemonics (as its phoneme events name them, stress marks ' and , removed)
+# -> one or two of our phones.  Collected by synthesizing 6,000 CMUdict words with the en-us and en-us-nyc
+# voices, and 20,000 more with function words and punctuation (73 symbols).  R-coloured vowels and syllabic consonants become two phones, as CMUdict writes
+# them ("car" AA R, "fire" AY ER, "bottle" ... AH L); their interval is split in half.  The linking glide
+# ";" that espeak inserts between vowels in hiatus ("brioche") has no CMUdict phone: an empty tuple
+# means its frames belong to the phone before it.
+ESPEAK_TO_PHONES: dict[str, tuple[str, ...]] = {
+    "_": (SILENCE,), "_:": (SILENCE,), "_!": (SILENCE,), "_^_": (SILENCE,),
+    "@": ("AH",), "@-": ("AH",), "@2": ("AH",), "a#": ("AH",), "V": ("AH",), "3": ("ER",), "3:": ("ER",),
+    "a": ("AE",), "aa": ("AE",), "A:": ("AA",), "0": ("AA",), "O:": ("AO",), "O2": ("AO",), "O": ("AO",), "A~": ("AA",),
+    "E": ("EH",), "eI": ("EY",), "I": ("IH",), "I2": ("IH",), "I#": ("IH",), "i": ("IY",), "i:": ("IY",),
+    "oU": ("OW",), "U": ("UH",), "u:": ("UW",), "aI": ("AY",), "aU": ("AW",), "OI": ("OY",),
+    "A@": ("AA", "R"), "o@": ("AO", "R"), "O@": ("AO", "R"), "e@": ("EH", "R"), "i@": ("IH", "R"),
+    "i@3": ("IH", "R"), "U@": ("UH", "R"), "aI@": ("AY", "ER"), "aI3": ("AY", "ER"), "aU@": ("AW", "ER"),
+    "@L": ("AH", "L"), "n-": ("AH", "N"), "m-": ("AH", "M"),
+    "b": ("B",), "d": ("D",), "g": ("G",), "p": ("P",), "t": ("T",), "t#": ("T",), "t2": ("T",), "?": ("T",),
+    "k": ("K",), "x": ("K",), "tS": ("CH",), "dZ": ("JH",), "f": ("F",), "v": ("V",), "T": ("TH",),
+    "D": ("DH",), "s": ("S",), "z": ("Z",), "S": ("SH",), "Z": ("ZH",), "h": ("HH",), "m": ("M",),
+    "n": ("N",), "N": ("NG",), "l": ("L",), "l#": ("L",), "r": ("R",), "r-": ("R",), "w": ("W",), "j": ("Y",),
+    ";": (),
+}
+
 # Silence and noise labels found in aligner output (MFA, HTK, Kaldi) beside ARPAbet symbols.
 _ALIGNER_SILENCES = {"", "sil", "sp", "<eps>", "pau", "h#", "sil_b", "sil_e", "sil_i", "sil_s"}
 _ALIGNER_IGNORED = {"spn", "nsn", "<unk>", "unk", "oov", "lau", "ns"}
@@ -79,6 +101,14 @@ def from_festival(symbol: str, source: str = "festival") -> int:
         return _index(FESTIVAL_TO_PHONE[symbol.lower()])
     except KeyError:
         raise PhoneMappingError(f"{source}: {symbol!r} is not a festival/flite US English phone") from None
+
+
+def from_espeak(symbol: str, source: str = "espeak-ng") -> tuple[int, ...]:
+    """An espeak-ng phoneme event name -> phone indices (see ESPEAK_TO_PHONES); stress marks are removed."""
+    try:
+        return tuple(_index(p) for p in ESPEAK_TO_PHONES[symbol.lstrip("',")])
+    except KeyError:
+        raise PhoneMappingError(f"{source}: {symbol!r} is not an espeak-ng en-US phoneme") from None
 
 
 _STRESSED = re.compile(r"^([A-Za-z]+)[012]?$")

@@ -43,10 +43,25 @@ def split_speakers(speakers: list[str], dev_share: float, test_share: float, see
     return assignment
 
 
-def read_corpus(recipe: Recipe):
+def synth_audio_directory(recipe: Recipe, output: Path) -> Path:
+    """Audio cache of the synthetic corpus, keyed by every setting that changes an utterance's content
+    (not hours: job n depends only on the seed and n, so a larger corpus extends a smaller one)."""
+    import hashlib
+    import json
+    from dataclasses import asdict
+
+    settings = {k: v for k, v in asdict(recipe.synth).items() if k not in ("hours", "workers")}
+    key = hashlib.sha256(json.dumps(settings, sort_keys=True).encode()).hexdigest()[:10]
+    return output / f"audio-{key}"
+
+
+def read_corpus(recipe: Recipe, output: Path, progress: bool = True):
     from .corpora import read_htk_lab, read_textgrid_corpus, read_timit
+    from .synth import read_synth_corpus
 
     data = recipe.data
+    if data.corpus == "synth":
+        return read_synth_corpus(recipe.synth, synth_audio_directory(recipe, output), progress)
     if data.corpus == "timit":
         return read_timit(data.root)
     if data.corpus == "textgrid":
@@ -54,10 +69,10 @@ def read_corpus(recipe: Recipe):
     return read_htk_lab(data.root, symbols=data.symbols)
 
 
-def prepare(recipe: Recipe, output: Path | None = None) -> list[SplitSummary]:
+def prepare(recipe: Recipe, output: Path | None = None, progress: bool = True) -> list[SplitSummary]:
     data = recipe.data
     output = Path(output or data.output or Path("data") / recipe.name)
-    recordings, supervisions = read_corpus(recipe)
+    recordings, supervisions = read_corpus(recipe, output, progress)
     speakers = [s.speaker for s in supervisions]
     fixed_test = {s.speaker for s in supervisions if (s.custom or {}).get("corpus_split") == "test"}
     assignment = split_speakers(speakers, data.dev_speakers, data.test_speakers, data.seed, fixed_test)

@@ -11,14 +11,15 @@ from pathlib import Path
 
 from .config import checked_fields
 from .errors import ConfigError
+from .synth import SynthConfig
 
-CORPORA = ("timit", "textgrid", "htk")
+CORPORA = ("synth", "timit", "textgrid", "htk")
 
 
 @dataclass(frozen=True)
 class DataConfig:
-    corpus: str = ""  # one of CORPORA
-    root: str | None = None  # the corpus directory
+    corpus: str = ""  # one of CORPORA; synth is built here (settings in the synth section)
+    root: str | None = None  # the corpus directory (not for synth)
     textgrid_root: str | None = None  # textgrid: where the TextGrids are, mirroring root (default: root)
     tier: str = "phones"  # textgrid: the phone tier's name
     symbols: str = "arpabet"  # textgrid/htk: the labels' phone set: arpabet, timit or festival
@@ -33,9 +34,10 @@ class Recipe:
     name: str
     path: Path
     data: DataConfig
+    synth: SynthConfig
 
 
-SECTIONS = {"data": DataConfig}
+SECTIONS = {"data": DataConfig, "synth": SynthConfig}
 
 
 def _merge(base: dict, overrides: dict) -> dict:
@@ -78,7 +80,7 @@ def _check_data(recipe: Recipe) -> None:
         raise ConfigError(f"{where}: data.corpus must be one of {', '.join(CORPORA)}, not {data.corpus!r}")
     for key in ("root", "textgrid_root"):
         value = getattr(data, key)
-        if key == "root" and not value:
+        if key == "root" and not value and data.corpus != "synth":
             raise ConfigError(f"{where}: data.root is required: the {data.corpus} corpus directory")
         if value and not Path(value).is_dir():
             raise ConfigError(f"{where}: data.{key}: no such directory: {value}")
@@ -89,4 +91,11 @@ def _check_data(recipe: Recipe) -> None:
             raise ConfigError(f"{where}: data.{key} is a share of speakers, from 0 up to (not including) 1")
     if data.dev_speakers + data.test_speakers >= 1:
         raise ConfigError(f"{where}: data.dev_speakers + data.test_speakers leave no speaker for training")
+    synth = recipe.synth
+    for key in ("words_per_utterance", "rate_wpm", "pitch", "pitch_range"):
+        low_high = getattr(synth, key)
+        if len(low_high) != 2 or low_high[0] > low_high[1] or low_high[0] < 0:
+            raise ConfigError(f"{where}: synth.{key} must be [low, high] with 0 <= low <= high, not {list(low_high)}")
+    if synth.hours <= 0:
+        raise ConfigError(f"{where}: synth.hours must be positive")
 

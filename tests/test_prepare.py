@@ -51,9 +51,12 @@ def test_speaker_split_is_deterministic_by_seed():
 @pytest.mark.parametrize("text, message", [
     ("data: [1, 2]", "section data must be a mapping"),
     ("model: {}\n", "unknown section(s): model"),
+    ("data: {corpus: synth}\nsynth: {hours: 0}\n", "synth.hours must be positive"),
     ("data:\n  corpus: timit\n  root: {root}\n  dev_speaker: 0.1\n", "unknown setting(s): data.dev_speaker"),
     ("data:\n  corpus: timit\n  root: {root}\n  seed: first\n", "data.seed must be an integer"),
-    ("data:\n  corpus: wsj\n  root: {root}\n", "data.corpus must be one of timit, textgrid, htk"),
+    ("data:\n  corpus: wsj\n  root: {root}\n", "data.corpus must be one of synth, timit, textgrid, htk"),
+    ("data: {corpus: synth}\nsynth: {rate_wpm: [250, 110]}\n", "synth.rate_wpm must be [low, high]"),
+    ("data: {corpus: synth}\nsynth: {engines: [1]}\n", "synth.engines must be a list of strings"),
     ("data:\n  corpus: timit\n", "data.root is required"),
     ("data:\n  corpus: timit\n  root: {root}/nowhere\n", "data.root: no such directory"),
     ("data:\n  corpus: timit\n  root: {root}\n  dev_speakers: 0.6\n  test_speakers: 0.5\n", "leave no speaker"),
@@ -68,6 +71,7 @@ def test_recipe_errors_name_the_key_and_file(tmp_path, text, message):
 
 
 def test_shipped_recipes_are_valid_once_pointed_at_a_corpus(tmp_path):
+    assert load_recipe("recipes/synth-en.yaml").synth.hours == 10.0
     for name in ("timit", "textgrid", "htk"):
         recipe = load_recipe(f"recipes/{name}.yaml", {"data": {"root": str(tmp_path)}})
         assert recipe.data.corpus == name

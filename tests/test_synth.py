@@ -1,0 +1,87 @@
+"""The built-in synthetic corpus: espeak-ng phone timing, determinism, parallel cached builds."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from speechattn.labels import frame_labels
+from speechattn.phones import PHONE_TO_INDEX, PHONES, PhoneMappingError
+from speechattn.synth import SynthConfig, build_corpus, espeak, phone_intervals, plan
+
+P = PHONE_TO_INDEX
+
+
+def test_phone_intervals_split_pairs_and_merge_the_linking_glide():
+    events = [(0, "_"), (100, "k"), (200, "'A@"), (400, "i"), (500, ";"), (550, "'oU"), (700, "_:")]
+    intervals = phone_intervals(events, 800, 100, "test")
+    assert [(s, e, PHONES[p]) for s, e, p in intervals] == [
+        (0.0, 1.0, "sil"), (1.0, 2.0, "K"), (2.0, 3.0, "AA"), (3.0, 4.0, "R"),  # A@ -> AA R, split in half
+        (4.0, 5.5, "IY"),  # ";" extends the phone before it
+        (5.5, 7.0, "OW"), (7.0, 8.0, "sil"),
+    ]
+    with pytest.raises(PhoneMappingError, match="test: 'Q!' is not an espeak-ng en-US phoneme"):
+        phone_intervals([(0, "Q!")], 10, 100, "test")
+
+
+def test_espeak_says_cat_as_k_ae_t():
+    utterance = espeak().synthesize("cat", "en-us", rate_wpm=150)
+    phones = [PHONES[p] for _, _, p in utterance.intervals if PHONES[p] != "sil"]
+    assert phones == ["K", "AE", "T"]
+    assert utterance.intervals[-1][1] == pytest.approx(utterance.duration, abs=1e-3)
+
+
+def test_espeak_timing_agrees_with_the_audio():
+    """Frames labelled silence are quiet; vowels are loud: the events' sample positions match the audio."""
+    engine = espeak()
+    vowels = {P[v] for v in "AA AE AH AO AW AY EH ER EY IH IY OW OY UH UW".split()}
+    silence_db, vowel_db = [], []
+    for voice in ("en-us+m3", "en-us-nyc+f2", "en-us+klatt4"):
+        utterance = engine.synthesize("Seven big dogs, then a pause. And the quiet end!", voice, rate_wpm=170)
+        frames = len(utterance.audio) // 160
+        labels = frame_labels(utterance.intervals, frames)
+        energy = (utterance.audio[: frames * 160].reshape(frames, 160) ** 2).mean(1)
+        db = 10 * np.log10(energy + 1e-10)
+        silence_db += db[labels == P["sil"]].tolist()
+        vowel_db += db[np.isin(labels, list(vowels))].tolist()
+    assert np.median(vowel_db) - np.median(silence_db) > 30  # measured: about 60 dB
+    assert np.percentile(silence_db, 90) < np.percentile(vowel_db, 10)
+
+
+def test_common_words_use_only_mapped_symbols():
+    text = ("The quick brown fox jumps over the lazy dog. She sells sea shells; a measure of pleasure? "
+            "Our fire and their hour, the car's door, a bottle and a button!")
+    for voice in ("en-us", "en-us-nyc"):
+        utterance = espeak().synthesize(text, voice)
+        assert len(utterance.intervals) > 60
+
+
+def test_plan_is_deterministic_and_job_n_ignores_the_corpus_size():
+    small, large = plan(SynthConfig(hours=0.01, seed=3)), plan(SynthConfig(hours=0.03, seed=3))
+    assert small == large[: len(small)] and len(large) > len(small)
+    assert plan(SynthConfig(hours=0.01, seed=3)) == small
+    assert plan(SynthConfig(hours=0.01, seed=4))[0] != small[0]
+    assert len({job.voice for job in large}) > 5
+
+
+def test_build_runs_in_parallel_and_reuses_finished_utterances(tmp_path):
+    config = SynthConfig(hours=0.01, workers=2, seed=5)
+    records, failures = build_corpus(config, tmp_path, progress=False)
+    assert not failures and len(records) == len(plan(config))
+    first = {p.name: p.stat().st_mtime_ns for p in tmp_path.iterdir()}
+    records_again, _ = build_corpus(config, tmp_path, progress=False)
+    assert records_again == records
+    assert {p.name: p.stat().st_mtime_ns for p in tmp_path.iterdir()} == first  # nothing rewritten
+
+
+def test_prepare_synth_splits_by_voice(tmp_path, capsys):
+    from lhotse import load_manifest
+
+    from speechattn.cli import main
+
+    assert main(["prepare", "recipes/synth-en.yaml", "--set", "synth.hours=0.05", "--out", str(tmp_path)]) == 0
+    voices = {split: {s.speaker for s in load_manifest(tmp_path / f"synth-en_supervisions_{split}.jsonl.gz")}
+              for split in ("train", "dev", "test")}
+    assert voices["train"] and voices["dev"] and voices["test"]
+    assert not (voices["train"] & voices["dev"]) and not (voices["train"] & voices["test"])
+    assert not (voices["dev"] & voices["test"])
