@@ -59,15 +59,17 @@ FESTIVAL_TO_PHONE = {
 }
 
 # espeak-ng's en-US phoneme mnemonics (as its phoneme events name them, stress marks ' and , removed)
-# -> one or two of our phones.  Collected by synthesizing 6,000 CMUdict words with the en-us and en-us-nyc
-# voices, and 20,000 more with function words and punctuation (73 symbols).  R-coloured vowels and syllabic consonants become two phones, as CMUdict writes
-# them ("car" AA R, "fire" AY ER, "bottle" ... AH L); their interval is split in half.  The linking glide
+# -> one or two of our phones.  Collected by synthesizing 6,000 CMUdict words with the en-us and
+# en-us-nyc voices, 20,000 more with function words and punctuation, and the 10-hour default corpus
+# (74 symbols).  R-coloured vowels and syllabic consonants become two phones, as CMUdict writes them
+# ("car" AA R, "fire" AY ER, "bottle" ... AH L); their interval is split in half.  The linking glide
 # ";" that espeak inserts between vowels in hiatus ("brioche") has no CMUdict phone: an empty tuple
 # means its frames belong to the phone before it.
 ESPEAK_TO_PHONES: dict[str, tuple[str, ...]] = {
     "_": (SILENCE,), "_:": (SILENCE,), "_!": (SILENCE,), "_^_": (SILENCE,),
     "@": ("AH",), "@-": ("AH",), "@2": ("AH",), "a#": ("AH",), "V": ("AH",), "3": ("ER",), "3:": ("ER",),
-    "a": ("AE",), "aa": ("AE",), "A:": ("AA",), "0": ("AA",), "O:": ("AO",), "O2": ("AO",), "O": ("AO",), "A~": ("AA",),
+    "a": ("AE",), "aa": ("AE",), "A:": ("AA",), "0": ("AA",), "A~": ("AA",),
+    "O:": ("AO",), "O2": ("AO",), "O": ("AO",), "O~": ("AO",),
     "E": ("EH",), "eI": ("EY",), "I": ("IH",), "I2": ("IH",), "I#": ("IH",), "i": ("IY",), "i:": ("IY",),
     "oU": ("OW",), "U": ("UH",), "u:": ("UW",), "aI": ("AY",), "aU": ("AW",), "OI": ("OY",),
     "A@": ("AA", "R"), "o@": ("AO", "R"), "O@": ("AO", "R"), "e@": ("EH", "R"), "i@": ("IH", "R"),

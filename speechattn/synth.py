@@ -27,6 +27,7 @@ AUDIO_OUTPUT_SYNCHRONOUS = 2
 INITIALIZE_PHONEME_EVENTS = 0x0001
 ESPEAK_RATE, ESPEAK_PITCH, ESPEAK_RANGE = 1, 3, 4  # espeak_PARAMETER
 US_ENGLISH_VOICES = ("en-us", "en-us-nyc")
+MAX_ECHO_PERCENT = 100  # voice variants with a louder echo than this are not used
 
 
 class SynthesisError(SpeechattnError):
@@ -109,8 +110,20 @@ class Espeak:
         return 0  # 0: go on synthesizing
 
     def voices(self) -> list[str]:
-        """Every US English voice with every voice variant the data ships (en-us+m3, en-us-nyc+f2 ...)."""
-        variants = sorted(p.name for p in (Path(self.data_path) / "voices" / "!v").iterdir() if p.is_file())
+        """The US English voices with every usable voice variant the data ships (en-us+m3, en-us-nyc+f2 ...).
+
+        Variants whose echo is louder than the voice itself ("echo 10 10000": the robot family, Demonic,
+        RicishayMax) are left out: their echoes fill the pauses, so the audio no longer matches the phone
+        labels (measured up to 23 loud frames inside one labelled pause).  Mild room-like echoes stay."""
+        variants = []
+        for path in sorted((Path(self.data_path) / "voices" / "!v").iterdir()):
+            if not path.is_file():
+                continue
+            echo = [line.split() for line in path.read_text(errors="replace").splitlines()
+                    if line.strip().startswith("echo")]
+            if echo and len(echo[0]) >= 3 and int(echo[0][2]) > MAX_ECHO_PERCENT:
+                continue
+            variants.append(path.name)
         return [f"{voice}+{variant}" for voice in US_ENGLISH_VOICES for variant in variants]
 
     def synthesize(self, text: str, voice: str, rate_wpm: int = 175, pitch: int = 50, pitch_range: int = 50) -> Utterance:
