@@ -4,8 +4,8 @@ For utterances of the built-in corpus plan (random voices, rates, pitches, texts
   1. energy (dB, 10 ms frames) of frames labelled silence vs frames labelled as phones;
   2. at every silence -> speech label boundary, the offset to the audio's energy onset: walking out
      from the boundary (at most 100 ms), where frames cross to within 25 dB of the utterance's median
-     speech level; and the same at speech -> silence boundaries.  Reported for all voices and for the
-     voice variants without an echo effect.
+     speech level; and the same at speech -> silence boundaries.  Reported per engine (espeak-ng's
+     voice variants with and without an echo effect apart).
 Stops (P T K B D G) are left out: they begin with a closure, quiet by nature.
 
     python bench/synth_timing.py [--utterances 300]
@@ -20,7 +20,7 @@ import numpy as np
 
 from speechattn.labels import frame_labels, label_intervals
 from speechattn.phones import PHONE_TO_INDEX, PHONES
-from speechattn.synth import SynthConfig, espeak, plan
+from speechattn.synth import SynthConfig, engine, engine_of, espeak, plan
 
 SIL = PHONE_TO_INDEX["sil"]
 STOPS = {PHONE_TO_INDEX[p] for p in "P T K B D G".split()}  # begin with a closure: quiet by nature
@@ -59,21 +59,23 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--utterances", type=int, default=300)
     args = parser.parse_args()
-    engine = espeak()
+    espeak_data = espeak().data_path
     jobs = plan(SynthConfig(hours=args.utterances * 3.8 / 3600))[: args.utterances]
     silence_db, speech_db, onsets, offsets, by_phone = [], [], [], [], {}
-    echo_free = {"all voices": ([], []), "voices without echo": ([], [])}
-    echo_variants = {p.name for p in (Path(engine.data_path) / "voices" / "!v").iterdir()
+    echo_free: dict[str, tuple[list, list]] = {}
+    echo_variants = {p.name for p in (Path(espeak_data) / "voices" / "!v").iterdir()
                      if any(line.strip().startswith("echo") and line.split()[2:3] != ["0"]
                             for line in p.read_text(errors="replace").splitlines())}
     for job in jobs:
-        utterance = engine.synthesize(job.text, job.voice, job.rate_wpm, job.pitch, job.pitch_range)
+        utterance = engine(engine_of(job.voice)).synthesize(job.text, job.voice, job.rate_wpm, job.pitch,
+                                                            job.pitch_range)
         db = frame_db(utterance.audio)
         labels = frame_labels(utterance.intervals, len(db))
         level = np.median(db[labels != SIL]) - 25  # "loud": within 25 dB of this utterance's speech
-        groups = [echo_free["all voices"]]
-        if job.voice.split("+")[1] not in echo_variants:
-            groups.append(echo_free["voices without echo"])
+        name = engine_of(job.voice)
+        if name == "espeak":
+            name += " (echo variants)" if job.voice.split("+")[1] in echo_variants else " (no echo)"
+        groups = [echo_free.setdefault("all engines", ([], [])), echo_free.setdefault(name, ([], []))]
         silence_db += db[labels == SIL].tolist()
         speech_db += db[labels != SIL].tolist()
         loud = db > level
@@ -95,7 +97,7 @@ def main() -> None:
           f"{np.percentile(silence_db, 90):.1f} dB")
     print(f"frame energy, labelled phones:  median {np.median(speech_db):.1f} dB, 10th percentile "
           f"{np.percentile(speech_db, 10):.1f} dB")
-    for group, (onsets, offsets) in echo_free.items():
+    for group, (onsets, offsets) in sorted(echo_free.items()):
         for name, values in (("silence -> speech", onsets), ("speech -> silence", offsets)):
             values = np.array(values)
             print(f"{group}, {name}: {len(values)} boundaries; energy edge minus label edge: median "

@@ -22,10 +22,11 @@ def checked_fields(cls, values: dict, source: str, prefix: str = "", what: str =
         default = defaults[key]
         if isinstance(default, tuple):
             element = type(default[0]) if default else int  # lists hold what the default holds
+            accepted = (int, float) if element is float else element
             if not isinstance(value, (list, tuple)) or not all(
-                isinstance(v, element) and not isinstance(v, bool) for v in value
+                isinstance(v, accepted) and not isinstance(v, bool) for v in value
             ):
-                kind = "integers" if element is int else "strings" if element is str else element.__name__
+                kind = {int: "integers", float: "numbers", str: "strings"}.get(element, element.__name__)
                 raise ConfigError(f"{source}: {prefix}{key} must be a list of {kind}, not {value!r}")
             value = tuple(value)
         elif isinstance(default, bool):

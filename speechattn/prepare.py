@@ -50,7 +50,10 @@ def synth_audio_directory(recipe: Recipe, output: Path) -> Path:
     import json
     from dataclasses import asdict
 
+    from .synth import PLAN_VERSION
+
     settings = {k: v for k, v in asdict(recipe.synth).items() if k not in ("hours", "workers")}
+    settings["plan_version"] = PLAN_VERSION
     key = hashlib.sha256(json.dumps(settings, sort_keys=True).encode()).hexdigest()[:10]
     return output / f"audio-{key}"
 

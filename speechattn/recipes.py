@@ -68,7 +68,11 @@ def load_recipe(path: str | Path, overrides: dict | None = None) -> Recipe:
         values = raw.get(name) or {}
         if not isinstance(values, dict):
             raise ConfigError(f"{path}: section {name} must be a mapping of settings")
-        sections[name] = cls(**checked_fields(cls, values, str(path), f"{name}.", what="setting"))
+        try:
+            sections[name] = cls(**checked_fields(cls, values, str(path), f"{name}.", what="setting"))
+        except ConfigError as error:
+            message = str(error)
+            raise ConfigError(message if message.startswith(str(path)) else f"{path}: {message}") from None
     recipe = Recipe(name=path.stem, path=path, **sections)
     _check_data(recipe)
     return recipe
@@ -91,11 +95,5 @@ def _check_data(recipe: Recipe) -> None:
             raise ConfigError(f"{where}: data.{key} is a share of speakers, from 0 up to (not including) 1")
     if data.dev_speakers + data.test_speakers >= 1:
         raise ConfigError(f"{where}: data.dev_speakers + data.test_speakers leave no speaker for training")
-    synth = recipe.synth
-    for key in ("words_per_utterance", "rate_wpm", "pitch", "pitch_range"):
-        low_high = getattr(synth, key)
-        if len(low_high) != 2 or low_high[0] > low_high[1] or low_high[0] < 0:
-            raise ConfigError(f"{where}: synth.{key} must be [low, high] with 0 <= low <= high, not {list(low_high)}")
-    if synth.hours <= 0:
-        raise ConfigError(f"{where}: synth.hours must be positive")
+
 

@@ -17,7 +17,7 @@ from pathlib import Path
 
 import numpy as np
 
-from .audio import SAMPLE_RATE
+from .audio import SAMPLE_RATE, to_mono_16k
 from .errors import SpeechattnError
 from .phones import from_espeak
 
@@ -124,12 +124,12 @@ class Espeak:
             if echo and len(echo[0]) >= 3 and int(echo[0][2]) > MAX_ECHO_PERCENT:
                 continue
             variants.append(path.name)
-        return [f"{voice}+{variant}" for voice in US_ENGLISH_VOICES for variant in variants]
+        return [f"espeak:{voice}+{variant}" for voice in US_ENGLISH_VOICES for variant in variants]
 
     def synthesize(self, text: str, voice: str, rate_wpm: int = 175, pitch: int = 50, pitch_range: int = 50) -> Utterance:
         import soxr
 
-        if self.lib.espeak_SetVoiceByName(voice.encode()) != 0:
+        if self.lib.espeak_SetVoiceByName(voice.removeprefix("espeak:").encode()) != 0:
             raise SynthesisError(f"espeak-ng has no voice {voice!r}")
         for parameter, value in ((ESPEAK_RATE, rate_wpm), (ESPEAK_PITCH, pitch), (ESPEAK_RANGE, pitch_range)):
             self.lib.espeak_SetParameter(parameter, int(value), 0)
@@ -151,6 +151,139 @@ def espeak() -> Espeak:
     return Espeak()
 
 
+def _segment_intervals(ends: list[tuple[str, float]], duration: float, source: str) -> list[tuple[float, float, int]]:
+    """(phone, end time) pairs as festival and flite print them -> intervals, clipped to the audio."""
+    from .phones import from_festival
+
+    intervals, start = [], 0.0
+    for phone, end in ends:
+        end = min(end, duration)
+        if end > start:
+            intervals.append((start, end, from_festival(phone, source)))
+        start = max(start, end)
+    return intervals
+
+
+def _require(program: str, package: str) -> str:
+    import shutil
+
+    path = shutil.which(program)
+    if path is None:
+        raise SynthesisError(f"{program} is not installed: apt-get install {package}")
+    return path
+
+
+class Flite:
+    """CMU flite (Debian's `flite`): `-psdur` prints every segment with its end time."""
+
+    SKIPPED = {"awb_time", "kal"}  # a limited-domain clock voice; kal is kal16 at 8 kHz
+
+    def __init__(self) -> None:
+        import subprocess
+
+        self.program = _require("flite", "flite")
+        listing = subprocess.run([self.program, "-lv"], capture_output=True, text=True).stdout
+        self.names = [v for v in listing.split(":", 1)[-1].split() if v not in self.SKIPPED]
+
+    def voices(self) -> list[str]:
+        return [f"flite:{name}" for name in self.names]
+
+    def synthesize(self, text: str, voice: str, rate_wpm: int = 175, pitch: int = 50, pitch_range: int = 50) -> Utterance:
+        """Rate is varied through flite's duration_stretch; pitch stays each voice's own."""
+        import subprocess
+        import tempfile
+
+        import soundfile as sf
+
+        name = voice.split(":", 1)[1]
+        with tempfile.TemporaryDirectory() as workdir:
+            wav = Path(workdir) / "out.wav"
+            result = subprocess.run(
+                [self.program, "-voice", name, "--setf", f"duration_stretch={175 / rate_wpm:.3f}", "-psdur",
+                 "-t", text, "-o", str(wav)], capture_output=True, text=True)
+            if result.returncode != 0 or not wav.exists():
+                raise SynthesisError(f"flite {name} failed on {text[:40]!r}: {result.stderr.strip()[:200]}")
+            samples, rate = sf.read(wav, dtype="float32")
+        ends = [(token.rsplit(":", 1)[0], float(token.rsplit(":", 1)[1])) for token in result.stdout.split()]
+        audio = to_mono_16k(samples, rate, f"flite {name}")
+        return Utterance(audio, _segment_intervals(ends, len(samples) / rate, f"flite {name}"), text, voice)
+
+
+class Festival:
+    """The Festival Speech Synthesis System (Debian's `festival` and festvox voices), one long-running
+    `festival --pipe` per voice; `utt.save.segs` writes every segment's end time.  festival buffers its
+    output, so each request ends by renaming the segment file, and its appearance is the answer."""
+
+    VOICE_DIRECTORIES = ("/usr/share/festival/voices/english", "/usr/share/festival/voices/us")
+
+    def __init__(self) -> None:
+        self.program = _require("festival", "festival festvox-kallpc16k")
+        self.names = sorted(p.name for d in self.VOICE_DIRECTORIES if Path(d).is_dir() for p in Path(d).iterdir())
+        self.processes: dict = {}
+        import tempfile
+
+        self.workdir = Path(tempfile.mkdtemp(prefix="speechattn-festival-"))
+
+    def voices(self) -> list[str]:
+        return [f"festival:{name}" for name in self.names]
+
+    def _request(self, name: str, commands: str, answer: Path, timeout_s: float = 60.0) -> None:
+        import subprocess
+        import time
+
+        process = self.processes.get(name)
+        if process is None or process.poll() is not None:
+            process = subprocess.Popen([self.program, "--pipe"], stdin=subprocess.PIPE, text=True,
+                                       stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+            process.stdin.write(f"(voice_{name})\n")
+            self.processes[name] = process
+        answer.unlink(missing_ok=True)
+        process.stdin.write(f'{commands}\n(system "mv {answer}.tmp {answer}")\n')
+        process.stdin.flush()
+        deadline = time.monotonic() + timeout_s
+        while not answer.exists():
+            if process.poll() is not None or time.monotonic() > deadline:
+                process.kill()
+                self.processes.pop(name, None)
+                raise SynthesisError(f"festival ({name}) gave no answer")
+            time.sleep(0.002)
+
+    def synthesize(self, text: str, voice: str, rate_wpm: int = 175, pitch: int = 50, pitch_range: int = 50) -> Utterance:
+        """Rate is varied through Duration_Stretch (the HTS voice ignores it); pitch stays each voice's own."""
+        import soundfile as sf
+
+        name = voice.split(":", 1)[1]
+        wav, segs = self.workdir / "out.wav", self.workdir / "out.segs"
+        quoted = text.replace("\\", " ").replace('"', " ")
+        self._request(name, f"(Parameter.set 'Duration_Stretch {175 / rate_wpm:.3f})\n"
+                            f'(set! utt (SynthText "{quoted}"))\n(utt.save.wave utt "{wav}")\n'
+                            f'(utt.save.segs utt "{segs}.tmp")', segs)
+        samples, rate = sf.read(wav, dtype="float32")
+        lines = segs.read_text().split("#", 1)[-1].split("\n")
+        ends = [(parts[2], float(parts[0])) for parts in (line.split() for line in lines) if len(parts) >= 3]
+        audio = to_mono_16k(samples, rate, f"festival {name}")
+        return Utterance(audio, _segment_intervals(ends, len(samples) / rate, f"festival {name}"), text, voice)
+
+    def __del__(self) -> None:
+        for process in self.processes.values():
+            process.kill()
+
+
+ENGINES = {"espeak": espeak, "flite": Flite, "festival": Festival}
+
+
+@lru_cache(maxsize=None)
+def engine(name: str):
+    """The process's instance of engine `name` (espeak, flite or festival)."""
+    if name not in ENGINES:
+        raise SynthesisError(f"unknown synthesizer {name!r} (available: {', '.join(ENGINES)})")
+    return ENGINES[name]()
+
+
+def engine_of(voice: str) -> str:
+    return voice.split(":", 1)[0]
+
+
 
 def with_edge_silence(utterance: Utterance, lead_seconds: float, trail_seconds: float) -> Utterance:
     """Add digital silence before and after; phone times move with the audio (uncovered frames are silence)."""
@@ -164,7 +297,8 @@ def with_edge_silence(utterance: Utterance, lead_seconds: float, trail_seconds: 
 @dataclass(frozen=True)
 class SynthConfig:
     hours: float = 10.0  # corpus size; build time was measured at 366x real time per process
-    engines: tuple = ("espeak",)
+    engines: tuple = ("espeak", "flite", "festival")
+    engine_shares: tuple = (0.6, 0.25, 0.15)  # share of utterances per engine, in the order of engines
     words_per_utterance: tuple = (3, 14)  # uniform, inclusive
     frequent_word_share: float = 0.5  # share of words drawn by English frequency; the rest uniform from CMUdict
     comma_share: float = 0.12  # chance of a comma (a pause) after each word but the last
@@ -175,7 +309,25 @@ class SynthConfig:
     workers: int = 2
     seed: int = 0
 
+    def __post_init__(self) -> None:
+        from .errors import ConfigError
 
+        unknown = [name for name in self.engines if name not in ENGINES]
+        if not self.engines or unknown:
+            raise ConfigError(f"synth.engines: unknown synthesizer(s) {unknown} (available: {', '.join(ENGINES)})")
+        if len(self.engine_shares) != len(self.engines) or min(self.engine_shares) <= 0:
+            raise ConfigError("synth.engine_shares needs one positive share per entry of synth.engines")
+        for key in ("words_per_utterance", "rate_wpm", "pitch", "pitch_range", "edge_silence_seconds"):
+            low_high = getattr(self, key)
+            if len(low_high) != 2 or low_high[0] > low_high[1] or low_high[0] < 0:
+                raise ConfigError(f"synth.{key} must be [low, high] with 0 <= low <= high, not {list(low_high)}")
+        if self.hours <= 0:
+            raise ConfigError("synth.hours must be positive")
+        if self.rate_wpm[0] == 0:
+            raise ConfigError("synth.rate_wpm must be above 0")
+
+
+PLAN_VERSION = 2  # part of the corpus cache key: bump when plan() would make different jobs
 MEAN_SECONDS_PER_WORD = 0.40  # speech incl. comma pauses, measured on the default settings; sizes the plan
 # (the manifest reports the hours actually made)
 
@@ -216,7 +368,8 @@ def vocabulary() -> tuple[tuple[str, ...], np.ndarray, tuple[str, ...]]:
 
 def plan(config: SynthConfig) -> list[SynthJob]:
     """The corpus as a deterministic list of jobs: job n depends only on (seed, n)."""
-    voices = espeak().voices()
+    voices = {name: engine(name).voices() for name in config.engines}
+    shares = np.array(config.engine_shares, dtype=float) / sum(config.engine_shares)
     frequent, probabilities, everything = vocabulary()
     low, high = config.words_per_utterance
     expected_seconds = MEAN_SECONDS_PER_WORD * (low + high) / 2 + sum(config.edge_silence_seconds)
@@ -230,7 +383,8 @@ def plan(config: SynthConfig) -> list[SynthJob]:
                         for i, w in enumerate(chosen))
         text = text.capitalize() + rng.choice([".", ".", ".", "?", "!"])
         lead, trail = rng.uniform(*config.edge_silence_seconds, size=2)
-        jobs.append(SynthJob(number, text, voices[rng.integers(len(voices))],
+        choices = voices[config.engines[rng.choice(len(config.engines), p=shares)]]
+        jobs.append(SynthJob(number, text, choices[rng.integers(len(choices))],
                              int(rng.integers(*config.rate_wpm, endpoint=True)),
                              int(rng.integers(*config.pitch, endpoint=True)),
                              int(rng.integers(*config.pitch_range, endpoint=True)),
@@ -249,13 +403,14 @@ def _synthesize_job(job_and_directory: tuple[SynthJob, Path]) -> tuple[str, str 
     if sidecar.exists():
         return job.utterance_id, None
     try:
-        utterance = espeak().synthesize(job.text, job.voice, job.rate_wpm, job.pitch, job.pitch_range)
+        utterance = engine(engine_of(job.voice)).synthesize(job.text, job.voice, job.rate_wpm, job.pitch,
+                                                              job.pitch_range)
     except SpeechattnError as error:  # an unmapped phoneme symbol, or a synthesis failure: reported, not hidden
         return job.utterance_id, str(error)
     utterance = with_edge_silence(utterance, job.lead_seconds, job.trail_seconds)
     audio_path = directory / f"{job.utterance_id}.flac"
     sf.write(audio_path, utterance.audio, SAMPLE_RATE, subtype="PCM_16")
-    record = {"id": job.utterance_id, "text": job.text, "voice": job.voice, "engine": "espeak-ng",
+    record = {"id": job.utterance_id, "text": job.text, "voice": job.voice, "engine": engine_of(job.voice),
               "rate_wpm": job.rate_wpm, "pitch": job.pitch, "pitch_range": job.pitch_range,
               "intervals": [[round(s, 6), round(e, 6), p] for s, e, p in utterance.intervals]}
     temporary = sidecar.with_suffix(".tmp")
@@ -272,9 +427,6 @@ def build_corpus(config: SynthConfig, directory: Path, progress: bool = True) ->
 
     from tqdm import tqdm
 
-    unknown = set(config.engines) - {"espeak"}
-    if unknown:
-        raise SynthesisError(f"synth.engines: {', '.join(sorted(unknown))} not available yet (available: espeak)")
     directory.mkdir(parents=True, exist_ok=True)
     jobs = plan(config)
     failures: Counter = Counter()

@@ -57,6 +57,8 @@ def test_speaker_split_is_deterministic_by_seed():
     ("data:\n  corpus: wsj\n  root: {root}\n", "data.corpus must be one of synth, timit, textgrid, htk"),
     ("data: {corpus: synth}\nsynth: {rate_wpm: [250, 110]}\n", "synth.rate_wpm must be [low, high]"),
     ("data: {corpus: synth}\nsynth: {engines: [1]}\n", "synth.engines must be a list of strings"),
+    ("data: {corpus: synth}\nsynth: {engines: [espeak, mbrola]}\n", "unknown synthesizer(s) ['mbrola']"),
+    ("data: {corpus: synth}\nsynth: {engines: [espeak], engine_shares: [0.5, 0.5]}\n", "one positive share per"),
     ("data:\n  corpus: timit\n", "data.root is required"),
     ("data:\n  corpus: timit\n  root: {root}/nowhere\n", "data.root: no such directory"),
     ("data:\n  corpus: timit\n  root: {root}\n  dev_speakers: 0.6\n  test_speakers: 0.5\n", "leave no speaker"),

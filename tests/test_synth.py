@@ -7,7 +7,9 @@ import pytest
 
 from speechattn.labels import frame_labels
 from speechattn.phones import PHONE_TO_INDEX, PHONES, PhoneMappingError
-from speechattn.synth import SynthConfig, build_corpus, espeak, phone_intervals, plan
+import shutil
+
+from speechattn.synth import SynthConfig, build_corpus, engine, espeak, phone_intervals, plan
 
 P = PHONE_TO_INDEX
 
@@ -36,7 +38,7 @@ def test_espeak_timing_agrees_with_the_audio():
     engine = espeak()
     vowels = {P[v] for v in "AA AE AH AO AW AY EH ER EY IH IY OW OY UH UW".split()}
     silence_db, vowel_db = [], []
-    for voice in ("en-us+m3", "en-us-nyc+f2", "en-us+klatt4"):
+    for voice in ("espeak:en-us+m3", "espeak:en-us-nyc+f2", "espeak:en-us+klatt4"):
         utterance = engine.synthesize("Seven big dogs, then a pause. And the quiet end!", voice, rate_wpm=170)
         frames = len(utterance.audio) // 160
         labels = frame_labels(utterance.intervals, frames)
@@ -56,16 +58,48 @@ def test_common_words_use_only_mapped_symbols():
         assert len(utterance.intervals) > 60
 
 
+needs_flite_and_festival = pytest.mark.skipif(
+    not (shutil.which("flite") and shutil.which("festival")),
+    reason="flite/festival are not installed (.ci/run installs them: apt-get install flite festival festvox-*)",
+)
+
+
+@needs_flite_and_festival
+@pytest.mark.parametrize("name", ["flite", "festival"])
+def test_flite_and_festival_voices_say_cat_with_timing_that_fits_the_audio(name):
+    synthesizer = engine(name)
+    assert len(synthesizer.voices()) >= 3
+    vowels = {P[v] for v in "AA AE AH AO EH IH IY OW UW".split()}
+    for voice in synthesizer.voices():
+        cat = synthesizer.synthesize("cat", voice)
+        assert [PHONES[p] for _, _, p in cat.intervals if PHONES[p] != "sil"] == ["K", "AE", "T"], voice
+        utterance = synthesizer.synthesize("Seven big dogs, then a pause.", voice, rate_wpm=150)
+        frames = len(utterance.audio) // 160
+        labels = frame_labels(utterance.intervals, frames)
+        db = 10 * np.log10((utterance.audio[: frames * 160].reshape(frames, 160) ** 2).mean(1) + 1e-10)
+        assert np.median(db[np.isin(labels, list(vowels))]) - np.median(db[labels == P["sil"]]) > 25, voice
+
+
 def test_plan_is_deterministic_and_job_n_ignores_the_corpus_size():
-    small, large = plan(SynthConfig(hours=0.01, seed=3)), plan(SynthConfig(hours=0.03, seed=3))
+    small, large = plan(SynthConfig(hours=0.01, seed=3, engines=("espeak",), engine_shares=(1.0,))), \
+        plan(SynthConfig(hours=0.03, seed=3, engines=("espeak",), engine_shares=(1.0,)))
     assert small == large[: len(small)] and len(large) > len(small)
-    assert plan(SynthConfig(hours=0.01, seed=3)) == small
-    assert plan(SynthConfig(hours=0.01, seed=4))[0] != small[0]
+    assert plan(SynthConfig(hours=0.01, seed=3, engines=("espeak",), engine_shares=(1.0,))) == small
+    assert plan(SynthConfig(hours=0.01, seed=4, engines=("espeak",), engine_shares=(1.0,)))[0] != small[0]
     assert len({job.voice for job in large}) > 5
 
 
+@needs_flite_and_festival
+def test_plan_draws_engines_by_their_shares():
+    jobs = plan(SynthConfig(hours=0.5))
+    shares = {name: np.mean([job.voice.startswith(name + ":") for job in jobs]) for name in ("espeak", "flite", "festival")}
+    assert abs(shares["espeak"] - 0.6) < 0.05 and abs(shares["flite"] - 0.25) < 0.05
+    assert abs(shares["festival"] - 0.15) < 0.05
+
+
 def test_build_runs_in_parallel_and_reuses_finished_utterances(tmp_path):
-    config = SynthConfig(hours=0.01, workers=2, seed=5)
+    engines = ("espeak", "flite", "festival") if shutil.which("flite") and shutil.which("festival") else ("espeak",)
+    config = SynthConfig(hours=0.01, workers=2, seed=5, engines=engines, engine_shares=(1.0,) * len(engines))
     records, failures = build_corpus(config, tmp_path, progress=False)
     assert not failures and len(records) == len(plan(config))
     first = {p.name: p.stat().st_mtime_ns for p in tmp_path.iterdir()}
