@@ -19,6 +19,8 @@ from .audio import SAMPLE_RATE
 from .errors import SpeechattnError
 from .phones import IGNORE, PHONES, from_arpabet, from_festival, from_timit
 
+_ALIGNER = None  # per worker process: see _align_speechocean_item
+
 IGNORED_SYMBOL = "<ignore>"
 AUDIO_SUFFIXES = (".wav", ".flac", ".ogg", ".mp3", ".sph")
 SYMBOL_MAPPINGS: dict[str, Callable[[str, str], int]] = {
@@ -181,3 +183,100 @@ def supervision_frame_labels(supervision, num_frames: int):
     intervals = [(item.start - supervision.start, item.end - supervision.start, phone_index(item.symbol))
                  for item in supervision.alignment["phone"]]
     return frame_labels(intervals, num_frames)
+
+
+def _read_keyed(path: Path) -> dict[str, str]:
+    """Kaldi-style 'key value...' lines -> {key: value}."""
+    entries = {}
+    for line in path.read_text().splitlines():
+        key, _, value = line.strip().partition(" ") if "\t" not in line else line.strip().partition("\t")
+        if key:
+            entries[key] = value.strip()
+    return entries
+
+
+def _align_speechocean_item(item):
+    """Worker: (utterance id, audio path, pronunciations) -> (id, intervals or None)."""
+    from .align import PhoneAligner
+    from .audio import load_audio
+
+    global _ALIGNER
+    if _ALIGNER is None:
+        _ALIGNER = PhoneAligner()
+    utterance, audio_path, pronunciations = item
+    return utterance, _ALIGNER.align(load_audio(audio_path), pronunciations)
+
+
+def read_speechocean762(root: str | Path, cache: Path | None = None, workers: int = 2, progress: bool = True):
+    """speechocean762 (Kaldi-style files: text, utt2spk, text-phone, lexicon.txt; audio/<utt>.wav|.opus),
+    force-aligned to phones with pocketsphinx.  Each word's pronunciation is its canonical phones from
+    text-phone (else the lexicon's first).  Alignments are cached in `cache` (JSON lines) so a rerun
+    aligns nothing twice; utterances that do not align are counted and left out."""
+    import json
+    import multiprocessing
+
+    from tqdm import tqdm
+
+    root = Path(root)
+    for name in ("text", "utt2spk"):
+        if not (root / name).exists():
+            raise CorpusError(f"{root}: no '{name}' file; is this a speechocean762 directory?")
+    texts, speakers = _read_keyed(root / "text"), _read_keyed(root / "utt2spk")
+    canonical: dict[str, dict[int, list[str]]] = {}
+    if (root / "text-phone").exists():
+        for key, phones in _read_keyed(root / "text-phone").items():
+            utterance, _, position = key.rpartition(".")
+            canonical.setdefault(utterance, {})[int(position)] = [p.split("_")[0] for p in phones.split()]
+    lexicon: dict[str, list[str]] = {}
+    if (root / "lexicon.txt").exists():
+        for line in (root / "lexicon.txt").read_text().splitlines():
+            word, *phones = line.split()
+            lexicon.setdefault(word, phones)
+    audio_files = {p.stem: p for p in (root / "audio").rglob("*") if p.suffix.lower() in AUDIO_SUFFIXES + (".opus",)}
+
+    items = []
+    for utterance, text in sorted(texts.items()):
+        if utterance not in audio_files:
+            raise CorpusError(f"{root}: no audio for utterance {utterance}")
+        words = text.split()
+        pronunciations = []
+        for position, word in enumerate(words):
+            phones = canonical.get(utterance, {}).get(position) or lexicon.get(word)
+            if not phones:
+                raise CorpusError(f"{root}: no pronunciation for {word!r} in utterance {utterance}")
+            for phone in phones:
+                from_arpabet(phone, f"{root}/text-phone {utterance}.{position}")
+            pronunciations.append(phones)
+        items.append((utterance, str(audio_files[utterance]), pronunciations))
+
+    done: dict[str, list | None] = {}
+    if cache and cache.exists():
+        for line in cache.read_text().splitlines():
+            record = json.loads(line)
+            done[record["id"]] = record["intervals"]
+    todo = [item for item in items if item[0] not in done]
+    if todo:
+        if cache:
+            cache.parent.mkdir(parents=True, exist_ok=True)
+        context = multiprocessing.get_context("spawn")
+        with context.Pool(max(1, workers)) as pool, (open(cache, "a") if cache else open("/dev/null", "w")) as log:
+            results = pool.imap_unordered(_align_speechocean_item, todo, chunksize=8)
+            for utterance, intervals in tqdm(results, total=len(todo), desc="aligning", unit="utt",
+                                             disable=not progress):
+                done[utterance] = intervals
+                log.write(json.dumps({"id": utterance, "intervals": intervals}) + "\n")
+
+    recordings, supervisions, failed = [], [], []
+    for utterance, audio_path, _ in items:
+        intervals = done.get(utterance)
+        if not intervals:
+            failed.append(utterance)
+            continue
+        recording = _recording(Path(audio_path), utterance)
+        recordings.append(recording)
+        supervisions.append(_supervision(recording, [tuple(i) for i in intervals], speakers.get(utterance, "?"),
+                                         texts[utterance], custom={"labels": "pocketsphinx forced alignment"}))
+    if failed:
+        print(f"{len(failed)} of {len(items)} utterances did not align and are left out: {', '.join(failed[:10])}"
+              + (" ..." if len(failed) > 10 else ""))
+    return _manifests(recordings, supervisions, root)

@@ -59,12 +59,14 @@ def synth_audio_directory(recipe: Recipe, output: Path) -> Path:
 
 
 def read_corpus(recipe: Recipe, output: Path, progress: bool = True):
-    from .corpora import read_htk_lab, read_textgrid_corpus, read_timit
+    from .corpora import read_htk_lab, read_speechocean762, read_textgrid_corpus, read_timit
     from .synth import read_synth_corpus
 
     data = recipe.data
     if data.corpus == "synth":
         return read_synth_corpus(recipe.synth, synth_audio_directory(recipe, output), progress)
+    if data.corpus == "speechocean762":
+        return read_speechocean762(data.root, output / "alignments.jsonl", recipe.synth.workers, progress)
     if data.corpus == "timit":
         return read_timit(data.root)
     if data.corpus == "textgrid":

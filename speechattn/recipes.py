@@ -13,7 +13,7 @@ from .config import checked_fields
 from .errors import ConfigError
 from .synth import SynthConfig
 
-CORPORA = ("synth", "timit", "textgrid", "htk")
+CORPORA = ("synth", "speechocean762", "timit", "textgrid", "htk")
 
 
 @dataclass(frozen=True)

@@ -1,0 +1,71 @@
+"""Forced alignment with pocketsphinx, and the speechocean762 recipe built on it."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from speechattn.align import PhoneAligner
+from speechattn.labels import frame_labels
+from speechattn.phones import PHONE_TO_INDEX, PHONES
+from speechattn.synth import engine
+
+SHARED = Path(__file__).resolve().parents[2] / "shared" / "data" / "speechocean762-train"
+needs_speechocean = pytest.mark.skipif(not SHARED.exists(), reason=f"{SHARED} is not here (CI has it beside the repo)")
+needs_flite = pytest.mark.skipif(not shutil.which("flite"), reason="flite is not installed (.ci/run installs it)")
+
+
+@needs_flite
+def test_alignment_of_synthetic_speech_matches_the_known_timing():
+    """flite knows its exact phone times; pocketsphinx, given the phones, must find them (measured: 89 %)."""
+    utterance = engine("flite").synthesize("Seven big dogs ran over the hill.", "flite:slt")
+    frames = len(utterance.audio) // 160
+    truth = frame_labels(utterance.intervals, frames)
+    phones = [PHONES[p] for _, _, p in utterance.intervals if PHONES[p] != "sil"]
+    aligned = PhoneAligner().align(utterance.audio, [phones])
+    assert aligned is not None
+    assert [PHONES[p] for _, _, p in aligned if PHONES[p] != "sil"] == phones
+    assert np.mean(frame_labels(aligned, frames) == truth) > 0.75
+
+
+def test_audio_that_does_not_fit_the_text_is_reported_not_forced():
+    noise = np.random.default_rng(0).normal(0, 0.3, 1600).astype(np.float32)  # 0.1 s cannot hold 30 phones
+    assert PhoneAligner().align(noise, [["S", "EH", "V", "AH", "N"]] * 6) is None
+
+
+@pytest.fixture()
+def speechocean(tmp_path):
+    """Four utterances of the shared speechocean762 copy, with their Kaldi-style files."""
+    chosen = ["000010011", "000010035", "000010053"]
+    root = tmp_path / "so762"
+    (root / "audio").mkdir(parents=True)
+    for name in ("text", "utt2spk", "text-phone"):
+        lines = [l for l in (SHARED / name).read_text().splitlines() if l.split()[0].split(".")[0] in chosen]
+        (root / name).write_text("\n".join(lines) + "\n")
+    shutil.copy(SHARED / "lexicon.txt", root / "lexicon.txt")
+    for utterance in chosen:
+        shutil.copy(SHARED / "audio" / f"{utterance}.opus", root / "audio")
+    return root
+
+
+@needs_speechocean
+def test_speechocean762_aligns_with_canonical_phones_and_caches(speechocean, tmp_path):
+    from speechattn.corpora import read_speechocean762, supervision_frame_labels
+
+    cache = tmp_path / "alignments.jsonl"
+    recordings, supervisions = read_speechocean762(speechocean, cache, workers=1, progress=False)
+    assert len(supervisions) == 3 and cache.read_text().count("\n") == 3
+    first = [s for s in supervisions if s.id == "000010011"][0]
+    assert first.text == "WE CALL IT BEAR" and first.speaker == "0001"
+    labels = supervision_frame_labels(first, int(first.duration * 100))
+    spoken = [PHONES[p] for p in labels[np.r_[True, labels[1:] != labels[:-1]]] if PHONES[p] != "sil"]
+    assert spoken == ["W", "IY", "K", "AO", "L", "IH", "T", "B", "EH", "R"]  # text-phone's canonical phones
+    assert labels[0] == PHONE_TO_INDEX["sil"]
+    # a rerun aligns nothing (every alignment made is appended to the cache) and gives the same labels
+    before = cache.read_bytes()
+    _, again = read_speechocean762(speechocean, cache, workers=1, progress=False)
+    assert cache.read_bytes() == before
+    assert [s.alignment["phone"] for s in again] == [s.alignment["phone"] for s in supervisions]
