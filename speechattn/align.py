@@ -47,13 +47,27 @@ class PhoneAligner:
                 return result
         return None
 
-    def _align_once(self, decoder, pcm: bytes, pronunciations: list[list[str]]):
+    def in_dictionary(self, word: str) -> bool:
+        """Is `word` in pocketsphinx's bundled dictionary (CMUdict, lower case)?"""
+        return self._decoder(False).lookup_word(word) is not None
+
+    def align_words(self, audio: np.ndarray, words: list[str]) -> list[tuple[float, float, int]] | None:
+        """Like `align`, with the words' pronunciations (and alternates) from pocketsphinx's dictionary."""
+        pcm = (np.clip(audio, -1.0, 1.0) * 32767).astype(np.int16).tobytes()
+        for wide in (False, True):
+            result = self._align_once(self._decoder(wide), pcm, None, words)
+            if result is not None:
+                return result
+        return None
+
+    def _align_once(self, decoder, pcm: bytes, pronunciations: list[list[str]] | None, words: list[str] | None = None):
         self._calls += 1
-        words = []
-        for position, phones in enumerate(pronunciations):
-            token = f"speechattn_{self._calls}_{position}"
-            decoder.add_word(token, " ".join(p.rstrip("012").upper() for p in phones), True)
-            words.append(token)
+        if pronunciations is not None:
+            words = []
+            for position, phones in enumerate(pronunciations):
+                token = f"speechattn_{self._calls}_{position}"
+                decoder.add_word(token, " ".join(p.rstrip("012").upper() for p in phones), True)
+                words.append(token)
         try:
             decoder.set_align_text(" ".join(words))
             decoder.start_utt()

@@ -19,7 +19,7 @@ from .audio import SAMPLE_RATE
 from .errors import SpeechattnError
 from .phones import IGNORE, PHONES, from_arpabet, from_festival, from_timit
 
-_ALIGNER = None  # per worker process: see _align_speechocean_item
+_ALIGNER = None  # per worker process: see _align_item
 
 IGNORED_SYMBOL = "<ignore>"
 AUDIO_SUFFIXES = (".wav", ".flac", ".ogg", ".mp3", ".sph")
@@ -195,16 +195,64 @@ def _read_keyed(path: Path) -> dict[str, str]:
     return entries
 
 
-def _align_speechocean_item(item):
-    """Worker: (utterance id, audio path, pronunciations) -> (id, intervals or None)."""
+def _align_item(item):
+    """Worker: (id, audio path, pronunciations or None, words or None) -> (id, intervals or None)."""
     from .align import PhoneAligner
     from .audio import load_audio
 
     global _ALIGNER
     if _ALIGNER is None:
         _ALIGNER = PhoneAligner()
-    utterance, audio_path, pronunciations = item
-    return utterance, _ALIGNER.align(load_audio(audio_path), pronunciations)
+    utterance, audio_path, pronunciations, words = item
+    audio = load_audio(audio_path)
+    if pronunciations is not None:
+        return utterance, _ALIGNER.align(audio, pronunciations)
+    return utterance, _ALIGNER.align_words(audio, words)
+
+
+def _aligned(items: list[tuple], cache: Path | None, workers: int, progress: bool) -> dict[str, list | None]:
+    """Force-align items (see _align_item) over `workers` processes; alignments already in the `cache`
+    file (JSON lines) are reused, new ones appended."""
+    import json
+    import multiprocessing
+
+    from tqdm import tqdm
+
+    done: dict[str, list | None] = {}
+    if cache and cache.exists():
+        for line in cache.read_text().splitlines():
+            record = json.loads(line)
+            done[record["id"]] = record["intervals"]
+    todo = [item for item in items if item[0] not in done]
+    if todo:
+        if cache:
+            cache.parent.mkdir(parents=True, exist_ok=True)
+        context = multiprocessing.get_context("spawn")
+        with context.Pool(max(1, workers)) as pool, (open(cache, "a") if cache else open("/dev/null", "w")) as log:
+            results = pool.imap_unordered(_align_item, todo, chunksize=8)
+            for utterance, intervals in tqdm(results, total=len(todo), desc="aligning", unit="utt",
+                                             disable=not progress):
+                done[utterance] = intervals
+                log.write(json.dumps({"id": utterance, "intervals": intervals}) + "\n")
+    return done
+
+
+def _aligned_manifests(items: list[tuple], done: dict, speakers: dict[str, str], texts: dict[str, str],
+                       root: Path, labels: str):
+    recordings, supervisions, failed = [], [], []
+    for utterance, audio_path, *_ in items:
+        intervals = done.get(utterance)
+        if not intervals:
+            failed.append(utterance)
+            continue
+        recording = _recording(Path(audio_path), utterance)
+        recordings.append(recording)
+        supervisions.append(_supervision(recording, [tuple(i) for i in intervals], speakers.get(utterance, "?"),
+                                         texts[utterance], custom={"labels": labels}))
+    if failed:
+        print(f"{len(failed)} of {len(items)} utterances did not align and are left out: {', '.join(failed[:10])}"
+              + (" ..." if len(failed) > 10 else ""))
+    return _manifests(recordings, supervisions, root)
 
 
 def read_speechocean762(root: str | Path, cache: Path | None = None, workers: int = 2, progress: bool = True):
@@ -212,11 +260,6 @@ def read_speechocean762(root: str | Path, cache: Path | None = None, workers: in
     force-aligned to phones with pocketsphinx.  Each word's pronunciation is its canonical phones from
     text-phone (else the lexicon's first).  Alignments are cached in `cache` (JSON lines) so a rerun
     aligns nothing twice; utterances that do not align are counted and left out."""
-    import json
-    import multiprocessing
-
-    from tqdm import tqdm
-
     root = Path(root)
     for name in ("text", "utt2spk"):
         if not (root / name).exists():
@@ -247,36 +290,56 @@ def read_speechocean762(root: str | Path, cache: Path | None = None, workers: in
             for phone in phones:
                 from_arpabet(phone, f"{root}/text-phone {utterance}.{position}")
             pronunciations.append(phones)
-        items.append((utterance, str(audio_files[utterance]), pronunciations))
+        items.append((utterance, str(audio_files[utterance]), pronunciations, None))
 
-    done: dict[str, list | None] = {}
-    if cache and cache.exists():
-        for line in cache.read_text().splitlines():
-            record = json.loads(line)
-            done[record["id"]] = record["intervals"]
-    todo = [item for item in items if item[0] not in done]
-    if todo:
-        if cache:
-            cache.parent.mkdir(parents=True, exist_ok=True)
-        context = multiprocessing.get_context("spawn")
-        with context.Pool(max(1, workers)) as pool, (open(cache, "a") if cache else open("/dev/null", "w")) as log:
-            results = pool.imap_unordered(_align_speechocean_item, todo, chunksize=8)
-            for utterance, intervals in tqdm(results, total=len(todo), desc="aligning", unit="utt",
-                                             disable=not progress):
-                done[utterance] = intervals
-                log.write(json.dumps({"id": utterance, "intervals": intervals}) + "\n")
+    done = _aligned(items, cache, workers, progress)
+    return _aligned_manifests(items, done, speakers, texts, root, "pocketsphinx forced alignment")
 
-    recordings, supervisions, failed = [], [], []
-    for utterance, audio_path, _ in items:
-        intervals = done.get(utterance)
-        if not intervals:
-            failed.append(utterance)
+
+ASTERISK_SOUNDS = "/usr/share/asterisk/sounds/en_US_f_Allison"
+ASTERISK_TRANSCRIPTS = "/usr/share/doc/asterisk-core-sounds-en/core-sounds-en.txt.gz"
+
+
+def read_asterisk_prompts(root: str | Path = ASTERISK_SOUNDS, transcripts: str | Path = ASTERISK_TRANSCRIPTS,
+                          cache: Path | None = None, workers: int = 2, progress: bool = True):
+    """Debian's asterisk-core-sounds-en prompts (real recorded speech, one speaker, 8 kHz, upsampled on
+    reading), force-aligned with pocketsphinx's own dictionary.  Prompts that are tones ("[beep]") or
+    hold a word outside the dictionary are left out and counted."""
+    import gzip
+
+    from .align import PhoneAligner
+    from .textnorm import spoken_words
+
+    root, transcripts = Path(root), Path(transcripts)
+    if not transcripts.exists():
+        raise CorpusError(f"{transcripts}: no transcripts (apt-get install asterisk-core-sounds-en-wav)")
+    opener = gzip.open if transcripts.suffix == ".gz" else open
+    with opener(transcripts, "rt", errors="replace") as handle:
+        entries = [line.split(":", 1) for line in handle if ":" in line and not line.startswith(";")]
+    dictionary = PhoneAligner()
+    items, texts, tones, missing_audio, out_of_vocabulary = [], {}, 0, 0, {}
+    for name, text in entries:
+        name, text = name.strip(), text.strip()
+        if text.startswith("[") or not text:
+            tones += 1
             continue
-        recording = _recording(Path(audio_path), utterance)
-        recordings.append(recording)
-        supervisions.append(_supervision(recording, [tuple(i) for i in intervals], speakers.get(utterance, "?"),
-                                         texts[utterance], custom={"labels": "pocketsphinx forced alignment"}))
-    if failed:
-        print(f"{len(failed)} of {len(items)} utterances did not align and are left out: {', '.join(failed[:10])}"
-              + (" ..." if len(failed) > 10 else ""))
-    return _manifests(recordings, supervisions, root)
+        audio = root / f"{name}.wav"
+        if not audio.exists():
+            missing_audio += 1
+            continue
+        words = spoken_words(text)
+        unknown = [w for w in words if not dictionary.in_dictionary(w)]
+        if unknown or not words:
+            for word in unknown:
+                out_of_vocabulary[word] = out_of_vocabulary.get(word, 0) + 1
+            continue
+        utterance = name.replace("/", "_")
+        items.append((utterance, str(audio), None, words))
+        texts[utterance] = text
+    print(f"asterisk prompts: {len(entries)} transcripts; {tones} are tones, {missing_audio} without audio, "
+          f"{len(entries) - tones - missing_audio - len(items)} hold words outside the dictionary "
+          f"({', '.join(sorted(out_of_vocabulary)[:12])}{' ...' if len(out_of_vocabulary) > 12 else ''}); "
+          f"aligning {len(items)}")
+    done = _aligned(items, cache, workers, progress)
+    speakers = {utterance: "allison" for utterance, *_ in items}
+    return _aligned_manifests(items, done, speakers, texts, root, "pocketsphinx forced alignment")

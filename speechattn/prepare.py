@@ -59,7 +59,8 @@ def synth_audio_directory(recipe: Recipe, output: Path) -> Path:
 
 
 def read_corpus(recipe: Recipe, output: Path, progress: bool = True):
-    from .corpora import read_htk_lab, read_speechocean762, read_textgrid_corpus, read_timit
+    from .corpora import (ASTERISK_SOUNDS, ASTERISK_TRANSCRIPTS, read_asterisk_prompts, read_htk_lab,
+                          read_speechocean762, read_textgrid_corpus, read_timit)
     from .synth import read_synth_corpus
 
     data = recipe.data
@@ -67,6 +68,9 @@ def read_corpus(recipe: Recipe, output: Path, progress: bool = True):
         return read_synth_corpus(recipe.synth, synth_audio_directory(recipe, output), progress)
     if data.corpus == "speechocean762":
         return read_speechocean762(data.root, output / "alignments.jsonl", recipe.synth.workers, progress)
+    if data.corpus == "asterisk":
+        return read_asterisk_prompts(data.root or ASTERISK_SOUNDS, data.transcripts or ASTERISK_TRANSCRIPTS,
+                                     output / "alignments.jsonl", recipe.synth.workers, progress)
     if data.corpus == "timit":
         return read_timit(data.root)
     if data.corpus == "textgrid":
@@ -80,7 +84,10 @@ def prepare(recipe: Recipe, output: Path | None = None, progress: bool = True) -
     recordings, supervisions = read_corpus(recipe, output, progress)
     speakers = [s.speaker for s in supervisions]
     fixed_test = {s.speaker for s in supervisions if (s.custom or {}).get("corpus_split") == "test"}
-    assignment = split_speakers(speakers, data.dev_speakers, data.test_speakers, data.seed, fixed_test)
+    if data.only_split:
+        assignment = {speaker: data.only_split for speaker in speakers}
+    else:
+        assignment = split_speakers(speakers, data.dev_speakers, data.test_speakers, data.seed, fixed_test)
     output.mkdir(parents=True, exist_ok=True)
     summaries = []
     for split in SPLITS:

@@ -13,7 +13,7 @@ from .config import checked_fields
 from .errors import ConfigError
 from .synth import SynthConfig
 
-CORPORA = ("synth", "speechocean762", "timit", "textgrid", "htk")
+CORPORA = ("synth", "speechocean762", "asterisk", "timit", "textgrid", "htk")
 
 
 @dataclass(frozen=True)
@@ -26,6 +26,8 @@ class DataConfig:
     output: str | None = None  # manifest directory (default: data/<recipe name>)
     dev_speakers: float = 0.1  # share of speakers held out for dev
     test_speakers: float = 0.1  # share held out for test (TIMIT: its own TEST part instead)
+    only_split: str | None = None  # put every utterance in this split (a dev-only set such as the asterisk prompts)
+    transcripts: str | None = None  # asterisk: the prompts' transcript file
     seed: int = 0  # speaker split
 
 
@@ -84,10 +86,12 @@ def _check_data(recipe: Recipe) -> None:
         raise ConfigError(f"{where}: data.corpus must be one of {', '.join(CORPORA)}, not {data.corpus!r}")
     for key in ("root", "textgrid_root"):
         value = getattr(data, key)
-        if key == "root" and not value and data.corpus != "synth":
+        if key == "root" and not value and data.corpus not in ("synth", "asterisk"):
             raise ConfigError(f"{where}: data.root is required: the {data.corpus} corpus directory")
         if value and not Path(value).is_dir():
             raise ConfigError(f"{where}: data.{key}: no such directory: {value}")
+    if data.only_split not in (None, "train", "dev", "test"):
+        raise ConfigError(f"{where}: data.only_split must be train, dev or test, not {data.only_split!r}")
     if data.symbols not in ("arpabet", "timit", "festival"):
         raise ConfigError(f"{where}: data.symbols must be arpabet, timit or festival, not {data.symbols!r}")
     for key in ("dev_speakers", "test_speakers"):

@@ -69,3 +69,31 @@ def test_speechocean762_aligns_with_canonical_phones_and_caches(speechocean, tmp
     _, again = read_speechocean762(speechocean, cache, workers=1, progress=False)
     assert cache.read_bytes() == before
     assert [s.alignment["phone"] for s in again] == [s.alignment["phone"] for s in supervisions]
+
+
+ASTERISK = Path("/usr/share/asterisk/sounds/en_US_f_Allison")
+
+
+@pytest.mark.skipif(not ASTERISK.exists(), reason="asterisk-core-sounds-en-wav is not installed (.ci/run installs it)")
+def test_asterisk_prompts_align_and_out_of_vocabulary_prompts_are_left_out(tmp_path, capsys):
+    from speechattn.corpora import read_asterisk_prompts
+
+    transcripts = tmp_path / "prompts.txt"
+    transcripts.write_text("; a comment\nvm-goodbye: Goodbye!\nauth-thankyou: Thank you.\n"
+                           "beep: [this is a simple beep tone]\nagent-pass: Zorblax qwxyz.\n")
+    recordings, supervisions = read_asterisk_prompts(ASTERISK, transcripts, tmp_path / "a.jsonl", workers=1,
+                                                     progress=False)
+    printed = capsys.readouterr().out
+    assert "1 are tones" in printed and "1 hold words outside the dictionary (qwxyz, zorblax)" in printed
+    assert {s.id for s in supervisions} == {"vm-goodbye", "auth-thankyou"}
+    assert recordings["vm-goodbye"].sampling_rate == 8000  # read as 16 kHz by the data path
+    thanks = [s for s in supervisions if s.id == "auth-thankyou"][0]
+    assert [i.symbol for i in thanks.alignment["phone"] if i.symbol != "sil"] == ["TH", "AE", "NG", "K", "Y", "UW"]
+
+
+def test_prompt_text_becomes_spoken_words():
+    from speechattn.textnorm import spoken_words
+
+    assert spoken_words("Press * then #, or dial 162.") == ["press", "star", "then", "pound", "or", "dial", "one",
+                                                             "hundred", "sixty", "two"]
+    assert spoken_words("Waldo's 'premier' provider") == ["waldo's", "premier", "provider"]
