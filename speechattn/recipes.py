@@ -10,6 +10,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from .config import checked_fields
+from .augment import AugmentConfig
 from .errors import ConfigError
 from .synth import SynthConfig
 
@@ -37,9 +38,10 @@ class Recipe:
     path: Path
     data: DataConfig
     synth: SynthConfig
+    augment: AugmentConfig
 
 
-SECTIONS = {"data": DataConfig, "synth": SynthConfig}
+SECTIONS = {"data": DataConfig, "synth": SynthConfig, "augment": AugmentConfig}
 
 
 def _merge(base: dict, overrides: dict) -> dict:

@@ -53,6 +53,8 @@ def test_speaker_split_is_deterministic_by_seed():
     ("model: {}\n", "unknown section(s): model"),
     ("data: {corpus: synth}\nsynth: {hours: 0}\n", "synth.hours must be positive"),
     ("data: {corpus: synth, only_split: holdout}\n", "data.only_split must be train, dev or test"),
+    ("data: {corpus: synth}\naugment: {noise_probability: 1.5}\n", "augment.noise_probability is a probability"),
+    ("data: {corpus: synth}\naugment: {snr_db: [30, 0]}\n", "augment.snr_db must be [low, high]"),
     ("data:\n  corpus: timit\n  root: {root}\n  dev_speaker: 0.1\n", "unknown setting(s): data.dev_speaker"),
     ("data:\n  corpus: timit\n  root: {root}\n  seed: first\n", "data.seed must be an integer"),
     ("data:\n  corpus: wsj\n  root: {root}\n", "data.corpus must be one of synth, speechocean762, asterisk, timit, textgrid, htk"),
