@@ -107,6 +107,41 @@ def cmd_data_stats(args) -> int:
     return 0
 
 
+def cmd_show_item(args) -> int:
+    import numpy as np
+    import soundfile as sf
+
+    from .augment import AugmentConfig
+    from .dataset import FrameLabelDataset, cuts_from_manifests
+    from .plots import plot_labelled_audio
+
+    supervisions = Path(args.supervisions)
+    recordings = supervisions.with_name(supervisions.name.replace("_supervisions_", "_recordings_"))
+    if "_supervisions_" not in supervisions.name or not recordings.exists():
+        raise SpeechattnError(f"{supervisions}: expected a *_supervisions_* manifest with its *_recordings_* beside it")
+    cuts = cuts_from_manifests(recordings, supervisions)
+    matches = [cut for cut in cuts if cut.supervisions[0].id == args.id]
+    if not matches:
+        raise SpeechattnError(f"{supervisions}: no item {args.id!r} (first ids: {', '.join(c.supervisions[0].id for c in list(cuts)[:3])})")
+    dataset = FrameLabelDataset(matches, augment=AugmentConfig() if args.augment else None, crop_seconds=None,
+                                seed=args.seed)
+    audio, labels = dataset.load(matches[0], np.random.default_rng([args.seed, 0, 0]) if args.augment else None)
+    supervision = matches[0].supervisions[0]
+    print(f"{args.id}: {len(audio) / 16000:.2f} s, speaker {supervision.speaker}, text: {supervision.text}")
+    from .labels import label_intervals
+    from .phones import PHONES
+
+    print(" ".join(PHONES[p] if p >= 0 else "·" for _, _, p in label_intervals(labels)))
+    title = f"{args.id} ({supervision.speaker}){' augmented' if args.augment else ''}: {supervision.text or ''}"
+    if args.plot:
+        plot_labelled_audio(audio, labels, args.plot, title[:120])
+        print(f"wrote {args.plot}")
+    if args.wav:
+        sf.write(args.wav, audio, 16000)
+        print(f"wrote {args.wav}")
+    return 0
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="speechattn",
@@ -142,6 +177,18 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("manifest", type=Path, help="a *_supervisions_*.jsonl.gz file")
     p.add_argument("--plot", type=Path, metavar="PNG", help="write a bar chart of the phone distribution")
     p.set_defaults(func=cmd_data_stats)
+
+    p = commands.add_parser("show-item", help="print, plot and write out one item of a manifest with its labels",
+                            description="Show one utterance of a manifest as training sees it: its phone labels, "
+                            "a PNG of waveform, spectrogram and label segments, and a WAV to listen to; with "
+                            "--augment, after the training augmentation.")
+    p.add_argument("supervisions", type=Path, help="a *_supervisions_*.jsonl.gz file from `speechattn prepare`")
+    p.add_argument("id", help="the utterance id")
+    p.add_argument("--plot", type=Path, metavar="PNG", help="write the picture here")
+    p.add_argument("--wav", type=Path, help="write the (augmented) audio here")
+    p.add_argument("--augment", action="store_true", help="apply the default training augmentation")
+    p.add_argument("--seed", type=int, default=0, help="augmentation seed (default 0)")
+    p.set_defaults(func=cmd_show_item)
 
     p = commands.add_parser("export", help="export a checkpoint to one streaming ONNX file",
                             description="Export CKPT to a single ONNX file (frontend, encoder and state all inside; "

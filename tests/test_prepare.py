@@ -101,3 +101,18 @@ def test_data_stats_refuses_a_recordings_manifest(tmp_path, timit):
     out = tmp_path / "manifests"
     main(["prepare", "recipes/timit.yaml", "--set", f"data.root={timit}", "--out", str(out)])
     assert main(["data-stats", str(out / "timit_recordings_test.jsonl.gz")]) == 2
+
+
+def test_show_item_prints_plots_and_writes_the_labelled_audio(tmp_path, timit, capsys):
+    import soundfile as sf
+
+    out = tmp_path / "manifests"
+    main(["prepare", "recipes/timit.yaml", "--set", f"data.root={timit}", "--out", str(out)])
+    capsys.readouterr()
+    manifest = out / "timit_supervisions_test.jsonl.gz"
+    plot, wav = tmp_path / "item.png", tmp_path / "item.wav"
+    assert main(["show-item", str(manifest), "test_ftst0_si1", "--plot", str(plot), "--wav", str(wav)]) == 0
+    printed = capsys.readouterr().out
+    assert "sil SH IH HH sil AH sil" in printed  # the .PHN phones, folded, in order
+    assert plot.read_bytes()[:4] == b"\x89PNG" and sf.info(wav).frames == 8000
+    assert main(["show-item", str(manifest), "nope"]) == 2
