@@ -119,3 +119,19 @@ def test_prepare_synth_splits_by_voice(tmp_path, capsys):
     assert voices["train"] and voices["dev"] and voices["test"]
     assert not (voices["train"] & voices["dev"]) and not (voices["train"] & voices["test"])
     assert not (voices["dev"] & voices["test"])
+
+
+def test_espeak_table_covers_what_espeak_says_for_a_broad_word_sample():
+    """1,000 random CMUdict words and the 200 commonest English words, both US voices: every phoneme
+    event espeak-ng emits is in ESPEAK_TO_PHONES (synthesize() raises on any that is not)."""
+    import wordfreq
+
+    from speechattn.synth import vocabulary
+
+    everything = vocabulary()[2]
+    words = [everything[i] for i in np.random.default_rng(11).choice(len(everything), 1000, replace=False)]
+    words += wordfreq.top_n_list("en", 200)
+    for voice in ("espeak:en-us", "espeak:en-us-nyc"):
+        for start in range(0, len(words), 100):
+            utterance = espeak().synthesize(" ".join(words[start : start + 100]) + ".", voice, rate_wpm=300)
+            assert utterance.intervals
