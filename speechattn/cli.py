@@ -161,10 +161,14 @@ def build_parser() -> argparse.ArgumentParser:
                    help="override a model setting, e.g. --set num_layers=4 --set frontend.kind=mfcc")
     p.set_defaults(func=cmd_init)
 
-    p = commands.add_parser("prepare", help="read a corpus into lhotse manifests, split by speaker",
-                            description="Read the corpus a recipe names (TIMIT, audio + TextGrid phone tiers, or "
-                            "audio + HTK .lab), map its phones into the 40 classes (an unknown symbol stops with the "
-                            "file and symbol named), split speakers into train/dev/test and write lhotse manifests.")
+    p = commands.add_parser("prepare", help="build or read a corpus into lhotse manifests, split by speaker",
+                            description="Prepare the corpus a recipe names: synthesize the built-in corpus "
+                            "(recipes/synth-en.yaml), force-align real speech with pocketsphinx "
+                            "(speechocean762.yaml, real-dev.yaml), or read a phone-aligned corpus (TIMIT, audio + "
+                            "TextGrid phone tiers, audio + HTK .lab). Phones are mapped into the 40 classes (an "
+                            "unknown symbol stops with the file and symbol named), speakers split into train/dev/"
+                            "test, and lhotse manifests written. Finished work (synthesized audio, alignments) is "
+                            "reused by a rerun.")
     p.add_argument("recipe", type=Path, help="recipe YAML, e.g. recipes/timit.yaml")
     p.add_argument("--out", type=Path, help="manifest directory (default: the recipe's data.output, else data/NAME)")
     p.add_argument("--set", action="append", default=[], metavar="SECTION.KEY=VALUE",
