@@ -142,6 +142,18 @@ def cmd_show_item(args) -> int:
     return 0
 
 
+def cmd_train(args) -> int:
+    from .recipes import load_recipe
+    from .train import train
+
+    recipe = load_recipe(args.recipe, _parse_overrides(args.set))
+    out = args.out or Path("runs") / recipe.name
+    result = train(recipe, out, resume=args.resume, progress=sys.stderr.isatty())
+    print(f"{recipe.name}: {result['steps']} steps; best dev frame accuracy {100 * result['best_dev_frame_accuracy']:.2f} % "
+          f"(chunk {recipe.model.default_chunk_frames}); checkpoints and logs in {out}")
+    return 0
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="speechattn",
@@ -193,6 +205,18 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--augment", action="store_true", help="apply the default training augmentation")
     p.add_argument("--seed", type=int, default=0, help="augmentation seed (default 0)")
     p.set_defaults(func=cmd_show_item)
+
+    p = commands.add_parser("train", help="train a model from a recipe",
+                            description="Train the recipe's model on its prepared data (prepared first if missing): "
+                            "AdamW with warm-up and cosine decay, label smoothing, a chunk size drawn per batch, "
+                            "augmentation. Writes last.pt, best.pt (best dev frame accuracy), train.csv and dev.csv. "
+                            "--resume continues exactly where the last checkpoint stopped.")
+    p.add_argument("recipe", type=Path, help="recipe YAML, e.g. recipes/tiny.yaml")
+    p.add_argument("--out", type=Path, help="run directory (default runs/NAME)")
+    p.add_argument("--resume", action="store_true", help="continue from OUT/last.pt")
+    p.add_argument("--set", action="append", default=[], metavar="SECTION.KEY=VALUE",
+                   help="override a recipe setting, e.g. --set train.max_steps=100")
+    p.set_defaults(func=cmd_train)
 
     p = commands.add_parser("export", help="export a checkpoint to one streaming ONNX file",
                             description="Export CKPT to a single ONNX file (frontend, encoder and state all inside; "

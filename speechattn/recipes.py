@@ -12,6 +12,8 @@ from pathlib import Path
 from .config import checked_fields
 from .augment import AugmentConfig
 from .errors import ConfigError
+from .model import ModelConfig
+from .train import TrainConfig
 from .synth import SynthConfig
 
 CORPORA = ("synth", "speechocean762", "asterisk", "timit", "textgrid", "htk")
@@ -39,9 +41,12 @@ class Recipe:
     data: DataConfig
     synth: SynthConfig
     augment: AugmentConfig
+    model: ModelConfig
+    train: TrainConfig
 
 
-SECTIONS = {"data": DataConfig, "synth": SynthConfig, "augment": AugmentConfig}
+SECTIONS = {"data": DataConfig, "synth": SynthConfig, "augment": AugmentConfig, "model": ModelConfig,
+            "train": TrainConfig}
 
 
 def _merge(base: dict, overrides: dict) -> dict:
@@ -73,7 +78,10 @@ def load_recipe(path: str | Path, overrides: dict | None = None) -> Recipe:
         if not isinstance(values, dict):
             raise ConfigError(f"{path}: section {name} must be a mapping of settings")
         try:
-            sections[name] = cls(**checked_fields(cls, values, str(path), f"{name}.", what="setting"))
+            if cls is ModelConfig:  # nested (frontend) and checked by the model's own loader
+                sections[name] = ModelConfig.from_dict(values, source=str(path))
+            else:
+                sections[name] = cls(**checked_fields(cls, values, str(path), f"{name}.", what="setting"))
         except ConfigError as error:
             message = str(error)
             raise ConfigError(message if message.startswith(str(path)) else f"{path}: {message}") from None

@@ -1,0 +1,227 @@
+"""`speechattn train RECIPE`: train a phone tagger on prepared manifests.
+
+AdamW with linear warm-up and cosine decay, gradient clipping, label smoothing, the attention
+chunk size drawn per batch (full context included) so one set of weights serves every chunk size,
+SpecAugment, on-the-fly waveform augmentation (augment.py).  Every random draw is a function of
+(seed, step) or (seed, epoch, item), so a run resumed from its last checkpoint continues exactly
+as if it had never stopped.  Checkpoints are written atomically (a kill at any moment leaves a
+loadable one): last.pt every `checkpoint_every` steps, best.pt whenever dev frame accuracy improves.
+Logs: train.csv (one row per step) and dev.csv.
+"""
+
+from __future__ import annotations
+
+import csv
+import math
+import time
+from dataclasses import asdict, dataclass
+from pathlib import Path
+
+import numpy as np
+import torch
+
+from .errors import SpeechattnError
+from .phones import IGNORE
+
+
+@dataclass(frozen=True)
+class TrainConfig:
+    sets: tuple = ("",)  # manifest prefixes DIR/NAME (NAME_{recordings,supervisions}_{split}.jsonl.gz); "" = this recipe's
+    batch_size: int = 16
+    crop_seconds: float = 4.0  # training crops; dev utterances are whole
+    max_steps: int = 20000
+    learning_rate: float = 1e-3
+    warmup_steps: int = 1000
+    weight_decay: float = 0.01
+    grad_clip: float = 1.0
+    label_smoothing: float = 0.1
+    full_context_share: float = 0.2  # share of batches trained at full context; the rest draw a chunk size
+    eval_every: int = 1000
+    checkpoint_every: int = 500
+    normalization_items: int = 200  # training utterances the feature mean/std are computed from
+    augment: bool = True
+    loader_workers: int = 2  # data loading and augmentation processes
+    seed: int = 0
+
+    def __post_init__(self) -> None:
+        from .errors import ConfigError
+
+        if self.batch_size < 1 or self.max_steps < 1 or self.eval_every < 1 or self.checkpoint_every < 1:
+            raise ConfigError("train.batch_size, max_steps, eval_every and checkpoint_every must be at least 1")
+        if not 0 <= self.full_context_share <= 1 or not 0 <= self.label_smoothing < 1:
+            raise ConfigError("train.full_context_share must be in [0, 1] and train.label_smoothing in [0, 1)")
+
+
+def manifest_pair(prefix: str, split: str) -> tuple[Path, Path]:
+    directory, name = Path(prefix).parent, Path(prefix).name
+    return directory / f"{name}_recordings_{split}.jsonl.gz", directory / f"{name}_supervisions_{split}.jsonl.gz"
+
+
+def load_cuts(prefixes: list[str], split: str):
+    from .dataset import cuts_from_manifests
+
+    cuts = []
+    for prefix in prefixes:
+        recordings, supervisions = manifest_pair(prefix, split)
+        if not supervisions.exists():
+            raise SpeechattnError(f"{supervisions}: no such manifest; run `speechattn prepare` first")
+        cuts += list(cuts_from_manifests(recordings, supervisions))
+    return cuts
+
+
+def frame_loss(log_probs: torch.Tensor, labels: torch.Tensor, smoothing: float) -> tuple[torch.Tensor, int, int]:
+    """Label-smoothed NLL over the labelled frames; returns (loss, correct frames, labelled frames)."""
+    mask = labels != IGNORE
+    picked = log_probs.gather(-1, labels.clamp(min=0).unsqueeze(-1)).squeeze(-1)  # (B, T)
+    per_frame = -(1 - smoothing) * picked - smoothing * log_probs.mean(-1)
+    count = int(mask.sum())
+    loss = (per_frame * mask).sum() / max(count, 1)
+    correct = int(((log_probs.argmax(-1) == labels) & mask).sum())
+    return loss, correct, count
+
+
+def learning_rate_factor(step: int, config: TrainConfig) -> float:
+    """Linear warm-up to 1, then cosine decay to 0.05 at max_steps."""
+    if step < config.warmup_steps:
+        return (step + 1) / config.warmup_steps
+    progress = (step - config.warmup_steps) / max(1, config.max_steps - config.warmup_steps)
+    return 0.05 + 0.95 * 0.5 * (1 + math.cos(math.pi * min(1.0, progress)))
+
+
+def batches_of_epoch(size: int, batch_size: int, seed: int, epoch: int) -> list[list[int]]:
+    order = np.random.default_rng([seed, epoch]).permutation(size)
+    return [order[i : i + batch_size].tolist() for i in range(0, size - batch_size + 1, batch_size)] or [order.tolist()]
+
+
+@torch.no_grad()
+def evaluate(model, cuts, chunk_frames: int | None, batch_size: int = 8) -> float:
+    """Frame accuracy over the labelled frames of `cuts`, whole utterances, no augmentation."""
+    from .dataset import FrameLabelDataset, collate
+
+    dataset = FrameLabelDataset(cuts, augment=None, crop_seconds=None)
+    model.eval()
+    correct = total = 0
+    for start in range(0, len(dataset), batch_size):
+        audio, labels, lengths = collate([dataset.load(dataset.cuts[i], None)
+                                          for i in range(start, min(len(dataset), start + batch_size))])
+        log_probs = model(model.frontend(audio), lengths, chunk_frames)
+        _, right, count = frame_loss(log_probs, labels, 0.0)
+        correct, total = correct + right, total + count
+    return correct / max(total, 1)
+
+
+def normalisation_statistics(model, cuts, items: int, seed: int) -> tuple[torch.Tensor, torch.Tensor]:
+    from .dataset import FrameLabelDataset
+
+    dataset = FrameLabelDataset(cuts, augment=None, crop_seconds=None)
+    chosen = np.random.default_rng(seed).permutation(len(cuts))[:items]
+    with torch.no_grad():
+        features = torch.cat([model.frontend(torch.from_numpy(dataset.load(cuts[i], None)[0])[None])[0]
+                              for i in chosen])
+    return features.mean(0), features.std(0)
+
+
+def train(recipe, out: Path, resume: bool = False, progress: bool = True) -> dict:
+    from tqdm import tqdm
+
+    from .augment import spec_augment
+    from .dataset import FrameLabelDataset, collate
+    from .model import PhoneTagger, load, save_checkpoint
+
+    config: TrainConfig = recipe.train
+    prefixes = [prefix or str(Path(recipe.data.output or Path("data") / recipe.name) / recipe.name)
+                for prefix in config.sets]
+    if any(not manifest_pair(p, "train")[1].exists() for p in prefixes) and config.sets == ("",):
+        from .prepare import prepare
+
+        prepare(recipe, progress=progress)
+    train_cuts, dev_cuts = load_cuts(prefixes, "train"), load_cuts(prefixes, "dev")
+    out.mkdir(parents=True, exist_ok=True)
+    last, best_path = out / "last.pt", out / "best.pt"
+
+    step, best = 0, -1.0
+    if resume and last.exists():
+        model = load(last).train()
+        payload = torch.load(last, map_location="cpu", weights_only=True)
+        step, best = payload["step"], payload["best_dev_accuracy"]
+    else:
+        if resume:
+            print(f"no checkpoint in {out} to resume from: starting afresh")
+        torch.manual_seed(config.seed)
+        model = PhoneTagger(recipe.model)
+        model.frontend.set_normalization(*normalisation_statistics(model, train_cuts, config.normalization_items,
+                                                                   config.seed))
+        payload = None
+    optimizer = torch.optim.AdamW(model.parameters(), lr=config.learning_rate, weight_decay=config.weight_decay)
+    scheduler = torch.optim.lr_scheduler.LambdaLR(optimizer, lambda s: learning_rate_factor(s, config))
+    if payload is not None:
+        optimizer.load_state_dict(payload["optimizer"])
+        scheduler.load_state_dict(payload["scheduler"])
+
+    dataset = FrameLabelDataset(train_cuts, augment=recipe.augment if config.augment else None,
+                                crop_seconds=config.crop_seconds, seed=config.seed)
+    per_epoch = len(batches_of_epoch(len(dataset), config.batch_size, config.seed, 0))
+    extra = {"recipe": str(recipe.path), "train_config": asdict(config)}
+
+    def checkpoint(path: Path) -> None:
+        save_checkpoint(model, path, step=step, best_dev_accuracy=best, optimizer=optimizer.state_dict(),
+                        scheduler=scheduler.state_dict(), **extra)
+
+    log_mode = "a" if resume and step else "w"
+    if log_mode == "a":  # rows written after the checkpoint we resume from are redone: drop them
+        for name in ("train.csv", "dev.csv"):
+            path = out / name
+            if path.exists():
+                lines = path.read_text().splitlines()
+                kept = lines[:1] + [line for line in lines[1:] if int(line.split(",")[0]) <= step]
+                path.write_text("\n".join(kept) + "\n")
+    with open(out / "train.csv", log_mode, newline="") as train_log, open(out / "dev.csv", log_mode, newline="") as dev_log:
+        train_writer, dev_writer = csv.writer(train_log), csv.writer(dev_log)
+        if log_mode == "w":
+            train_writer.writerow(["step", "loss", "frame_accuracy", "learning_rate", "chunk_frames", "seconds"])
+            dev_writer.writerow(["step", "dev_frame_accuracy", "chunk_frames"])
+        bar = tqdm(total=config.max_steps, initial=step, desc="training", unit="step", disable=not progress)
+        started = time.perf_counter()
+        while step < config.max_steps:
+            epoch, position = divmod(step, per_epoch)
+            dataset.set_epoch(epoch)
+            loader = torch.utils.data.DataLoader(
+                dataset, batch_sampler=batches_of_epoch(len(dataset), config.batch_size, config.seed, epoch)[position:],
+                collate_fn=collate, num_workers=config.loader_workers)
+            for audio, labels, lengths in loader:
+                if step >= config.max_steps:
+                    break
+                rng = np.random.default_rng([config.seed, step])
+                chunk = None if rng.random() < config.full_context_share else int(rng.choice(recipe.model.chunk_frames_choices))
+                torch.manual_seed(config.seed * 1_000_003 + step)  # dropout, reproducible across a resume
+                model.train()
+                with torch.no_grad():
+                    features = model.frontend(audio)
+                    if config.augment:
+                        features = spec_augment(features, lengths, torch.Generator().manual_seed(step), recipe.augment)
+                log_probs = model(features, lengths, chunk)
+                loss, correct, count = frame_loss(log_probs, labels, config.label_smoothing)
+                optimizer.zero_grad(set_to_none=True)
+                loss.backward()
+                torch.nn.utils.clip_grad_norm_(model.parameters(), config.grad_clip)
+                optimizer.step()
+                scheduler.step()
+                step += 1
+                accuracy = correct / max(count, 1)
+                train_writer.writerow([step, f"{loss.item():.5f}", f"{accuracy:.4f}",
+                                       f"{scheduler.get_last_lr()[0]:.3e}", chunk or 0,
+                                       f"{time.perf_counter() - started:.1f}"])
+                bar.set_postfix(loss=f"{loss.item():.3f}", acc=f"{accuracy:.3f}")
+                bar.update(1)
+                if step % config.eval_every == 0 or step == config.max_steps:
+                    dev_accuracy = evaluate(model, dev_cuts, recipe.model.default_chunk_frames) if dev_cuts else 0.0
+                    dev_writer.writerow([step, f"{dev_accuracy:.4f}", recipe.model.default_chunk_frames])
+                    dev_log.flush()
+                    if dev_accuracy > best:
+                        best = dev_accuracy
+                        checkpoint(best_path)
+                if step % config.checkpoint_every == 0 or step == config.max_steps:
+                    train_log.flush()
+                    checkpoint(last)
+        bar.close()
+    return {"steps": step, "best_dev_frame_accuracy": best, "out": str(out)}

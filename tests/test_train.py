@@ -1,0 +1,82 @@
+"""`speechattn train`: the tiny recipe learns, checkpoints reload, and a resumed run continues exactly."""
+
+from __future__ import annotations
+
+import csv
+
+import pytest
+import torch
+
+from speechattn import train as train_module
+from speechattn.model import load
+from speechattn.recipes import load_recipe
+
+
+@pytest.fixture(scope="module")
+def tiny(tmp_path_factory):
+    """The tiny recipe with its data prepared once for the module."""
+    from speechattn.prepare import prepare
+
+    data = tmp_path_factory.mktemp("tiny-data")
+    recipe = load_recipe("recipes/tiny.yaml", {"data": {"output": str(data)}})
+    prepare(recipe, progress=False)
+    return recipe
+
+
+def rows(path):
+    with open(path) as handle:
+        return list(csv.DictReader(handle))
+
+
+def test_tiny_recipe_trains_and_its_checkpoints_reload(tiny, tmp_path):
+    result = train_module.train(tiny, tmp_path, progress=False)
+    assert result["steps"] == 40
+    losses = [float(r["loss"]) for r in rows(tmp_path / "train.csv")]
+    assert len(losses) == 40
+    assert sum(losses[-10:]) / 10 < sum(losses[:5]) / 5 - 0.3  # the loss falls
+    assert {int(r["chunk_frames"]) for r in rows(tmp_path / "train.csv")} >= {0, 4, 8}  # full context and chunks
+    assert len(rows(tmp_path / "dev.csv")) == 2
+    for name in ("last.pt", "best.pt"):
+        model = load(tmp_path / name)
+        assert model.config == tiny.model
+        assert not torch.equal(model.frontend.feature_std, torch.ones_like(model.frontend.feature_std))
+
+
+def test_a_resumed_run_continues_exactly(tiny, tmp_path, monkeypatch):
+    recipe = load_recipe("recipes/tiny.yaml", {"data": {"output": tiny.data.output},
+                                               "train": {"max_steps": 12, "checkpoint_every": 6}})
+    straight = tmp_path / "straight"
+    train_module.train(recipe, straight, progress=False)
+
+    interrupted = tmp_path / "interrupted"
+    calls = {"n": 0}
+    real_loss = train_module.frame_loss
+
+    def loss_that_is_killed_at_step_9(*args, **kwargs):
+        calls["n"] += 1
+        if calls["n"] == 9:
+            raise KeyboardInterrupt  # as if the process were killed after the step-6 checkpoint
+        return real_loss(*args, **kwargs)
+
+    monkeypatch.setattr(train_module, "frame_loss", loss_that_is_killed_at_step_9)
+    with pytest.raises(KeyboardInterrupt):
+        train_module.train(recipe, interrupted, progress=False)
+    monkeypatch.setattr(train_module, "frame_loss", real_loss)
+    assert torch.load(interrupted / "last.pt", weights_only=True)["step"] == 6
+    result = train_module.train(recipe, interrupted, resume=True, progress=False)
+    assert result["steps"] == 12
+    a, b = load(straight / "last.pt").state_dict(), load(interrupted / "last.pt").state_dict()
+    assert all(torch.allclose(a[k], b[k], atol=1e-6) for k in a)
+    assert [r["step"] for r in rows(interrupted / "train.csv")] == [str(s) for s in range(1, 13)]  # no step twice
+
+
+def test_train_recipe_errors_name_the_key(tmp_path):
+    from speechattn.errors import ConfigError
+
+    path = tmp_path / "r.yaml"
+    path.write_text("data: {corpus: synth}\ntrain: {batch_size: 0}\n")
+    with pytest.raises(ConfigError, match="train.batch_size"):
+        load_recipe(path)
+    path.write_text("data: {corpus: synth}\nmodel: {num_layer: 2}\n")
+    with pytest.raises(ConfigError, match=r"r.yaml: unknown model setting\(s\): num_layer"):
+        load_recipe(path)
