@@ -149,7 +149,9 @@ def cmd_train(args) -> int:
     recipe = load_recipe(args.recipe, _parse_overrides(args.set))
     out = args.out or Path("runs") / recipe.name
     result = train(recipe, out, resume=args.resume, progress=sys.stderr.isatty())
-    print(f"{recipe.name}: {result['steps']} steps; best dev frame accuracy {100 * result['best_dev_frame_accuracy']:.2f} % "
+    if result["rank"] != 0:
+        return 0  # a torchrun worker other than rank 0: rank 0 reports
+    print(f"{recipe.name}: {result['steps']} steps, {result['processes']} process(es); best dev frame accuracy {100 * result['best_dev_frame_accuracy']:.2f} % "
           f"(chunk {recipe.model.default_chunk_frames}); checkpoints and logs in {out}")
     return 0
 
@@ -210,7 +212,8 @@ def build_parser() -> argparse.ArgumentParser:
                             description="Train the recipe's model on its prepared data (prepared first if missing): "
                             "AdamW with warm-up and cosine decay, label smoothing, a chunk size drawn per batch, "
                             "augmentation. Writes last.pt, best.pt (best dev frame accuracy), train.csv and dev.csv. "
-                            "--resume continues exactly where the last checkpoint stopped.")
+                            "--resume continues exactly where the last checkpoint stopped. For several processes "
+                            "or GPUs: torchrun --nproc_per_node=N -m speechattn.cli train RECIPE.")
     p.add_argument("recipe", type=Path, help="recipe YAML, e.g. recipes/tiny.yaml")
     p.add_argument("--out", type=Path, help="run directory (default runs/NAME)")
     p.add_argument("--resume", action="store_true", help="continue from OUT/last.pt")

@@ -121,7 +121,19 @@ def normalisation_statistics(model, cuts, items: int, seed: int) -> tuple[torch.
     return features.mean(0), features.std(0)
 
 
+def distributed() -> tuple[int, int]:
+    """(rank, world size); under torchrun, joins the process group (NCCL on GPUs, gloo on CPUs)."""
+    import os
+
+    world = int(os.environ.get("WORLD_SIZE", "1"))
+    if world > 1 and not torch.distributed.is_initialized():
+        torch.distributed.init_process_group("nccl" if torch.cuda.is_available() else "gloo")
+    return (torch.distributed.get_rank() if world > 1 else 0), world
+
+
 def train(recipe, out: Path, resume: bool = False, progress: bool = True) -> dict:
+    """Train; under torchrun each of the N processes takes every N-th item of each batch, gradients are
+    averaged by DistributedDataParallel, and rank 0 alone evaluates, logs and writes checkpoints."""
     from tqdm import tqdm
 
     from .augment import spec_augment
@@ -129,12 +141,17 @@ def train(recipe, out: Path, resume: bool = False, progress: bool = True) -> dic
     from .model import PhoneTagger, load, save_checkpoint
 
     config: TrainConfig = recipe.train
+    rank, world = distributed()
+    progress = progress and rank == 0
     prefixes = [prefix or str(Path(recipe.data.output or Path("data") / recipe.name) / recipe.name)
                 for prefix in config.sets]
     if any(not manifest_pair(p, "train")[1].exists() for p in prefixes) and config.sets == ("",):
         from .prepare import prepare
 
-        prepare(recipe, progress=progress)
+        if rank == 0:
+            prepare(recipe, progress=progress)
+        if world > 1:
+            torch.distributed.barrier()
     train_cuts, dev_cuts = load_cuts(prefixes, "train"), load_cuts(prefixes, "dev")
     out.mkdir(parents=True, exist_ok=True)
     last, best_path = out / "last.pt", out / "best.pt"
@@ -158,6 +175,10 @@ def train(recipe, out: Path, resume: bool = False, progress: bool = True) -> dic
         optimizer.load_state_dict(payload["optimizer"])
         scheduler.load_state_dict(payload["scheduler"])
 
+    network = model
+    if world > 1:
+        network = torch.nn.parallel.DistributedDataParallel(model)
+
     dataset = FrameLabelDataset(train_cuts, augment=recipe.augment if config.augment else None,
                                 crop_seconds=config.crop_seconds, seed=config.seed)
     per_epoch = len(batches_of_epoch(len(dataset), config.batch_size, config.seed, 0))
@@ -168,14 +189,17 @@ def train(recipe, out: Path, resume: bool = False, progress: bool = True) -> dic
                         scheduler=scheduler.state_dict(), **extra)
 
     log_mode = "a" if resume and step else "w"
-    if log_mode == "a":  # rows written after the checkpoint we resume from are redone: drop them
+    if log_mode == "a" and rank == 0:  # rows written after the checkpoint we resume from are redone: drop them
         for name in ("train.csv", "dev.csv"):
             path = out / name
             if path.exists():
                 lines = path.read_text().splitlines()
                 kept = lines[:1] + [line for line in lines[1:] if int(line.split(",")[0]) <= step]
                 path.write_text("\n".join(kept) + "\n")
-    with open(out / "train.csv", log_mode, newline="") as train_log, open(out / "dev.csv", log_mode, newline="") as dev_log:
+    import os
+
+    train_path, dev_path = (out / "train.csv", out / "dev.csv") if rank == 0 else (os.devnull, os.devnull)
+    with open(train_path, log_mode, newline="") as train_log, open(dev_path, log_mode, newline="") as dev_log:
         train_writer, dev_writer = csv.writer(train_log), csv.writer(dev_log)
         if log_mode == "w":
             train_writer.writerow(["step", "loss", "frame_accuracy", "learning_rate", "chunk_frames", "seconds"])
@@ -185,21 +209,22 @@ def train(recipe, out: Path, resume: bool = False, progress: bool = True) -> dic
         while step < config.max_steps:
             epoch, position = divmod(step, per_epoch)
             dataset.set_epoch(epoch)
-            loader = torch.utils.data.DataLoader(
-                dataset, batch_sampler=batches_of_epoch(len(dataset), config.batch_size, config.seed, epoch)[position:],
-                collate_fn=collate, num_workers=config.loader_workers)
+            batches = [b[rank::world] for b in batches_of_epoch(len(dataset), config.batch_size, config.seed, epoch)]
+            loader = torch.utils.data.DataLoader(dataset, batch_sampler=batches[position:], collate_fn=collate,
+                                                 num_workers=config.loader_workers)
             for audio, labels, lengths in loader:
                 if step >= config.max_steps:
                     break
                 rng = np.random.default_rng([config.seed, step])
                 chunk = None if rng.random() < config.full_context_share else int(rng.choice(recipe.model.chunk_frames_choices))
-                torch.manual_seed(config.seed * 1_000_003 + step)  # dropout, reproducible across a resume
+                torch.manual_seed(config.seed * 1_000_003 + step * 7919 + rank)  # dropout, reproducible on resume
                 model.train()
                 with torch.no_grad():
                     features = model.frontend(audio)
                     if config.augment:
-                        features = spec_augment(features, lengths, torch.Generator().manual_seed(step), recipe.augment)
-                log_probs = model(features, lengths, chunk)
+                        generator = torch.Generator().manual_seed(step * 7919 + rank)
+                        features = spec_augment(features, lengths, generator, recipe.augment)
+                log_probs = network(features, lengths, chunk)
                 loss, correct, count = frame_loss(log_probs, labels, config.label_smoothing)
                 optimizer.zero_grad(set_to_none=True)
                 loss.backward()
@@ -213,6 +238,10 @@ def train(recipe, out: Path, resume: bool = False, progress: bool = True) -> dic
                                        f"{time.perf_counter() - started:.1f}"])
                 bar.set_postfix(loss=f"{loss.item():.3f}", acc=f"{accuracy:.3f}")
                 bar.update(1)
+                if step % 10 == 0:
+                    train_log.flush()  # so that a run can be watched with tail -f
+                if rank != 0:
+                    continue
                 if step % config.eval_every == 0 or step == config.max_steps:
                     dev_accuracy = evaluate(model, dev_cuts, recipe.model.default_chunk_frames) if dev_cuts else 0.0
                     dev_writer.writerow([step, f"{dev_accuracy:.4f}", recipe.model.default_chunk_frames])
@@ -224,4 +253,7 @@ def train(recipe, out: Path, resume: bool = False, progress: bool = True) -> dic
                     train_log.flush()
                     checkpoint(last)
         bar.close()
-    return {"steps": step, "best_dev_frame_accuracy": best, "out": str(out)}
+    if world > 1:
+        torch.distributed.barrier()
+        torch.distributed.destroy_process_group()
+    return {"steps": step, "best_dev_frame_accuracy": best, "out": str(out), "processes": world, "rank": rank}

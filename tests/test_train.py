@@ -80,3 +80,23 @@ def test_train_recipe_errors_name_the_key(tmp_path):
     path.write_text("data: {corpus: synth}\nmodel: {num_layer: 2}\n")
     with pytest.raises(ConfigError, match=r"r.yaml: unknown model setting\(s\): num_layer"):
         load_recipe(path)
+
+
+def test_two_processes_under_torchrun_train_together(tiny, tmp_path):
+    """DDP over two gloo processes on CPU, launched the way users launch it."""
+    import os
+    import shutil
+    import subprocess
+    import sys
+
+    torchrun = shutil.which("torchrun") or os.path.join(os.path.dirname(sys.executable), "torchrun")
+    result = subprocess.run(
+        [torchrun, "--standalone", "--nproc_per_node=2", "-m", "speechattn.cli", "train", "recipes/tiny.yaml",
+         "--out", str(tmp_path / "run"), "--set", f"data.output={tiny.data.output}", "--set", "train.max_steps=4",
+         "--set", "train.eval_every=4", "--set", "train.checkpoint_every=2"],
+        capture_output=True, text=True, timeout=300, env={**os.environ, "OMP_NUM_THREADS": "1"})
+    assert result.returncode == 0, result.stderr[-2000:]
+    assert "4 steps, 2 process(es)" in result.stdout
+    assert result.stdout.count("best dev frame accuracy") == 1  # rank 0 alone reports
+    assert len(rows(tmp_path / "run" / "train.csv")) == 4
+    assert load(tmp_path / "run" / "last.pt").config == tiny.model
