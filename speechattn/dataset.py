@@ -14,6 +14,14 @@ from .audio import HOP_SAMPLES, SAMPLE_RATE, num_frames
 from .augment import AugmentConfig, augment_waveform
 
 
+def cut_audio(cut) -> np.ndarray:
+    """A cut's audio as mono float32 at 16 kHz."""
+    if cut.sampling_rate != SAMPLE_RATE:
+        cut = cut.resample(SAMPLE_RATE)
+    audio = cut.load_audio()
+    return (audio.mean(axis=0) if audio.ndim == 2 else audio).astype(np.float32)
+
+
 class FrameLabelDataset:
     """Map-style dataset over a lhotse CutSet; item i of epoch e is a deterministic function of (seed, e, i)."""
 
@@ -43,16 +51,14 @@ class FrameLabelDataset:
             factor = float(rng.choice(self.augment.speed_factors))
             if factor != 1.0:
                 cut = cut.perturb_speed(factor)
-        if cut.sampling_rate != SAMPLE_RATE:
-            cut = cut.resample(SAMPLE_RATE)
-        audio = cut.load_audio()
-        audio = (audio.mean(axis=0) if audio.ndim == 2 else audio).astype(np.float32)
+        cut = cut.resample(SAMPLE_RATE) if cut.sampling_rate != SAMPLE_RATE else cut
+        audio = cut_audio(cut)
         labels = self._labels(cut, num_frames(len(audio)))
         if rng is not None and self.augment is not None:
             babble = None
             if self.augment.babble_share > 0 and len(self.cuts) > 1:
                 others = rng.choice(len(self.cuts), size=min(3, len(self.cuts) - 1), replace=False)
-                babble = [self._plain_audio(self.cuts[i]) for i in others]
+                babble = [cut_audio(self.cuts[i]) for i in others]
             audio = augment_waveform(audio, rng, self.augment, babble)
         if self.crop_seconds and len(audio) > self.crop_seconds * SAMPLE_RATE and rng is not None:
             crop_frames = int(self.crop_seconds * SAMPLE_RATE) // HOP_SAMPLES
@@ -60,12 +66,6 @@ class FrameLabelDataset:
             audio = audio[start * HOP_SAMPLES : (start + crop_frames) * HOP_SAMPLES]
             labels = labels[start : start + crop_frames]
         return audio, labels
-
-    def _plain_audio(self, cut) -> np.ndarray:
-        if cut.sampling_rate != SAMPLE_RATE:
-            cut = cut.resample(SAMPLE_RATE)
-        audio = cut.load_audio()
-        return (audio.mean(axis=0) if audio.ndim == 2 else audio).astype(np.float64)
 
     def __getitem__(self, index: int):
         return self.load(self.cuts[index], np.random.default_rng([self.seed, self.epoch, index]))
