@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import csv
 import math
+import os
 import time
 from dataclasses import asdict, dataclass
 from pathlib import Path
@@ -111,20 +112,16 @@ def evaluate(model, cuts, chunk_frames: int | None, batch_size: int = 8) -> floa
 
 
 def normalisation_statistics(model, cuts, items: int, seed: int) -> tuple[torch.Tensor, torch.Tensor]:
-    from .dataset import FrameLabelDataset
+    from .dataset import cut_audio
 
-    dataset = FrameLabelDataset(cuts, augment=None, crop_seconds=None)
     chosen = np.random.default_rng(seed).permutation(len(cuts))[:items]
     with torch.no_grad():
-        features = torch.cat([model.frontend(torch.from_numpy(dataset.load(cuts[i], None)[0])[None])[0]
-                              for i in chosen])
+        features = torch.cat([model.frontend(torch.from_numpy(cut_audio(cuts[i]))[None])[0] for i in chosen])
     return features.mean(0), features.std(0)
 
 
 def distributed() -> tuple[int, int]:
     """(rank, world size); under torchrun, joins the process group (NCCL on GPUs, gloo on CPUs)."""
-    import os
-
     world = int(os.environ.get("WORLD_SIZE", "1"))
     if world > 1 and not torch.distributed.is_initialized():
         torch.distributed.init_process_group("nccl" if torch.cuda.is_available() else "gloo")
@@ -196,8 +193,6 @@ def train(recipe, out: Path, resume: bool = False, progress: bool = True) -> dic
                 lines = path.read_text().splitlines()
                 kept = lines[:1] + [line for line in lines[1:] if int(line.split(",")[0]) <= step]
                 path.write_text("\n".join(kept) + "\n")
-    import os
-
     train_path, dev_path = (out / "train.csv", out / "dev.csv") if rank == 0 else (os.devnull, os.devnull)
     with open(train_path, log_mode, newline="") as train_log, open(dev_path, log_mode, newline="") as dev_log:
         train_writer, dev_writer = csv.writer(train_log), csv.writer(dev_log)
