@@ -75,6 +75,7 @@ class StreamingModel:
             raise ValueError(
                 f"{path}: contract version {meta.get('contract_version')} but this client speaks {CONTRACT_VERSION}"
             )
+        self.path = str(path)
         self.metadata = meta
         self.sample_rate = int(meta["sample_rate"])
         self.hop_samples = int(meta["hop_samples"])

@@ -153,7 +153,149 @@ def cmd_train(args) -> int:
         return 0  # a torchrun worker other than rank 0: rank 0 reports
     print(f"{recipe.name}: {result['steps']} steps, {result['processes']} process(es); best dev frame accuracy {100 * result['best_dev_frame_accuracy']:.2f} % "
           f"(chunk {recipe.model.default_chunk_frames}); checkpoints and logs in {out}")
+    if result["evaluation"]:
+        print(f"best.pt on dev (written to {out}/eval.txt, eval.json, confusion.png; curves in curves.png):")
+        print(result["evaluation"])
     return 0
+
+
+def _manifest_cuts(paths: list[Path], limit: int | None):
+    from .dataset import cuts_from_manifests
+
+    cuts = []
+    for supervisions in paths:
+        recordings = supervisions.with_name(supervisions.name.replace("_supervisions_", "_recordings_"))
+        if not supervisions.exists():
+            raise SpeechattnError(f"{supervisions}: no such manifest")
+        if "_supervisions_" not in supervisions.name or not recordings.exists():
+            raise SpeechattnError(f"{supervisions}: expected a *_supervisions_* manifest from `speechattn prepare` "
+                                  "with its *_recordings_* manifest beside it")
+        cuts += list(cuts_from_manifests(recordings, supervisions))
+    if not cuts:
+        raise SpeechattnError(f"{', '.join(map(str, paths))}: no utterances")
+    return cuts[:limit] if limit else cuts
+
+
+def cmd_eval(args) -> int:
+    import json
+
+    from .evaluate import evaluate_checkpoint, evaluate_onnx, format_table, plot_confusion
+
+    if args.min_frames < 1:
+        raise SpeechattnError("--min-frames must be at least 1")
+    cuts = _manifest_cuts(args.data, args.limit)
+    model_path = Path(args.model)
+    if not model_path.exists():
+        raise SpeechattnError(f"{model_path}: no such model file")
+    progress = sys.stderr.isatty()
+    if model_path.suffix == ".onnx":
+        from speechattn_export.stream_client import StreamingModel
+
+        allowed = StreamingModel(model_path).allowed_chunk_frames
+        chunks = args.chunk_frames or list(allowed)
+        if "full" in chunks:
+            raise SpeechattnError("full context is for checkpoints; an ONNX file streams (give chunk sizes)")
+        bad = [c for c in chunks if c not in allowed]
+        if bad:
+            raise SpeechattnError(f"chunk size(s) {bad} not allowed by {model_path}: {list(allowed)}")
+        scores = evaluate_onnx(model_path, cuts, chunks, args.min_frames, progress=progress)
+    else:
+        from .model import load
+
+        model = load(model_path)
+        allowed = model.config.chunk_frames_choices
+        chunks = [None if c == "full" else c for c in (args.chunk_frames or ["full", *allowed])]
+        scores = evaluate_checkpoint(model, cuts, chunks, args.min_frames, progress=progress)
+    hours = sum(c.duration for c in cuts) / 3600
+    if args.json:
+        print(json.dumps({"model": str(model_path), "data": [str(d) for d in args.data], "utterances": len(cuts),
+                          "hours": round(hours, 4), "min_frames": args.min_frames,
+                          "results": [s.summary() for s in scores]}, indent=1))
+    else:
+        print(f"{model_path} on {', '.join(map(str, args.data))}: {len(cuts)} utterances, {hours:.2f} h")
+        print(format_table(scores))
+        shown = scores[-1] if args.chunk_frames else next((s for s in scores if s.chunk_frames == 8), scores[-1])
+        accuracy = shown.per_phone_accuracy()
+        totals = shown.confusion.sum(1)
+        cells = [f"{p:>4} {100 * a:5.1f}% {n:>7}" for (p, a), n in zip(accuracy.items(), totals) if a is not None]
+        print(f"per-phone frame accuracy and frames, chunk {shown.chunk_frames or 'full'}:")
+        for row in range(0, len(cells), 4):
+            print("   ".join(cells[row : row + 4]))
+    if args.confusion:
+        shown = next((s for s in scores if s.chunk_frames == 8), scores[-1])
+        plot_confusion(shown, args.confusion)
+        print(f"wrote {args.confusion}", file=sys.stderr)
+    return 0
+
+
+def cmd_transcribe(args) -> int:
+    from speechattn_export.stream_client import StreamingModel
+
+    from .audio import AudioError
+    from .transcribe import as_ctm, as_json, as_text, plot_transcript, resolve_model, transcribe_file, write_textgrid
+
+    if args.min_frames < 1:
+        raise SpeechattnError("--min-frames must be at least 1")
+    model_path = resolve_model(args.model)
+    try:
+        model = StreamingModel(model_path, num_threads=args.threads)
+    except Exception as error:  # onnxruntime's load errors, our metadata checks
+        raise SpeechattnError(f"{model_path}: cannot load as a speechattn ONNX model ({error})") from None
+    chunk = args.chunk_frames or model.default_chunk_frames
+    if chunk not in model.allowed_chunk_frames:
+        raise SpeechattnError(f"--chunk-frames {chunk}: {model_path} serves {list(model.allowed_chunk_frames)}")
+    if args.format == "textgrid" and len(args.files) > 1 and not args.output_dir:
+        raise SpeechattnError("--format textgrid with several files needs --output-dir (one TextGrid per file)")
+    if args.output_dir:
+        args.output_dir.mkdir(parents=True, exist_ok=True)
+    failed = 0
+    for path in args.files:
+        try:
+            transcript = transcribe_file(model, path, chunk, args.min_frames, keep=bool(args.plot),
+                                         progress=sys.stderr.isatty())
+        except AudioError as error:
+            print(f"speechattn transcribe: error: {error}", file=sys.stderr)
+            failed += 1
+            continue
+        suffix = {"text": ".txt", "json": ".json", "ctm": ".ctm", "textgrid": ".TextGrid"}[args.format]
+        target = args.output_dir / (path.stem + suffix) if args.output_dir else None
+        if args.format == "textgrid":
+            if target is None:
+                import tempfile
+
+                with tempfile.TemporaryDirectory() as scratch:
+                    write_textgrid(transcript, Path(scratch) / "out.TextGrid")
+                    print((Path(scratch) / "out.TextGrid").read_text(), end="")
+            else:
+                write_textgrid(transcript, target)
+        else:
+            text = {"text": as_text, "json": as_json, "ctm": as_ctm}[args.format](transcript)
+            if target is None:
+                print(text, flush=True)
+            else:
+                target.write_text(text + "\n")
+        if target is not None:
+            print(f"wrote {target}", file=sys.stderr)
+        if args.plot:
+            plot_path = args.plot if len(args.files) == 1 else args.plot.with_name(f"{args.plot.stem}-{path.stem}.png")
+            plot_transcript(transcript, plot_path)
+            print(f"wrote {plot_path}", file=sys.stderr)
+    if failed:
+        print(f"speechattn transcribe: {failed} of {len(args.files)} file(s) could not be read", file=sys.stderr)
+        return 1
+    return 0
+
+
+def _chunk_arg(value: str):
+    if value == "full":
+        return value
+    try:
+        number = int(value)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{value!r}: a chunk size in frames (e.g. 8) or 'full'") from None
+    if number < 1:
+        raise argparse.ArgumentTypeError(f"{value!r}: chunk sizes are at least 1 frame")
+    return number
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -220,6 +362,41 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--set", action="append", default=[], metavar="SECTION.KEY=VALUE",
                    help="override a recipe setting, e.g. --set train.max_steps=100")
     p.set_defaults(func=cmd_train)
+
+    p = commands.add_parser("eval", help="frame accuracy and PER of a checkpoint or ONNX model on labelled data",
+                            description="Evaluate MODEL (a .pt checkpoint, run one-shot per chunk size, or an .onnx "
+                            "file, streamed through the portable client) on prepared manifests: frame accuracy (share "
+                            "of 10 ms frames labelled right) and PER (edit distance of the non-silence phone "
+                            "sequences, repeats merged, hypothesis after the segmenter, over the reference length) at "
+                            "full context (checkpoints) and at every streaming chunk size; per-phone accuracy; a "
+                            "confusion-matrix PNG.")
+    p.add_argument("model", help="checkpoint (.pt) or ONNX file (.onnx)")
+    p.add_argument("data", nargs="+", type=Path, help="*_supervisions_<split>.jsonl.gz manifest(s) from `speechattn prepare`")
+    p.add_argument("--chunk-frames", type=_chunk_arg, nargs="+", metavar="C",
+                   help="chunk sizes in frames, or 'full' (default: full and every size the model serves)")
+    p.add_argument("--min-frames", type=int, default=3, help="segmenter: frames a new phone must hold (default 3)")
+    p.add_argument("--limit", type=int, help="evaluate only the first N utterances")
+    p.add_argument("--json", action="store_true", help="print the results as JSON")
+    p.add_argument("--confusion", type=Path, metavar="PNG", help="write the confusion matrix (chunk 8) here")
+    p.set_defaults(func=cmd_eval)
+
+    p = commands.add_parser("transcribe", help="phone segments of audio files, streamed through the ONNX model",
+                            description="Stream each FILE (wav, flac, ogg, mp3 ...; any sample rate and channel count: "
+                            "downmixed and resampled to 16 kHz) through the ONNX model and print its phone segments "
+                            "(start, end, phone, mean posterior as confidence). A new phone must hold for --min-frames "
+                            "frames, so one-frame flickers do not become phones. Memory stays bounded for any length "
+                            "(except with --plot). Formats: text (the phones), json (one object per file and line), "
+                            "ctm, textgrid (Praat).")
+    p.add_argument("files", nargs="+", type=Path, metavar="FILE", help="audio file(s)")
+    p.add_argument("--model", help="ONNX file, or a bundled model: default (fp32), default-int8 (default: default)")
+    p.add_argument("--format", choices=["text", "json", "textgrid", "ctm"], default="text", help="output format (default text)")
+    p.add_argument("--output-dir", type=Path, metavar="DIR", help="write FILE-stem.{txt,json,ctm,TextGrid} here instead of stdout")
+    p.add_argument("--plot", type=Path, metavar="PNG", help="draw waveform, spectrogram, posteriorgram and segments "
+                   "(several files: PNG-stem-FILE-stem.png)")
+    p.add_argument("--chunk-frames", type=int, help="streaming chunk in 10 ms frames (default: the model's, 8)")
+    p.add_argument("--min-frames", type=int, default=3, help="segmenter: frames a new phone must hold (default 3)")
+    p.add_argument("--threads", type=int, help="onnxruntime threads (default: all cores)")
+    p.set_defaults(func=cmd_transcribe)
 
     p = commands.add_parser("export", help="export a checkpoint to one streaming ONNX file",
                             description="Export CKPT to a single ONNX file (frontend, encoder and state all inside; "

@@ -1,0 +1,216 @@
+"""`speechattn transcribe`: audio files -> phone segments, streamed through the ONNX model.
+
+A file is read in blocks (soundfile; librosa for what soundfile cannot open), downmixed,
+resampled to 16 kHz with a streaming resampler, pushed through the portable client and the
+online segmenter, so memory stays bounded however long the file (only `--plot` keeps the whole
+audio and posteriors, for the picture).
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Iterator
+
+import numpy as np
+
+from .audio import FRAME_SHIFT_MS, FRAMES_PER_SECOND, SAMPLE_RATE, AudioError, to_mono_16k
+from .errors import SpeechattnError
+from .segments import DEFAULT_MIN_FRAMES, Segment, Segmenter
+
+BLOCK_SECONDS = 5.0  # audio read and pushed per step
+MODELS_DIR = Path(__file__).parent / "models"
+BUNDLED = {"default": "default.onnx", "default-int8": "default-int8.onnx"}
+
+
+def resolve_model(name: str | None) -> Path:
+    """--model: a path to an ONNX file, or the name of a bundled model (default, default-int8)."""
+    name = name or "default"
+    if name in BUNDLED:
+        path = MODELS_DIR / BUNDLED[name]
+        if not path.exists():
+            raise SpeechattnError(f"the bundled model {name!r} is missing from this install ({path}); "
+                                  "reinstall speechattn or give --model MODEL.onnx")
+        return path
+    path = Path(name)
+    if not path.exists():
+        raise SpeechattnError(f"{path}: no such model file (or bundled model name: {', '.join(BUNDLED)})")
+    if path.suffix == ".pt":
+        raise SpeechattnError(f"{path}: a checkpoint; export it first: speechattn export {path} -o model.onnx")
+    return path
+
+
+def read_blocks(path: Path, block_seconds: float = BLOCK_SECONDS) -> tuple[int, int, Iterator[np.ndarray]]:
+    """(native sample rate, channels, iterator of mono 16 kHz float32 blocks)."""
+    import soundfile as sf
+
+    if not path.exists():
+        raise AudioError(f"{path}: no such file")
+    if path.is_dir():
+        raise AudioError(f"{path}: a directory, not an audio file")
+    try:
+        handle = sf.SoundFile(str(path))
+    except Exception as soundfile_error:  # formats libsndfile lacks: let librosa (audioread/ffmpeg) try
+        try:
+            import warnings
+
+            import librosa
+
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                samples, rate = librosa.load(str(path), sr=None, mono=False)
+        except Exception:
+            raise AudioError(f"{path}: cannot read audio ({soundfile_error})") from None
+        samples = samples.T if samples.ndim == 2 else samples
+        channels = samples.shape[1] if samples.ndim == 2 else 1
+        audio = to_mono_16k(samples, rate, str(path))
+        step = int(block_seconds * SAMPLE_RATE)
+        return rate, channels, (audio[i : i + step] for i in range(0, max(len(audio), 1), step))
+
+    def blocks() -> Iterator[np.ndarray]:
+        import soxr
+
+        resampler = (soxr.ResampleStream(handle.samplerate, SAMPLE_RATE, 1, dtype="float32", quality="HQ")
+                     if handle.samplerate != SAMPLE_RATE else None)
+        position = 0
+        with handle:
+            while True:
+                try:
+                    block = handle.read(int(block_seconds * handle.samplerate), dtype="float32", always_2d=True)
+                except Exception as error:
+                    raise AudioError(f"{path}: cannot read audio after {position / handle.samplerate:.2f} s "
+                                     f"({error}); the file is damaged") from None
+                last = len(block) == 0
+                mono = to_mono_16k(block, SAMPLE_RATE, f"{path} at {position / handle.samplerate:.2f} s")
+                position += len(block)
+                if resampler is not None:
+                    mono = resampler.resample_chunk(mono, last=last).astype(np.float32)
+                if len(mono):
+                    yield mono
+                if last:
+                    return
+
+    return handle.samplerate, handle.channels, blocks()
+
+
+@dataclass
+class Transcript:
+    file: str
+    sample_rate: int  # the file's own rate
+    channels: int
+    duration: float  # seconds
+    segments: list[Segment]
+    model: str
+    chunk_frames: int
+    audio: np.ndarray | None = None  # kept only for plots
+    log_probs: np.ndarray | None = None
+    phones: tuple = field(default_factory=tuple)
+
+    def segment_dicts(self) -> list[dict]:
+        out = []
+        for s in self.segments:
+            start, end = s.start_frame / FRAMES_PER_SECOND, min(s.end_frame / FRAMES_PER_SECOND, self.duration)
+            if end > start:
+                out.append({"start": round(start, 3), "end": round(end, 3), "phone": self.phones[s.phone],
+                            "confidence": round(s.confidence, 4)})
+        return out
+
+
+def transcribe_file(model, path: Path, chunk_frames: int, min_frames: int = DEFAULT_MIN_FRAMES,
+                    keep: bool = False, progress: bool = False) -> Transcript:
+    """Stream one file through `model` (a StreamingModel) and segment it."""
+    from tqdm import tqdm
+
+    rate, channels, blocks = read_blocks(path)
+    stream = model.new_stream(chunk_frames)
+    segmenter = Segmenter(min_frames)
+    segments: list[Segment] = []
+    kept_audio, kept_log_probs = [], []
+    samples = 0
+    with tqdm(desc=path.name, unit="s", unit_scale=False, disable=not progress, leave=False,
+              bar_format="{desc}: {n:.0f} s of audio [{elapsed}, {rate_fmt}]") as bar:
+        for block in blocks:
+            samples += len(block)
+            frames = stream.push(block)
+            segments += segmenter.push(frames.log_probs)
+            if keep:
+                kept_audio.append(block)
+                kept_log_probs.append(frames.log_probs)
+            bar.update(len(block) / SAMPLE_RATE)
+    if samples == 0:
+        raise AudioError(f"{path}: the file holds no audio samples")
+    frames = stream.finish()
+    segments += segmenter.push(frames.log_probs) + segmenter.finish()
+    if keep:
+        kept_log_probs.append(frames.log_probs)
+    return Transcript(file=str(path), sample_rate=rate, channels=channels, duration=samples / SAMPLE_RATE,
+                      segments=segments, model=str(model.path), chunk_frames=chunk_frames,
+                      audio=np.concatenate(kept_audio) if keep else None,
+                      log_probs=np.concatenate(kept_log_probs) if keep else None, phones=tuple(model.phones))
+
+
+def as_text(t: Transcript) -> str:
+    phones = [s["phone"] for s in t.segment_dicts() if s["phone"] != "sil"]
+    return f"{t.file}: {' '.join(phones)}"
+
+
+def as_json(t: Transcript) -> str:
+    return json.dumps({"file": t.file, "sample_rate": t.sample_rate, "channels": t.channels,
+                       "duration": round(t.duration, 4), "frame_shift_ms": FRAME_SHIFT_MS, "model": t.model,
+                       "chunk_frames": t.chunk_frames, "segments": t.segment_dicts()})
+
+
+def as_ctm(t: Transcript) -> str:
+    """NIST CTM: file channel start duration phone confidence, one line per segment (silence included)."""
+    name = Path(t.file).stem
+    return "\n".join(f"{name} 1 {s['start']:.2f} {s['end'] - s['start']:.2f} {s['phone']} {s['confidence']:.4f}"
+                     for s in t.segment_dicts())
+
+
+def write_textgrid(t: Transcript, path) -> None:
+    from praatio import textgrid
+
+    entries = [(s["start"], s["end"], s["phone"]) for s in t.segment_dicts()]
+    grid = textgrid.Textgrid()
+    grid.addTier(textgrid.IntervalTier("phones", entries, 0, t.duration))
+    grid.save(str(path), format="long_textgrid", includeBlankSpaces=True)
+
+
+def plot_transcript(t: Transcript, path) -> None:
+    """Waveform, spectrogram, posteriorgram and segments in one PNG."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    from scipy.signal import spectrogram
+
+    audio, posteriors = t.audio, np.exp(t.log_probs)
+    seconds = len(audio) / SAMPLE_RATE
+    figure, axes = plt.subplots(4, 1, figsize=(max(8.0, min(40.0, 3.5 * seconds)), 9), sharex=True,
+                                gridspec_kw={"height_ratios": [1, 1.6, 2.4, 0.5]})
+    wave_axis, spec_axis, post_axis, seg_axis = axes
+    wave_axis.plot(np.arange(len(audio)) / SAMPLE_RATE, audio, linewidth=0.5, color="#3b75af")
+    wave_axis.set_ylabel("amplitude")
+    wave_axis.set_title(f"{Path(t.file).name}: {t.duration:.2f} s, chunk {t.chunk_frames} frames, {Path(t.model).name}")
+    frequencies, times, power = spectrogram(audio, fs=SAMPLE_RATE, window="hann", nperseg=400, noverlap=240)
+    spec_axis.pcolormesh(times, frequencies, 10 * np.log10(power + 1e-10), shading="auto", cmap="magma")
+    spec_axis.set_ylabel("Hz")
+    peaks = posteriors.max(0)  # rows: the phones that ever matter (and at least the 8 likeliest), so they stay readable
+    used = np.union1d(np.flatnonzero(peaks > 0.2), np.argsort(peaks)[-8:])
+    post_axis.imshow(posteriors[:, used].T, aspect="auto", origin="lower", cmap="Greys", vmin=0, vmax=1,
+                     extent=(0, len(posteriors) / FRAMES_PER_SECOND, -0.5, len(used) - 0.5), interpolation="nearest")
+    post_axis.set_yticks(range(len(used)), [t.phones[i] for i in used], fontsize=7)
+    post_axis.set_ylabel("posterior")
+    for s in t.segment_dicts():
+        colour = "#dddddd" if s["phone"] == "sil" else plt.cm.Blues(0.25 + 0.6 * s["confidence"])
+        seg_axis.axvspan(s["start"], s["end"], color=colour, ec="white", lw=0.8)
+        if s["phone"] != "sil":
+            seg_axis.text((s["start"] + s["end"]) / 2, 0.5, s["phone"], ha="center", va="center", fontsize=8,
+                          rotation=90 if s["end"] - s["start"] < 0.04 else 0)
+    seg_axis.set_yticks([])
+    seg_axis.set_xlabel("seconds (segment shade: confidence)")
+    seg_axis.set_xlim(0, seconds)
+    figure.tight_layout()
+    figure.savefig(path, dpi=100)
+    plt.close(figure)
