@@ -92,3 +92,12 @@ def write_timit_utterance(speaker_dir, name: str = "SA1", seed: int = 1):
     (speaker_dir / f"{name}.PHN").write_text("0 1200 h#\n1200 2000 sh\n2000 2800 ix\n2800 3600 hv\n3600 4000 dcl\n"
                                              "4000 5600 ax-h\n5600 8000 h#\n")
     (speaker_dir / f"{name}.TXT").write_text("0 8000 She had.\n")
+
+
+@pytest.fixture(scope="session")
+def trained_onnx(tmp_path_factory, trained_model):
+    from speechattn.export import export_onnx
+
+    path = tmp_path_factory.mktemp("onnx") / "trained.onnx"
+    export_onnx(trained_model, path)
+    return path

@@ -28,8 +28,14 @@ def rows(path):
         return list(csv.DictReader(handle))
 
 
-def test_tiny_recipe_trains_and_its_checkpoints_reload(tiny, tmp_path):
-    result = train_module.train(tiny, tmp_path, progress=False)
+@pytest.fixture(scope="module")
+def tiny_run(tiny, tmp_path_factory):
+    out = tmp_path_factory.mktemp("tiny-run")
+    return out, train_module.train(tiny, out, progress=False)
+
+
+def test_tiny_recipe_trains_and_its_checkpoints_reload(tiny, tiny_run):
+    tmp_path, result = tiny_run
     assert result["steps"] == 40
     losses = [float(r["loss"]) for r in rows(tmp_path / "train.csv")]
     assert len(losses) == 40
@@ -40,6 +46,40 @@ def test_tiny_recipe_trains_and_its_checkpoints_reload(tiny, tmp_path):
         model = load(tmp_path / name)
         assert model.config == tiny.model
         assert not torch.equal(model.frontend.feature_std, torch.ones_like(model.frontend.feature_std))
+
+
+def test_a_run_ends_with_curves_tensorboard_and_an_evaluation(tiny_run):
+    import json
+
+    out, result = tiny_run
+    assert (out / "curves.png").read_bytes()[:4] == b"\x89PNG" and (out / "confusion.png").exists()
+    assert list((out / "tensorboard").glob("events.out.tfevents.*"))
+    evaluation = json.loads((out / "eval.json").read_text())["results"]
+    assert [r["chunk_frames"] for r in evaluation] == ["full", 4, 8]
+    best_dev = max(float(r["dev_frame_accuracy"]) for r in rows(out / "dev.csv"))
+    assert evaluation[2]["frame_accuracy"] == pytest.approx(best_dev, abs=1e-4)  # best.pt, chunk 8, as logged
+    assert "chunk" in result["evaluation"] and 0 <= evaluation[2]["per"] <= 2
+
+
+def test_eval_of_checkpoint_and_its_onnx_export_agree(tiny, tiny_run, capsys):
+    import json
+    from pathlib import Path
+
+    from speechattn.cli import main
+
+    out, _ = tiny_run
+    manifest = Path(tiny.data.output) / "tiny_supervisions_dev.jsonl.gz"
+    assert main(["export", str(out / "best.pt"), "-o", str(out / "best.onnx")]) == 0
+    results = {}
+    for model in ("best.pt", "best.onnx"):
+        capsys.readouterr()
+        assert main(["eval", str(out / model), str(manifest), "--chunk-frames", "4", "8", "--json"]) == 0
+        results[model] = json.loads(capsys.readouterr().out)["results"]
+    for torch_result, onnx_result in zip(results["best.pt"], results["best.onnx"]):
+        assert onnx_result["frames"] == torch_result["frames"] > 1000
+        # streaming through ONNX equals one-shot torch to 1e-5 in log-probs: labels agree (ties aside)
+        assert onnx_result["frame_accuracy"] == pytest.approx(torch_result["frame_accuracy"], abs=2e-3)
+        assert onnx_result["per"] == pytest.approx(torch_result["per"], abs=0.02)
 
 
 def test_a_resumed_run_continues_exactly(tiny, tmp_path, monkeypatch):

@@ -1,0 +1,129 @@
+"""`speechattn transcribe`: every output format parses, segments tile the file, any rate and channel
+count reads, long files stream in blocks, and bad files are reported without losing the good ones."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+import soundfile as sf
+import soxr
+
+from speechattn.audio import speechlike_signal
+from speechattn.cli import main
+
+
+@pytest.fixture(scope="module")
+def audio_file(tmp_path_factory):
+    path = tmp_path_factory.mktemp("audio") / "speech.wav"
+    sf.write(path, speechlike_signal(2.345, seed=3), 16000)
+    return path
+
+
+def run(capsys, *args):
+    code = main(["transcribe", *map(str, args)])
+    captured = capsys.readouterr()
+    return code, captured.out, captured.err
+
+
+def assert_tiles(segments, duration):
+    assert segments[0]["start"] == 0
+    assert segments[-1]["end"] == pytest.approx(duration, abs=1e-3)
+    assert all(a["end"] == b["start"] for a, b in zip(segments, segments[1:]))
+    assert all(s["end"] > s["start"] and 0 <= s["confidence"] <= 1 for s in segments)
+
+
+def test_json_has_the_documented_fields_and_segments_tile_the_file(capsys, tiny_onnx, audio_file):
+    code, out, _ = run(capsys, audio_file, "--model", tiny_onnx, "--format", "json")
+    assert code == 0
+    result = json.loads(out)
+    assert {"file", "sample_rate", "frame_shift_ms", "segments"} <= set(result)
+    assert result["sample_rate"] == 16000 and result["frame_shift_ms"] == 10 and result["duration"] == 2.345
+    assert_tiles(result["segments"], 2.345)
+
+
+def test_textgrid_opens_with_praatio_and_ctm_and_text_agree_with_json(capsys, tiny_onnx, audio_file, tmp_path):
+    from praatio import textgrid
+
+    segments = json.loads(run(capsys, audio_file, "--model", tiny_onnx, "--format", "json")[1])["segments"]
+    code, out, _ = run(capsys, audio_file, "--model", tiny_onnx, "--format", "textgrid")
+    assert code == 0
+    (tmp_path / "out.TextGrid").write_text(out)
+    tier = textgrid.openTextgrid(str(tmp_path / "out.TextGrid"), includeEmptyIntervals=True).getTier("phones")
+    assert [(e.start, e.end, e.label) for e in tier.entries] == [(s["start"], s["end"], s["phone"]) for s in segments]
+    ctm = run(capsys, audio_file, "--model", tiny_onnx, "--format", "ctm")[1].splitlines()
+    assert len(ctm) == len(segments)
+    for line, s in zip(ctm, segments):
+        name, channel, start, duration, phone, confidence = line.split()
+        assert (name, channel, phone) == ("speech", "1", s["phone"])
+        assert float(start) == pytest.approx(s["start"]) and float(duration) == pytest.approx(s["end"] - s["start"], abs=0.006)
+    text = run(capsys, audio_file, "--model", tiny_onnx)[1]
+    assert text.split(": ", 1)[1].split() == [s["phone"] for s in segments if s["phone"] != "sil"]
+
+
+def test_any_rate_and_channel_count_gives_the_same_phones(capsys, trained_onnx, audio_file, tmp_path):
+    mono = speechlike_signal(2.345, seed=3)
+    stereo_44k = soxr.resample(np.stack([mono, mono], axis=1), 16000, 44100)
+    sf.write(tmp_path / "stereo.flac", stereo_44k, 44100)
+    reference = json.loads(run(capsys, audio_file, "--model", trained_onnx, "--format", "json")[1])
+    result = json.loads(run(capsys, tmp_path / "stereo.flac", "--model", trained_onnx, "--format", "json")[1])
+    assert result["sample_rate"] == 44100 and result["channels"] == 2
+    frames = lambda r: np.concatenate([[s["phone"]] * round(100 * (s["end"] - s["start"])) for s in r["segments"]])
+    a, b = frames(reference), frames(result)
+    assert abs(len(a) - len(b)) <= 1
+    assert np.mean(a[: min(len(a), len(b))] == b[: min(len(a), len(b))]) > 0.95  # resampling round trip moves a few edges
+
+
+def test_a_long_file_is_read_in_blocks(capsys, tiny_onnx, tmp_path, monkeypatch):
+    from speechattn import transcribe
+
+    sf.write(tmp_path / "long.wav", np.tile(speechlike_signal(3.0, seed=4), 7), 16000)  # 21 s
+    sizes = []
+    real = transcribe.read_blocks
+
+    def recording(path, block_seconds=transcribe.BLOCK_SECONDS):
+        rate, channels, blocks = real(path, block_seconds)
+        return rate, channels, (sizes.append(len(b)) or b for b in blocks)
+
+    monkeypatch.setattr(transcribe, "read_blocks", recording)
+    result = json.loads(run(capsys, tmp_path / "long.wav", "--model", tiny_onnx, "--format", "json")[1])
+    assert max(sizes) == 5 * 16000 and sum(sizes) == 21 * 16000
+    assert_tiles(result["segments"], 21.0)
+
+
+def test_bad_files_are_reported_and_the_good_ones_still_transcribed(capsys, tiny_onnx, audio_file, tmp_path):
+    sf.write(tmp_path / "empty.wav", np.zeros((0, 1)), 16000)
+    (tmp_path / "corrupt.wav").write_bytes(b"RIFF\x00\x00\x00\x00WAVEgarbage")
+    nan = speechlike_signal(0.5)
+    nan[100] = np.nan
+    sf.write(tmp_path / "nan.wav", nan, 16000, subtype="FLOAT")
+    files = [tmp_path / "empty.wav", tmp_path / "corrupt.wav", tmp_path / "missing.wav", tmp_path / "nan.wav", audio_file]
+    code, out, err = run(capsys, *files, "--model", tiny_onnx, "--format", "ctm")
+    assert code == 1
+    assert "empty.wav: the file holds no audio samples" in err
+    assert "corrupt.wav: cannot read audio" in err
+    assert "missing.wav: no such file" in err
+    assert "NaN or infinite" in err
+    assert "4 of 5 file(s) could not be read" in err and "Traceback" not in err
+    assert out.startswith("speech 1 0.00")  # the good file's segments
+
+
+def test_plot_and_output_dir(capsys, tiny_onnx, audio_file, tmp_path):
+    code, _, err = run(capsys, audio_file, "--model", tiny_onnx, "--format", "textgrid", "--output-dir",
+                       tmp_path / "out", "--plot", tmp_path / "p.png")
+    assert code == 0 and (tmp_path / "out" / "speech.TextGrid").exists()
+    assert (tmp_path / "p.png").read_bytes()[:4] == b"\x89PNG"
+
+
+@pytest.mark.parametrize("args, message", [
+    (["--model", "nothere.onnx"], "no such model file"),
+    (["--model", "x.pt"], "no such model file"),
+    (["--chunk-frames", "5"], "serves"),
+    (["--min-frames", "0"], "at least 1"),
+])
+def test_user_mistakes_are_one_line(capsys, tiny_onnx, audio_file, args, message):
+    if "--model" not in args:
+        args = [*args, "--model", str(tiny_onnx)]
+    code, _, err = run(capsys, audio_file, *args)
+    assert code == 2 and message in err and len(err.strip().splitlines()) == 1
