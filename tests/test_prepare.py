@@ -76,10 +76,26 @@ def test_recipe_errors_name_the_key_and_file(tmp_path, text, message):
 
 
 def test_shipped_recipes_are_valid_once_pointed_at_a_corpus(tmp_path):
+    from pathlib import Path
+
     assert load_recipe("recipes/synth-en.yaml").synth.hours == 10.0
     for name in ("timit", "textgrid", "htk"):
         recipe = load_recipe(f"recipes/{name}.yaml", {"data": {"root": str(tmp_path)}})
         assert recipe.data.corpus == name
+    shipped = {p.stem for p in Path("recipes").glob("*.yaml")}
+    assert {"synth-en", "timit", "textgrid", "tiny", "default"} <= shipped
+    for name in shipped - {"timit", "textgrid", "htk"}:
+        load_recipe(f"recipes/{name}.yaml", {"data": {"root": str(tmp_path)}} if name == "speechocean762" else {})
+
+
+def test_the_timit_recipe_trains(tmp_path, timit, capsys):
+    out = tmp_path / "run"
+    small = ["--set", "model.num_layers=1", "--set", "model.model_dim=32", "--set", "model.ffn_dim=64",
+             "--set", "train.max_steps=3", "--set", "train.batch_size=4", "--set", "train.loader_workers=0",
+             "--set", "train.normalization_items=5", "--set", "train.eval_every=3"]
+    assert main(["train", "recipes/timit.yaml", "--set", f"data.root={timit}", "--set",
+                 f"data.output={tmp_path / 'manifests'}", "--out", str(out), *small]) == 0
+    assert "3 steps" in capsys.readouterr().out and (out / "best.pt").exists() and (out / "eval.json").exists()
 
 
 def test_data_stats_counts_frames_per_phone_and_draws_them(tmp_path, timit, capsys):
