@@ -286,6 +286,30 @@ def cmd_transcribe(args) -> int:
     return 0
 
 
+def cmd_mic(args) -> int:
+    from .mic import format_devices, input_devices, run
+    from .transcribe import resolve_model
+
+    try:
+        import sounddevice  # noqa: F401
+    except OSError as error:  # the PortAudio library itself is missing
+        raise SpeechattnError(f"PortAudio is not installed ({error}); on Debian/Ubuntu: apt-get install libportaudio2") from None
+    except ImportError:
+        raise SpeechattnError("sounddevice is not installed: pip install 'speechattn[mic]'") from None
+    if args.list_devices:
+        print(format_devices(input_devices()))
+        return 0
+    if args.min_frames < 1:
+        raise SpeechattnError("--min-frames must be at least 1")
+    summary = run(resolve_model(args.model), args.device, args.chunk_frames, args.output, args.save_audio,
+                  args.min_frames, args.seconds)
+    print(f"speechattn mic: {summary.text()}", file=sys.stderr)
+    for path in (args.output, args.save_audio):
+        if path:
+            print(f"wrote {path}", file=sys.stderr)
+    return 0
+
+
 def _chunk_arg(value: str):
     if value == "full":
         return value
@@ -397,6 +421,22 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--min-frames", type=int, default=3, help="segmenter: frames a new phone must hold (default 3)")
     p.add_argument("--threads", type=int, help="onnxruntime threads (default: all cores)")
     p.set_defaults(func=cmd_transcribe)
+
+    p = commands.add_parser("mic", help="live phone transcription from a microphone",
+                            description="Capture from an input device (PortAudio) at its own rate and channel count, "
+                            "downmix and resample to 16 kHz, and stream through the ONNX model. In a terminal: the "
+                            "phones as they are recognised (still-open segment dimmed, silence as ·) and a status line "
+                            "(input level, latency p50/p95 from capture to display, real-time factor). Otherwise: one "
+                            "JSON line per confirmed segment. Ctrl-C stops, flushes every output and prints a summary.")
+    p.add_argument("--model", help="ONNX file, or a bundled model: default, default-int8 (default: default)")
+    p.add_argument("--device", help="input device: index or part of its name (default: the system's default input)")
+    p.add_argument("--list-devices", action="store_true", help="list input devices with their native rates and exit")
+    p.add_argument("--chunk-frames", type=int, help="streaming chunk in 10 ms frames (default: the model's, 8)")
+    p.add_argument("--min-frames", type=int, default=3, help="segmenter: frames a new phone must hold (default 3)")
+    p.add_argument("--output", type=Path, metavar="FILE.jsonl", help="also write confirmed segments here as JSON lines")
+    p.add_argument("--save-audio", type=Path, metavar="FILE.wav", help="write the 16 kHz mono audio the model heard")
+    p.add_argument("--seconds", type=float, help="stop after this much audio (default: run until Ctrl-C)")
+    p.set_defaults(func=cmd_mic)
 
     p = commands.add_parser("export", help="export a checkpoint to one streaming ONNX file",
                             description="Export CKPT to a single ONNX file (frontend, encoder and state all inside; "

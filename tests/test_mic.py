@@ -1,0 +1,133 @@
+"""`speechattn mic` end to end through a real audio stack: a user PulseAudio with a null sink whose
+monitor is the default source, PortAudio reading it through ALSA's pulse plugin, a recording played
+into the sink with paplay, the CLI stopped with SIGINT."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+import pytest
+import soundfile as sf
+
+from speechattn.audio import speechlike_signal
+
+SAMPLE = Path("speechattn/samples/please-enter-your-password.wav")
+BUNDLED = Path("speechattn/models/default.onnx")
+
+
+@pytest.fixture(scope="module")
+def pulse(tmp_path_factory):
+    """A private PulseAudio server with a null sink; yields the environment that reaches it."""
+    if not shutil.which("pulseaudio") or not shutil.which("paplay"):
+        pytest.skip("PulseAudio is not installed (apt-get install pulseaudio pulseaudio-utils libportaudio2 "
+                    "libasound2-plugins)")
+    runtime = tmp_path_factory.mktemp("pulse")
+    runtime.chmod(0o700)
+    env = {**os.environ, "XDG_RUNTIME_DIR": str(runtime), "PULSE_RUNTIME_PATH": str(runtime / "pulse")}
+    server = subprocess.Popen(
+        ["pulseaudio", "--daemonize=no", "--exit-idle-time=-1", "--disallow-exit", "-n",
+         "--load=module-native-protocol-unix", "--load=module-null-sink sink_name=speechattn_test rate=48000"],
+        env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    deadline = time.monotonic() + 15
+    while subprocess.run(["pactl", "info"], env=env, capture_output=True).returncode != 0:
+        if server.poll() is not None or time.monotonic() > deadline:
+            server.kill()
+            pytest.skip(f"PulseAudio cannot run here: {server.stderr.read().decode()[-300:]}")
+        time.sleep(0.2)
+    subprocess.run(["pactl", "set-default-source", "speechattn_test.monitor"], env=env, check=True)
+    yield env
+    server.send_signal(signal.SIGTERM)
+    server.wait(timeout=10)
+
+
+def frame_phones(segments) -> np.ndarray:
+    return np.concatenate([[s["phone"]] * round(100 * (s["end"] - s["start"])) for s in segments])
+
+
+def transcribe(path, model) -> list[dict]:
+    result = subprocess.run([sys.executable, "-m", "speechattn.cli", "transcribe", str(path), "--model", str(model),
+                             "--format", "json"], capture_output=True, text=True, check=True)
+    return json.loads(result.stdout)["segments"]
+
+
+@pytest.fixture(scope="module")
+def utterance(tmp_path_factory, trained_onnx):
+    """(audio file, model): the bundled recording and model when the package ships one, else a
+    speech-like signal and a tiny model trained on it (both give decisive labels)."""
+    if BUNDLED.exists():
+        return SAMPLE, BUNDLED
+    path = tmp_path_factory.mktemp("utterance") / "speechlike.wav"
+    sf.write(path, speechlike_signal(3.0, seed=11), 16000)
+    return path, trained_onnx
+
+
+def test_mic_lists_the_pulse_devices(pulse):
+    result = subprocess.run([sys.executable, "-m", "speechattn.cli", "mic", "--list-devices"], env=pulse,
+                            capture_output=True, text=True, timeout=60)
+    assert result.returncode == 0 and "pulse" in result.stdout
+
+
+def test_mic_transcribes_what_is_played_into_the_sink(pulse, utterance, tmp_path):
+    audio_path, model = utterance
+    output, saved = tmp_path / "mic.jsonl", tmp_path / "heard.wav"
+    mic = subprocess.Popen([sys.executable, "-m", "speechattn.cli", "mic", "--model", str(model), "--output",
+                            str(output), "--save-audio", str(saved)], env=pulse, stdout=subprocess.PIPE,
+                           stderr=subprocess.PIPE, text=True)
+    try:
+        started = time.monotonic()
+        line = mic.stderr.readline()
+        assert line.startswith("listening on"), line + mic.stderr.read()
+        time.sleep(0.5)
+        subprocess.run(["paplay", "-d", "speechattn_test", str(audio_path)], env=pulse, check=True, timeout=60)
+        time.sleep(0.8)
+        mic.send_signal(signal.SIGINT)
+        stdout, stderr = mic.communicate(timeout=60)
+    finally:
+        if mic.poll() is None:
+            mic.kill()
+    assert mic.returncode == 0, stderr
+    assert "Traceback" not in stderr and time.monotonic() - started < 60
+    summary = next(line for line in stderr.splitlines() if line.startswith("speechattn mic:"))
+    assert "input overflows 0, dropped blocks 0" in summary  # nothing was dropped
+    p95 = float(summary.split("p95 ")[1].split(" ms")[0])
+    assert p95 < 250, summary
+
+    segments = [json.loads(line) for line in output.read_text().splitlines()]
+    assert [json.loads(line) for line in stdout.splitlines()] == segments  # stdout is not a terminal: JSON lines
+    heard, rate = sf.read(saved)
+    assert rate == 16000 and segments[-1]["end"] == pytest.approx(len(heard) / 16000, abs=0.011)
+
+    # the played utterance is in what the microphone heard (cross-correlation finds it)
+    played, _ = sf.read(audio_path)
+    if _ != 16000:
+        import soxr
+
+        played = soxr.resample(played, _, 16000)
+    from scipy.signal import correlate
+
+    assert len(heard) > len(played)
+    correlation = correlate(heard, played, mode="valid", method="fft")
+    offset = int(np.argmax(np.abs(correlation)))
+    window = heard[offset : offset + len(played)]
+    assert abs(np.dot(window, played)) / (np.linalg.norm(window) * np.linalg.norm(played)) > 0.9
+
+    # the live phones agree with `speechattn transcribe` on the same audio
+    live, offline = frame_phones(segments), frame_phones(transcribe(saved, model))
+    shared = min(len(live), len(offline))
+    assert abs(len(live) - len(offline)) <= 1 and np.mean(live[:shared] == offline[:shared]) >= 0.99  # float wav: exact
+
+    # and, over the utterance, with transcribe of the original file (allowing a small alignment shift)
+    reference = frame_phones(transcribe(audio_path, model))
+    start = offset // 160
+    best = max(np.mean(live[start + shift : start + shift + len(reference)][: len(reference)] ==
+                       reference[: len(live[start + shift : start + shift + len(reference)])])
+               for shift in range(-2, 3))
+    assert best >= 0.8, best
