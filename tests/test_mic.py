@@ -23,13 +23,11 @@ SAMPLE = Path("speechattn/samples/please-enter-your-password.wav")
 BUNDLED = Path("speechattn/models/default.onnx")
 
 
-@pytest.fixture(scope="module")
-def pulse(tmp_path_factory):
-    """A private PulseAudio server with a null sink; yields the environment that reaches it."""
+def start_pulse(runtime: Path):
+    """A private PulseAudio server with a null sink whose monitor is the default source: (process, env)."""
     if not shutil.which("pulseaudio") or not shutil.which("paplay"):
         pytest.skip("PulseAudio is not installed (apt-get install pulseaudio pulseaudio-utils libportaudio2 "
                     "libasound2-plugins)")
-    runtime = tmp_path_factory.mktemp("pulse")
     runtime.chmod(0o700)
     env = {**os.environ, "XDG_RUNTIME_DIR": str(runtime), "PULSE_RUNTIME_PATH": str(runtime / "pulse")}
     server = subprocess.Popen(
@@ -43,6 +41,12 @@ def pulse(tmp_path_factory):
             pytest.skip(f"PulseAudio cannot run here: {server.stderr.read().decode()[-300:]}")
         time.sleep(0.2)
     subprocess.run(["pactl", "set-default-source", "speechattn_test.monitor"], env=env, check=True)
+    return server, env
+
+
+@pytest.fixture(scope="module")
+def pulse(tmp_path_factory):
+    server, env = start_pulse(tmp_path_factory.mktemp("pulse"))
     yield env
     server.send_signal(signal.SIGTERM)
     server.wait(timeout=10)
@@ -59,14 +63,14 @@ def transcribe(path, model) -> list[dict]:
 
 
 @pytest.fixture(scope="module")
-def utterance(tmp_path_factory, trained_onnx):
+def utterance(tmp_path_factory, request):
     """(audio file, model): the bundled recording and model when the package ships one, else a
     speech-like signal and a tiny model trained on it (both give decisive labels)."""
     if BUNDLED.exists():
         return SAMPLE, BUNDLED
     path = tmp_path_factory.mktemp("utterance") / "speechlike.wav"
     sf.write(path, speechlike_signal(3.0, seed=11), 16000)
-    return path, trained_onnx
+    return path, request.getfixturevalue("trained_onnx")
 
 
 def test_mic_lists_the_pulse_devices(pulse):
@@ -131,3 +135,29 @@ def test_mic_transcribes_what_is_played_into_the_sink(pulse, utterance, tmp_path
                        reference[: len(live[start + shift : start + shift + len(reference)])])
                for shift in range(-2, 3))
     assert best >= 0.8, best
+
+
+def test_no_such_device_is_one_clear_error(pulse, utterance):
+    result = subprocess.run([sys.executable, "-m", "speechattn.cli", "mic", "--model", str(utterance[1]),
+                             "--device", "no-such-microphone"], env=pulse, capture_output=True, text=True, timeout=60)
+    assert result.returncode == 2 and "no input device matches 'no-such-microphone'" in result.stderr
+    assert "Traceback" not in result.stderr
+
+
+def test_a_device_that_disappears_ends_with_a_message_and_flushed_output(tmp_path, utterance):
+    server, env = start_pulse(tmp_path / "pulse")
+    output = tmp_path / "out.jsonl"
+    mic = subprocess.Popen([sys.executable, "-m", "speechattn.cli", "mic", "--model", str(utterance[1]), "--output",
+                            str(output)], env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    try:
+        assert mic.stderr.readline().startswith("listening on")
+        subprocess.run(["paplay", "-d", "speechattn_test", str(utterance[0])], env=env, check=True, timeout=60)
+        server.kill()  # the audio server, and with it the device, goes away
+        server.wait(timeout=10)
+        stderr = mic.communicate(timeout=60)[1]
+    finally:
+        if mic.poll() is None:
+            mic.kill()
+    assert mic.returncode == 2 and "stopped delivering audio" in stderr and "Traceback" not in stderr
+    lines = output.read_text().splitlines()
+    assert lines and all(json.loads(line)["end"] > json.loads(line)["start"] for line in lines)  # complete lines
