@@ -211,7 +211,7 @@ def run(model_path: Path, device: str | None, chunk_frames: int | None, output: 
         return SessionSummary(seconds, segments_out, phones_out, latencies.percentile(50), latencies.percentile(95),
                               compute_seconds / max(seconds, 1e-9), counters["overflows"], counters["dropped"])
 
-    def emit(frames, now: float) -> None:
+    def emit(frames) -> None:
         nonlocal frames_out, segments_out, phones_out
         if len(frames) == 0:
             return
@@ -219,14 +219,37 @@ def run(model_path: Path, device: str | None, chunk_frames: int | None, output: 
         positions = np.array([p for p, _ in arrivals])
         times = np.array([t for _, t in arrivals])
         which = np.minimum(np.searchsorted(positions, ends, side="left"), len(arrivals) - 1)
-        latencies.add((now - times[which]) * 1000)
+        latencies.add((time.monotonic() - times[which]) * 1000)
         while len(arrivals) > 1 and arrivals[1][0] <= ends[-1]:
             arrivals.pop(0)
-        done = segmenter.push(frames.log_probs)
+        confirm(segmenter.push(frames.log_probs))
         frames_out += len(frames)
+
+    def confirm(done: list[Segment]) -> None:
+        nonlocal segments_out, phones_out
         segments_out += len(done)
         phones_out += sum(1 for s in done if model.phones[s.phone] != "sil")
         display.segments(done)
+
+    def feed(block: np.ndarray | None, arrived: float, last: bool = False) -> None:
+        """One captured block (frames, channels) through resampler, model and segmenter; last: flush all."""
+        nonlocal samples_in, compute_seconds, level_db
+        started = time.perf_counter()
+        mono = to_mono_16k(block if block is not None else np.zeros((0, channels), np.float32), SAMPLE_RATE,
+                           "microphone")
+        if resampler is not None:
+            mono = resampler.resample_chunk(mono, last=last).astype(np.float32)
+        if audio_file is not None:
+            audio_file.write(mono)
+        samples_in += len(mono)
+        arrivals.append((samples_in, arrived))
+        if len(mono):
+            level_db = 20 * np.log10(max(float(np.sqrt(np.mean(mono ** 2))), 1e-6))
+        emit(stream.push(mono))
+        if last:
+            emit(stream.finish())
+            confirm(segmenter.finish())
+        compute_seconds += time.perf_counter() - started
 
     try:
         with capture:
@@ -246,50 +269,22 @@ def run(model_path: Path, device: str | None, chunk_frames: int | None, output: 
                     announced = True
                     print(f"listening on {info['name']} (device {info['index']}, {rate} Hz, {channels} channel(s)); "
                           f"model {model_path.name}, chunk {chunk * 10} ms; Ctrl-C to stop", file=sys.stderr, flush=True)
-                started = time.perf_counter()
-                mono = to_mono_16k(block, SAMPLE_RATE, "microphone")
-                if resampler is not None:
-                    mono = resampler.resample_chunk(mono).astype(np.float32)
-                if audio_file is not None:
-                    audio_file.write(mono)
-                samples_in += len(mono)
-                arrivals.append((samples_in, arrived))
-                if len(mono):
-                    level_db = 20 * np.log10(max(float(np.sqrt(np.mean(mono ** 2))), 1e-6))
-                frames = stream.push(mono)
-                emit(frames, time.monotonic())
-                compute_seconds += time.perf_counter() - started
-                if live:
-                    open_run = segmenter.frame - segmenter.start
-                    provisional = [model.phones[segmenter.phone]] * (1 if open_run > 0 and segmenter.phone >= 0 else 0)
+                feed(block, arrived)
+                if live:  # provisional: the open segment's phone and a run that may yet become a phone
+                    provisional = [model.phones[p] for p in dict.fromkeys((segmenter.phone, segmenter.run_phone)) if p >= 0]
                     display.status(provisional, level_db, summary())
     except sd.PortAudioError as error:
         raise SpeechattnError(f"input device {info['name']} failed: {error}") from None
     finally:
         signal.signal(signal.SIGINT, previous_handler)
-        # the rest of the stream: frames still waiting for their chunk, the open segment
-        try:
-            started = time.perf_counter()
+        try:  # what was captured but not yet processed, the frames still waiting for their chunk, the open segment
             while True:
                 try:
-                    block, arrived = blocks.get_nowait()
+                    feed(*blocks.get_nowait())
                 except queue.Empty:
                     break
-                mono = to_mono_16k(block, SAMPLE_RATE, "microphone")
-                if resampler is not None:
-                    mono = resampler.resample_chunk(mono).astype(np.float32)
-                if audio_file is not None:
-                    audio_file.write(mono)
-                samples_in += len(mono)
-                arrivals.append((samples_in, arrived))
-                emit(stream.push(mono), time.monotonic())
-            if arrivals:
-                emit(stream.finish(), time.monotonic())
-            done = segmenter.finish()
-            segments_out += len(done)
-            phones_out += sum(1 for s in done if model.phones[s.phone] != "sil")
-            display.segments(done)
-            compute_seconds += time.perf_counter() - started
+            if samples_in:
+                feed(None, time.monotonic(), last=True)
         finally:
             if output_file is not None:
                 output_file.close()
