@@ -179,38 +179,7 @@ def write_textgrid(t: Transcript, path) -> None:
 
 def plot_transcript(t: Transcript, path) -> None:
     """Waveform, spectrogram, posteriorgram and segments in one PNG."""
-    import matplotlib
+    from .plots import plot_posteriors
 
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-    from scipy.signal import spectrogram
-
-    audio, posteriors = t.audio, np.exp(t.log_probs)
-    seconds = len(audio) / SAMPLE_RATE
-    figure, axes = plt.subplots(4, 1, figsize=(max(8.0, min(40.0, 3.5 * seconds)), 9), sharex=True,
-                                gridspec_kw={"height_ratios": [1, 1.6, 2.4, 0.5]})
-    wave_axis, spec_axis, post_axis, seg_axis = axes
-    wave_axis.plot(np.arange(len(audio)) / SAMPLE_RATE, audio, linewidth=0.5, color="#3b75af")
-    wave_axis.set_ylabel("amplitude")
-    wave_axis.set_title(f"{Path(t.file).name}: {t.duration:.2f} s, chunk {t.chunk_frames} frames, {Path(t.model).name}")
-    frequencies, times, power = spectrogram(audio, fs=SAMPLE_RATE, window="hann", nperseg=400, noverlap=240)
-    spec_axis.pcolormesh(times, frequencies, 10 * np.log10(power + 1e-10), shading="auto", cmap="magma")
-    spec_axis.set_ylabel("Hz")
-    peaks = posteriors.max(0)  # rows: the phones that ever matter (and at least the 8 likeliest), so they stay readable
-    used = np.union1d(np.flatnonzero(peaks > 0.2), np.argsort(peaks)[-8:])
-    post_axis.imshow(posteriors[:, used].T, aspect="auto", origin="lower", cmap="Greys", vmin=0, vmax=1,
-                     extent=(0, len(posteriors) / FRAMES_PER_SECOND, -0.5, len(used) - 0.5), interpolation="nearest")
-    post_axis.set_yticks(range(len(used)), [t.phones[i] for i in used], fontsize=7)
-    post_axis.set_ylabel("posterior")
-    for s in t.segment_dicts():
-        colour = "#dddddd" if s["phone"] == "sil" else plt.cm.Blues(0.25 + 0.6 * s["confidence"])
-        seg_axis.axvspan(s["start"], s["end"], color=colour, ec="white", lw=0.8)
-        if s["phone"] != "sil":
-            seg_axis.text((s["start"] + s["end"]) / 2, 0.5, s["phone"], ha="center", va="center", fontsize=8,
-                          rotation=90 if s["end"] - s["start"] < 0.04 else 0)
-    seg_axis.set_yticks([])
-    seg_axis.set_xlabel("seconds (segment shade: confidence)")
-    seg_axis.set_xlim(0, seconds)
-    figure.tight_layout()
-    figure.savefig(path, dpi=100)
-    plt.close(figure)
+    plot_posteriors(t.audio, t.log_probs, t.phones, t.segment_dicts(), path,
+                    f"{Path(t.file).name}: {t.duration:.2f} s, chunk {t.chunk_frames} frames, {Path(t.model).name}")
