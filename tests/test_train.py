@@ -140,3 +140,18 @@ def test_two_processes_under_torchrun_train_together(tiny, tmp_path):
     assert result.stdout.count("best dev frame accuracy") == 1  # rank 0 alone reports
     assert len(rows(tmp_path / "run" / "train.csv")) == 4
     assert load(tmp_path / "run" / "last.pt").config == tiny.model
+
+
+def test_device_and_precision_choices_are_checked():
+    from speechattn.errors import ConfigError, SpeechattnError
+    from speechattn.train import TrainConfig, choose_device
+
+    assert choose_device(TrainConfig(device="cpu")) == (torch.device("cpu"), None)
+    with pytest.raises(ConfigError, match="train.precision"):
+        TrainConfig(precision="fp8")
+    if not torch.cuda.is_available():
+        assert choose_device(TrainConfig()) == (torch.device("cpu"), None)  # auto: fp32 on CPU
+        with pytest.raises(SpeechattnError, match="needs a GPU"):
+            choose_device(TrainConfig(precision="bf16"))
+        with pytest.raises(SpeechattnError, match="sees no GPU"):
+            choose_device(TrainConfig(device="cuda"))
