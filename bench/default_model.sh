@@ -7,7 +7,7 @@ run=${1:-runs/default}
 out=$run/report
 mkdir -p "$out" speechattn/models
 speechattn export "$run/best.pt" -o speechattn/models/default.onnx
-speechattn export "$run/best.pt" -o speechattn/models/default-int8.onnx --int8
+speechattn export "$run/best.pt" -o speechattn/models/default-int8.onnx --int8 || echo "int8 export refused (see above)"
 synth=data/synth-en/synth-en_supervisions_test.jsonl.gz
 ocean=data/speechocean762/speechocean762_supervisions_dev.jsonl.gz
 asterisk=data/real-dev/real-dev_supervisions_dev.jsonl.gz
@@ -17,5 +17,5 @@ speechattn eval "$run/best.pt" $asterisk --confusion "$out/confusion-asterisk.pn
 for m in 1 2 3 4 5; do  # the segmenter's minimum phone length, against PER
     speechattn eval "$run/best.pt" $ocean $asterisk --chunk-frames 8 --min-frames $m --json > "$out/min-frames-$m.json"
 done
-speechattn eval speechattn/models/default-int8.onnx $ocean $asterisk --chunk-frames 8 --json > "$out/int8-real.json"
+[ -f speechattn/models/default-int8.onnx ] && speechattn eval speechattn/models/default-int8.onnx $ocean $asterisk --chunk-frames 8 --json > "$out/int8-real.json"
 python bench/pocketsphinx_peer.py $asterisk $ocean --model speechattn/models/default.onnx --json "$out/peer.json"
