@@ -7,7 +7,7 @@ run=${1:-runs/default}
 out=$run/report
 mkdir -p "$out" speechattn/models
 speechattn export "$run/best.pt" -o speechattn/models/default.onnx
-speechattn export "$run/best.pt" -o speechattn/models/default-int8.onnx --int8 || echo "int8 export refused (see above)"
+speechattn export "$run/best.pt" -o speechattn/models/default-int8.onnx --int8 --verify-audio speechattn/samples/please-enter-your-password.wav || echo "int8 export refused (see above)"
 synth=data/synth-en/synth-en_supervisions_test.jsonl.gz
 ocean=data/speechocean762/speechocean762_supervisions_dev.jsonl.gz
 asterisk=data/real-dev/real-dev_supervisions_dev.jsonl.gz

@@ -49,7 +49,12 @@ def cmd_export(args) -> int:
     output = Path(args.output)
     print(f"exporting {args.checkpoint} ({model.num_parameters():,} parameters) -> {output}"
           f"{' (int8)' if args.int8 else ''}; verifying against torch ...", file=sys.stderr)
-    result = export_onnx(model, output, chunk_frames=args.chunk_frames, int8=args.int8)
+    verify_audio = None
+    if args.verify_audio:
+        from .audio import load_audio
+
+        verify_audio = load_audio(args.verify_audio)
+    result = export_onnx(model, output, chunk_frames=args.chunk_frames, int8=args.int8, verify_audio=verify_audio)
     size_mb = output.stat().st_size / 1e6
     print(f"wrote {output} ({size_mb:.1f} MB). Verified: {result}")
     return 0
@@ -447,6 +452,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--int8", action="store_true", help="quantize the encoder's matmuls to 8 bits (dynamic)")
     p.add_argument("--chunk-frames", type=int, default=None,
                    help="default chunk size recorded in the metadata (frames of 10 ms; default: the model's)")
+    p.add_argument("--verify-audio", type=Path, metavar="AUDIO",
+                   help="verify on this recording instead of the generated speech-like signal; give speech for a "
+                   "trained model's int8 file (its outputs on the generated signal are near-tied and flip under int8)")
     p.set_defaults(func=cmd_export)
 
     p = commands.add_parser("stream-check", help="prove that streaming the ONNX model equals one-shot processing",

@@ -166,11 +166,12 @@ def _quantize(fp32_path: Path, int8_path: Path) -> None:
 
 
 def verify(onnx_path: Path, model: PhoneTagger, chunk_frames: int, seconds: float = VERIFY_SECONDS,
-           pushes: int = VERIFY_PUSHES, seed: int = 0) -> Verification:
-    """Stream the same audio through the ONNX file (portable client) and torch, in `pushes` pieces of random size."""
+           pushes: int = VERIFY_PUSHES, seed: int = 0, audio: np.ndarray | None = None) -> Verification:
+    """Stream the same audio (default: the speech-like test signal) through the ONNX file (portable client) and
+    torch, in `pushes` pieces of random size."""
     from speechattn_export.stream_client import StreamingModel
 
-    audio = speechlike_signal(seconds, seed=seed)
+    audio = speechlike_signal(seconds, seed=seed) if audio is None else audio
     rng = np.random.default_rng(seed)
     cuts = np.sort(rng.choice(np.arange(1, len(audio)), size=pushes - 1, replace=False))
     pieces = np.split(audio, cuts)
@@ -189,8 +190,11 @@ def verify(onnx_path: Path, model: PhoneTagger, chunk_frames: int, seconds: floa
 
 
 def export_onnx(model: PhoneTagger, output: str | Path, chunk_frames: int | None = None,
-                int8: bool = False) -> Verification:
-    """Write `output` (fp32, or int8 with `int8`) after verifying it; raise ExportError and write nothing otherwise."""
+                int8: bool = False, verify_audio: np.ndarray | None = None) -> Verification:
+    """Write `output` (fp32, or int8 with `int8`) after verifying it; raise ExportError and write nothing otherwise.
+
+    verify_audio: 16 kHz audio to verify on instead of the speech-like test signal.  A trained model's outputs on
+    that signal (unlike speech) are near-tied, and int8 rounding flips them: give it speech for an int8 file."""
     output = Path(output)
     chunk_frames = chunk_frames or model.config.default_chunk_frames
     if chunk_frames not in model.config.chunk_frames_choices:
@@ -206,7 +210,7 @@ def export_onnx(model: PhoneTagger, output: str | Path, chunk_frames: int | None
             final_path = Path(workdir) / "int8.onnx"
             _quantize(fp32_path, final_path)
             _write_metadata(final_path, build_metadata(model, chunk_frames, "int8-dynamic"))
-        result = verify(final_path, model, chunk_frames)
+        result = verify(final_path, model, chunk_frames, audio=verify_audio)
         if int8:
             if result.argmax_agreement < INT8_MIN_AGREEMENT:
                 raise ExportError(f"int8 model disagrees with torch: {result}; not written")

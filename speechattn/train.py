@@ -265,20 +265,17 @@ def train(recipe, out: Path, resume: bool = False, progress: bool = True) -> dic
         save_checkpoint(model, path, step=step, best_dev_accuracy=best, optimizer=optimizer.state_dict(),
                         scheduler=scheduler.state_dict(), **extra)
 
-    log_mode = "a" if resume and step else "w"
-    if log_mode == "a" and rank == 0:  # rows written after the checkpoint we resume from are redone: drop them
-        for name in ("train.csv", "dev.csv"):
+    headers = {"train.csv": "step,loss,frame_accuracy,learning_rate,chunk_frames,seconds",
+               "dev.csv": "step,dev_frame_accuracy,dev_per,chunk_frames"}
+    if rank == 0:  # start the logs; on resume, rows written after the checkpoint we resume from are redone: drop them
+        for name, header in headers.items():
             path = out / name
-            if path.exists():
-                lines = path.read_text().splitlines()
-                kept = lines[:1] + [line for line in lines[1:] if int(line.split(",")[0]) <= step]
-                path.write_text("\n".join(kept) + "\n")
+            lines = path.read_text().splitlines() if resume and step and path.exists() else []
+            kept = [line for line in lines if line and line[0].isdigit() and int(line.split(",")[0]) <= step]
+            path.write_text("\n".join([header, *kept]) + "\n")
     train_path, dev_path = (out / "train.csv", out / "dev.csv") if rank == 0 else (os.devnull, os.devnull)
-    with open(train_path, log_mode, newline="") as train_log, open(dev_path, log_mode, newline="") as dev_log:
+    with open(train_path, "a", newline="") as train_log, open(dev_path, "a", newline="") as dev_log:
         train_writer, dev_writer = csv.writer(train_log), csv.writer(dev_log)
-        if log_mode == "w":
-            train_writer.writerow(["step", "loss", "frame_accuracy", "learning_rate", "chunk_frames", "seconds"])
-            dev_writer.writerow(["step", "dev_frame_accuracy", "dev_per", "chunk_frames"])
         board = None
         if rank == 0:
             try:

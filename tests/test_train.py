@@ -103,6 +103,7 @@ def test_a_resumed_run_continues_exactly(tiny, tmp_path, monkeypatch):
         train_module.train(recipe, interrupted, progress=False)
     monkeypatch.setattr(train_module, "frame_loss", real_loss)
     assert torch.load(interrupted / "last.pt", weights_only=True)["step"] == 6
+    assert (interrupted / "dev.csv").read_text().startswith("step,")  # headers are on disk before any row
     result = train_module.train(recipe, interrupted, resume=True, progress=False)
     assert result["steps"] == 12
     a, b = load(straight / "last.pt").state_dict(), load(interrupted / "last.pt").state_dict()
