@@ -196,7 +196,8 @@ def cmd_eval(args) -> int:
     if model_path.suffix == ".onnx":
         from speechattn_export.stream_client import StreamingModel
 
-        allowed = StreamingModel(model_path).allowed_chunk_frames
+        onnx_model = StreamingModel(model_path)
+        allowed, default_chunk = onnx_model.allowed_chunk_frames, onnx_model.default_chunk_frames
         chunks = args.chunk_frames or list(allowed)
         if "full" in chunks:
             raise SpeechattnError("full context is for checkpoints; an ONNX file streams (give chunk sizes)")
@@ -208,10 +209,11 @@ def cmd_eval(args) -> int:
         from .model import load
 
         model = load(model_path)
-        allowed = model.config.chunk_frames_choices
+        allowed, default_chunk = model.config.chunk_frames_choices, model.config.default_chunk_frames
         chunks = [None if c == "full" else c for c in (args.chunk_frames or ["full", *allowed])]
         scores = evaluate_checkpoint(model, cuts, chunks, args.min_frames, progress=progress)
     hours = sum(c.duration for c in cuts) / 3600
+    shown = next((s for s in scores if s.chunk_frames == default_chunk), scores[-1])  # per-phone table, confusions
     if args.json:
         print(json.dumps({"model": str(model_path), "data": [str(d) for d in args.data], "utterances": len(cuts),
                           "hours": round(hours, 4), "min_frames": args.min_frames,
@@ -219,7 +221,6 @@ def cmd_eval(args) -> int:
     else:
         print(f"{model_path} on {', '.join(map(str, args.data))}: {len(cuts)} utterances, {hours:.2f} h")
         print(format_table(scores))
-        shown = scores[-1] if args.chunk_frames else next((s for s in scores if s.chunk_frames == 8), scores[-1])
         accuracy = shown.per_phone_accuracy()
         totals = shown.confusion.sum(1)
         cells = [f"{p:>4} {100 * a:5.1f}% {n:>7}" for (p, a), n in zip(accuracy.items(), totals) if a is not None]
@@ -227,7 +228,6 @@ def cmd_eval(args) -> int:
         for row in range(0, len(cells), 4):
             print("   ".join(cells[row : row + 4]))
     if args.confusion:
-        shown = next((s for s in scores if s.chunk_frames == 8), scores[-1])
         plot_confusion(shown, args.confusion)
         print(f"wrote {args.confusion}", file=sys.stderr)
     return 0
@@ -406,7 +406,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--min-frames", type=int, default=3, help="segmenter: frames a new phone must hold (default 3)")
     p.add_argument("--limit", type=int, help="evaluate only the first N utterances")
     p.add_argument("--json", action="store_true", help="print the results as JSON")
-    p.add_argument("--confusion", type=Path, metavar="PNG", help="write the confusion matrix (chunk 8) here")
+    p.add_argument("--confusion", type=Path, metavar="PNG", help="write the confusion matrix (at the model's default chunk, else the last one evaluated) here")
     p.set_defaults(func=cmd_eval)
 
     p = commands.add_parser("transcribe", help="phone segments of audio files, streamed through the ONNX model",
