@@ -18,7 +18,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-DEFAULT_MIN_FRAMES = 3  # measured on the dev sets: see README (transcribe)
+DEFAULT_MIN_FRAMES = 3  # 30 ms; on real speech 4-5 gives a lower PER at the same frame accuracy (README, default model)
 
 
 @dataclass(frozen=True)
