@@ -30,7 +30,7 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from speechattn.audio import FRAMES_PER_SECOND, SAMPLE_RATE  # noqa: E402
-from speechattn.evaluate import Scores, utterances  # noqa: E402
+from speechattn.evaluate import Scores, streamed_log_probs, utterances  # noqa: E402
 from speechattn.phones import NUM_PHONES, PHONE_TO_INDEX, SILENCE, from_arpabet  # noqa: E402
 
 
@@ -92,10 +92,9 @@ def main() -> int:
         for _, audio, labels in utterances(cuts):
             audio_seconds += len(audio) / SAMPLE_RATE
             started = time.perf_counter()
-            stream = ours_model.new_stream(args.chunk_frames)
-            pieces = [stream.push(audio), stream.finish()]
+            log_probs = streamed_log_probs(ours_model, audio, args.chunk_frames)
             ours_seconds += time.perf_counter() - started
-            ours.add(labels, np.concatenate([p.log_probs for p in pieces])[: len(labels)])
+            ours.add(labels, log_probs[: len(labels)])
             started = time.perf_counter()
             hypothesis = sphinx.frame_labels(audio)[: len(labels)]
             peer_seconds += time.perf_counter() - started

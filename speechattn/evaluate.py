@@ -112,6 +112,12 @@ def evaluate_checkpoint(model, cuts, chunk_sizes: list[int | None], min_frames: 
     return scores
 
 
+def streamed_log_probs(model, audio: np.ndarray, chunk_frames: int) -> np.ndarray:
+    """One utterance streamed through a StreamingModel in one push: log-probs (frames, classes)."""
+    stream = model.new_stream(chunk_frames)
+    return np.concatenate([stream.push(audio).log_probs, stream.finish().log_probs])
+
+
 def evaluate_onnx(path, cuts, chunk_sizes: list[int], min_frames: int = DEFAULT_MIN_FRAMES,
                   progress: bool = False) -> list[Scores]:
     from tqdm import tqdm
@@ -124,10 +130,7 @@ def evaluate_onnx(path, cuts, chunk_sizes: list[int], min_frames: int = DEFAULT_
     for _, audio, labels in tqdm(utterances(items), total=len(items), desc="evaluating", unit="utt",
                                  disable=not progress):
         for score in scores:
-            stream = model.new_stream(score.chunk_frames)
-            pieces = [stream.push(audio), stream.finish()]
-            log_probs = np.concatenate([p.log_probs for p in pieces])[: len(labels)]
-            score.add(labels, log_probs, min_frames)
+            score.add(labels, streamed_log_probs(model, audio, score.chunk_frames)[: len(labels)], min_frames)
     return scores
 
 
