@@ -198,7 +198,7 @@ def run(model_path: Path, device: str | None, chunk_frames: int | None, output: 
     latencies = LatencyHistogram()
     # arrival times of 16 kHz sample positions (block ends), to date each frame's last sample
     arrivals: list[tuple[int, float]] = []
-    samples_in = frames_out = segments_out = phones_out = 0
+    samples_in = segments_out = phones_out = 0
     compute_seconds = 0.0
     level_db = -120.0
     stop = threading.Event()
@@ -212,7 +212,6 @@ def run(model_path: Path, device: str | None, chunk_frames: int | None, output: 
                               compute_seconds / max(seconds, 1e-9), counters["overflows"], counters["dropped"])
 
     def emit(frames) -> None:
-        nonlocal frames_out, segments_out, phones_out
         if len(frames) == 0:
             return
         ends = (frames.frame_indices + 1) * HOP_SAMPLES  # 16 kHz sample after each frame's last
@@ -223,7 +222,6 @@ def run(model_path: Path, device: str | None, chunk_frames: int | None, output: 
         while len(arrivals) > 1 and arrivals[1][0] <= ends[-1]:
             arrivals.pop(0)
         confirm(segmenter.push(frames.log_probs))
-        frames_out += len(frames)
 
     def confirm(done: list[Segment]) -> None:
         nonlocal segments_out, phones_out
