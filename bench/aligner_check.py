@@ -15,10 +15,11 @@ from collections import defaultdict
 
 import numpy as np
 
-from speechattn.align import PhoneAligner
-from speechattn.labels import frame_labels, label_intervals
+from speechattn.data.align import PhoneAligner
+from speechattn.data.labels import frame_labels
+from speechattn.segments import label_intervals
 from speechattn.phones import PHONE_TO_INDEX, PHONES
-from speechattn.synth import SynthConfig, engine, engine_of, plan, with_edge_silence
+from speechattn.data.synth import SynthConfig, engine, engine_of, plan, with_edge_silence
 
 SIL = PHONE_TO_INDEX["sil"]
 

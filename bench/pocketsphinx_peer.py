@@ -5,14 +5,14 @@ model (en-us-phone.lm.bin), the classic open-source phone recognizer; it decodes
 (no streaming).  Ours streams each utterance through the ONNX model at the given chunk size.
 Both are scored with the same code (speechattn/evaluate.py): frame accuracy and PER against the
 manifest's labels.  pocketsphinx's own segments are its phones (no extra smoothing); ours go
-through the segmenter, as `speechattn transcribe` prints them.
+through the decoder (--decoder, default the bigram decoder), as `speechattn transcribe` prints them.
 
 Caveat printed with the results: the real-speech labels of speechocean762 and the asterisk
 prompts were themselves made by pocketsphinx's aligner, with the same acoustic model, so
 boundaries favour pocketsphinx's frame accuracy.  PER (phone sequences) is less affected.
 
     python bench/pocketsphinx_peer.py data/real-dev/real-dev_supervisions_dev.jsonl.gz \
-        data/speechocean762/speechocean762_supervisions_dev.jsonl.gz --model speechattn/models/default.onnx
+        data/speechocean762/speechocean762_supervisions_dev.jsonl.gz --model speechattn/runtime/models/default.onnx
 """
 
 from __future__ import annotations
@@ -30,7 +30,8 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from speechattn.audio import FRAMES_PER_SECOND, SAMPLE_RATE  # noqa: E402
-from speechattn.evaluate import Scores, streamed_log_probs, utterances  # noqa: E402
+from speechattn.data.manifests import recordings_beside  # noqa: E402
+from speechattn.training.evaluate import Scores, streamed_log_probs, utterances  # noqa: E402
 from speechattn.phones import NUM_PHONES, PHONE_TO_INDEX, SILENCE, from_arpabet  # noqa: E402
 
 
@@ -68,14 +69,15 @@ def one_hot(labels: np.ndarray) -> np.ndarray:
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("manifests", nargs="+", type=Path, help="*_supervisions_*.jsonl.gz with recordings beside")
-    parser.add_argument("--model", type=Path, default=Path("speechattn/models/default.onnx"))
+    parser.add_argument("--model", type=Path, default=Path("speechattn/runtime/models/default.onnx"))
     parser.add_argument("--chunk-frames", type=int, default=8)
+    parser.add_argument("--decoder", choices=["bigram", "hysteresis"], default="bigram", help="ours: posteriors to phones")
     parser.add_argument("--limit", type=int, help="first N utterances of each manifest")
     parser.add_argument("--threads", type=int, default=1, help="onnxruntime threads (pocketsphinx uses one)")
     parser.add_argument("--json", type=Path, help="also write the figures here")
     args = parser.parse_args()
 
-    from speechattn.dataset import cuts_from_manifests
+    from speechattn.data.dataset import cuts_from_manifests
     from speechattn_export.stream_client import StreamingModel
 
     ours_model = StreamingModel(args.model, num_threads=args.threads)
@@ -85,7 +87,7 @@ def main() -> int:
           f"peer: pocketsphinx {version('pocketsphinx')} allphone, bundled en-us model and phone LM")
     print(f"{'data':<34} {'system':<12} {'frame acc':>9} {'PER':>7} {'s per s audio':>14}")
     for manifest in args.manifests:
-        recordings = manifest.with_name(manifest.name.replace("_supervisions_", "_recordings_"))
+        recordings = recordings_beside(manifest)
         cuts = list(cuts_from_manifests(recordings, manifest))[: args.limit]
         ours, peer = Scores(args.chunk_frames), Scores(None)
         ours_seconds = peer_seconds = audio_seconds = 0.0
@@ -94,11 +96,11 @@ def main() -> int:
             started = time.perf_counter()
             log_probs = streamed_log_probs(ours_model, audio, args.chunk_frames)
             ours_seconds += time.perf_counter() - started
-            ours.add(labels, log_probs[: len(labels)])
+            ours.add(labels, log_probs[: len(labels)], decoder=args.decoder)
             started = time.perf_counter()
             hypothesis = sphinx.frame_labels(audio)[: len(labels)]
             peer_seconds += time.perf_counter() - started
-            peer.add(labels, one_hot(hypothesis), min_frames=1)
+            peer.add(labels, one_hot(hypothesis), min_frames=1, decoder="hysteresis")  # its own segments, as they are
         name = manifest.name.removesuffix(".jsonl.gz")
         for system, score, seconds in (("speechattn", ours, ours_seconds), ("pocketsphinx", peer, peer_seconds)):
             print(f"{name:<34} {system:<12} {100 * score.frame_accuracy:>8.2f}% {100 * score.phone_error_rate:>6.2f}% "

@@ -31,8 +31,8 @@ import onnxruntime as ort  # noqa: E402
 import torch  # noqa: E402
 
 from speechattn.audio import HOP_SAMPLES, SAMPLE_RATE, speechlike_signal  # noqa: E402
-from speechattn.export import ExportError, _quantize, _trace, _write_metadata, build_metadata, export_onnx  # noqa: E402
-from speechattn.model import ModelConfig, PhoneTagger, load  # noqa: E402
+from speechattn.model.export import ExportError, _quantize, _trace, _write_metadata, build_metadata, export_onnx  # noqa: E402
+from speechattn.model.encoder import ModelConfig, PhoneTagger, load  # noqa: E402
 from speechattn_export.stream_client import StreamingModel  # noqa: E402
 
 CHUNK_FRAMES = 8  # 80 ms

@@ -18,9 +18,10 @@ from pathlib import Path
 
 import numpy as np
 
-from speechattn.labels import frame_labels, label_intervals
+from speechattn.data.labels import frame_labels
+from speechattn.segments import label_intervals
 from speechattn.phones import PHONE_TO_INDEX, PHONES
-from speechattn.synth import SynthConfig, engine, engine_of, espeak, plan
+from speechattn.data.synth import SynthConfig, engine, engine_of, espeak, plan
 
 SIL = PHONE_TO_INDEX["sil"]
 STOPS = {PHONE_TO_INDEX[p] for p in "P T K B D G".split()}  # begin with a closure: quiet by nature

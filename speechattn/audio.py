@@ -14,7 +14,7 @@ from pathlib import Path
 
 import numpy as np
 
-from .errors import SpeechattnError
+from speechattn.errors import SpeechattnError
 
 SAMPLE_RATE = 16000  # Hz
 HOP_SAMPLES = 160  # 10 ms
@@ -33,11 +33,12 @@ def num_frames(num_samples: int) -> int:
     return -(-num_samples // HOP_SAMPLES)
 
 
-def to_mono_16k(samples: np.ndarray, sample_rate: int, source: str = "audio") -> np.ndarray:
+def to_mono_16k(samples: np.ndarray, sample_rate: int, source: str = "audio", start_seconds: float = 0.0) -> np.ndarray:
     """Downmix (frames, channels) or (frames,) audio to mono float32 at 16 kHz.
 
     Non-finite samples are an error: they mean a corrupt file, and replacing them
-    silently would hide it.
+    silently would hide it.  The message gives the time of the first one (samples
+    start at `start_seconds` of the file).
     """
     samples = np.asarray(samples)
     if samples.ndim == 2:
@@ -47,9 +48,11 @@ def to_mono_16k(samples: np.ndarray, sample_rate: int, source: str = "audio") ->
     if np.issubdtype(samples.dtype, np.integer):
         samples = samples.astype(np.float32) / float(np.iinfo(samples.dtype).max + 1)
     samples = samples.astype(np.float32, copy=False)
-    if not np.all(np.isfinite(samples)):
-        bad = int(np.size(samples) - np.count_nonzero(np.isfinite(samples)))
-        raise AudioError(f"{source}: {bad} samples are NaN or infinite; the file is corrupt")
+    finite = np.isfinite(samples)
+    if not finite.all():
+        bad = int(np.size(samples) - np.count_nonzero(finite))
+        first = start_seconds + int(np.argmin(finite)) / sample_rate
+        raise AudioError(f"{source}: {bad} samples are NaN or infinite, the first at {first:.3f} s; the file is corrupt")
     if sample_rate != SAMPLE_RATE:
         import soxr
 
@@ -79,7 +82,7 @@ def speechlike_signal(seconds: float, seed: int = 0, with_classes: bool = False)
     part of the frontend and the streaming code.  It is not speech; with `with_classes` it also returns
     a per-sample class (a phone index: sil for pauses, S for noise, IY/EH/AA by first formant) that a
     tiny model can learn in seconds, for tests that need a trained rather than a random model."""
-    from .phones import PHONE_TO_INDEX
+    from speechattn.phones import PHONE_TO_INDEX
 
     rng = np.random.default_rng(seed)
     total = int(seconds * SAMPLE_RATE)

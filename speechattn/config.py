@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import MISSING, fields
 
-from .errors import ConfigError
+from speechattn.errors import ConfigError
 
 
 def checked_fields(cls, values: dict, source: str, prefix: str = "", what: str = "model setting") -> dict:
@@ -33,6 +33,11 @@ def checked_fields(cls, values: dict, source: str, prefix: str = "", what: str =
             if not isinstance(value, bool):
                 raise ConfigError(f"{source}: {prefix}{key} must be true or false, not {value!r}")
         elif isinstance(default, (int, float)):
+            if isinstance(default, float) and isinstance(value, str):
+                try:  # YAML 1.1 reads 3e-3 (no dot) as a string
+                    value = float(value)
+                except ValueError:
+                    pass
             numeric = isinstance(value, (int, float)) and not isinstance(value, bool)
             if not numeric or (isinstance(default, int) and not isinstance(value, int)):
                 kind = "an integer" if isinstance(default, int) else "a number"

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import re
 
-from .errors import SpeechattnError
+from speechattn.errors import SpeechattnError
 
 SILENCE = "sil"
 

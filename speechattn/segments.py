@@ -100,3 +100,14 @@ def segment_labels(segments: list[Segment], num_frames: int) -> np.ndarray:
     for s in segments:
         labels[s.start_frame : s.end_frame] = s.phone
     return labels
+
+
+def label_intervals(labels: np.ndarray) -> list[tuple[int, int, int]]:
+    """Runs of equal labels as (first_frame, end_frame, phone_index), end exclusive."""
+    labels = np.asarray(labels)
+    if labels.size == 0:
+        return []
+    change = np.flatnonzero(np.diff(labels)) + 1
+    starts = np.concatenate([[0], change])
+    ends = np.concatenate([change, [labels.size]])
+    return [(int(s), int(e), int(labels[s])) for s, e in zip(starts, ends)]

@@ -7,8 +7,8 @@ import pytest
 import torch
 
 from speechattn.audio import HOP_SAMPLES, speechlike_signal
-from speechattn.features import FrontendConfig
-from speechattn.model import ModelConfig, PhoneTagger
+from speechattn.model.features import FrontendConfig
+from speechattn.model.encoder import ModelConfig, PhoneTagger
 
 TINY = dict(num_layers=2, model_dim=32, num_heads=4, ffn_dim=64, left_context_frames=6,
             chunk_frames_choices=(1, 2, 4, 8), default_chunk_frames=4, dropout=0.0)
@@ -71,7 +71,7 @@ def tiny_model() -> PhoneTagger:
 
 @pytest.fixture(scope="session")
 def tiny_onnx(tmp_path_factory, tiny_model):
-    from speechattn.export import export_onnx
+    from speechattn.model.export import export_onnx
 
     path = tmp_path_factory.mktemp("onnx") / "tiny.onnx"
     export_onnx(tiny_model, path)
@@ -96,7 +96,7 @@ def write_timit_utterance(speaker_dir, name: str = "SA1", seed: int = 1):
 
 @pytest.fixture(scope="session")
 def trained_onnx(tmp_path_factory, trained_model):
-    from speechattn.export import export_onnx
+    from speechattn.model.export import export_onnx
 
     path = tmp_path_factory.mktemp("onnx") / "trained.onnx"
     export_onnx(trained_model, path)

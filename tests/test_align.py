@@ -8,10 +8,10 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from speechattn.align import PhoneAligner
-from speechattn.labels import frame_labels
+from speechattn.data.align import PhoneAligner
+from speechattn.data.labels import frame_labels
 from speechattn.phones import PHONE_TO_INDEX, PHONES
-from speechattn.synth import engine
+from speechattn.data.synth import engine
 
 SHARED = Path(__file__).resolve().parents[2] / "shared" / "data" / "speechocean762-train"
 needs_speechocean = pytest.mark.skipif(not SHARED.exists(), reason=f"{SHARED} is not here (CI has it beside the repo)")
@@ -43,7 +43,7 @@ def speechocean(tmp_path):
     root = tmp_path / "so762"
     (root / "audio").mkdir(parents=True)
     for name in ("text", "utt2spk", "text-phone"):
-        lines = [l for l in (SHARED / name).read_text().splitlines() if l.split()[0].split(".")[0] in chosen]
+        lines = [line for line in (SHARED / name).read_text().splitlines() if line.split()[0].split(".")[0] in chosen]
         (root / name).write_text("\n".join(lines) + "\n")
     shutil.copy(SHARED / "lexicon.txt", root / "lexicon.txt")
     for utterance in chosen:
@@ -53,7 +53,7 @@ def speechocean(tmp_path):
 
 @needs_speechocean
 def test_speechocean762_aligns_with_canonical_phones_and_caches(speechocean, tmp_path):
-    from speechattn.corpora import read_speechocean762, supervision_frame_labels
+    from speechattn.data.corpora import read_speechocean762, supervision_frame_labels
 
     cache = tmp_path / "alignments.jsonl"
     recordings, supervisions = read_speechocean762(speechocean, cache, workers=1, progress=False)
@@ -75,15 +75,16 @@ ASTERISK = Path("/usr/share/asterisk/sounds/en_US_f_Allison")
 
 
 @pytest.mark.skipif(not ASTERISK.exists(), reason="asterisk-core-sounds-en-wav is not installed (.ci/run installs it)")
-def test_asterisk_prompts_align_and_out_of_vocabulary_prompts_are_left_out(tmp_path, capsys):
-    from speechattn.corpora import read_asterisk_prompts
+def test_asterisk_prompts_align_and_out_of_vocabulary_prompts_are_left_out(tmp_path, caplog):
+    from speechattn.data.corpora import read_asterisk_prompts
 
     transcripts = tmp_path / "prompts.txt"
     transcripts.write_text("; a comment\nvm-goodbye: Goodbye!\nauth-thankyou: Thank you.\n"
                            "beep: [this is a simple beep tone]\nagent-pass: Zorblax qwxyz.\n")
-    recordings, supervisions = read_asterisk_prompts(ASTERISK, transcripts, tmp_path / "a.jsonl", workers=1,
-                                                     progress=False)
-    printed = capsys.readouterr().out
+    with caplog.at_level("INFO"):
+        recordings, supervisions = read_asterisk_prompts(ASTERISK, transcripts, tmp_path / "a.jsonl", workers=1,
+                                                         progress=False)
+    printed = caplog.text
     assert "1 are tones" in printed and "1 hold words outside the dictionary (qwxyz, zorblax)" in printed
     assert {s.id for s in supervisions} == {"vm-goodbye", "auth-thankyou"}
     assert recordings["vm-goodbye"].sampling_rate == 8000  # read as 16 kHz by the data path
@@ -92,7 +93,7 @@ def test_asterisk_prompts_align_and_out_of_vocabulary_prompts_are_left_out(tmp_p
 
 
 def test_prompt_text_becomes_spoken_words():
-    from speechattn.textnorm import spoken_words
+    from speechattn.data.textnorm import spoken_words
 
     assert spoken_words("Press * then #, or dial 162.") == ["press", "star", "then", "pound", "or", "dial", "one",
                                                              "hundred", "sixty", "two"]

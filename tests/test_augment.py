@@ -7,10 +7,10 @@ import pytest
 import soundfile as sf
 import torch
 
-from speechattn.augment import AugmentConfig, augment_waveform, coloured_noise, spec_augment
-from speechattn.dataset import FrameLabelDataset, collate, cuts_from_manifests
+from speechattn.data.augment import AugmentConfig, augment_waveform, coloured_noise, spec_augment
+from speechattn.data.dataset import FrameLabelDataset, collate, cuts_from_manifests
 from speechattn.phones import IGNORE, PHONE_TO_INDEX
-from speechattn.synth import espeak, with_edge_silence
+from speechattn.data.synth import espeak, with_edge_silence
 
 SIL = PHONE_TO_INDEX["sil"]
 NOTHING = AugmentConfig(speed_factors=(1.0,), gain_db=(0.0, 0.0), reverb_probability=0, noise_probability=0,
@@ -22,7 +22,7 @@ def corpus(tmp_path_factory):
     """Three synthesized utterances with exact labels, written as lhotse manifests."""
     from lhotse import Recording, RecordingSet, SupervisionSet
 
-    from speechattn.corpora import _supervision
+    from speechattn.data.corpora import _supervision
 
     directory = tmp_path_factory.mktemp("corpus")
     recordings, supervisions = [], []

@@ -97,8 +97,8 @@ def test_empty_and_tiny_input(model):
 def test_zero_sample_graph_calls_work_for_every_frontend(tmp_path):
     """A flush with nothing pending is a zero-sample call; every frontend handles it (onnxruntime edge cases)."""
     from conftest import random_model, tiny_config
-    from speechattn.export import export_onnx
-    from speechattn.features import FrontendConfig
+    from speechattn.model.export import export_onnx
+    from speechattn.model.features import FrontendConfig
 
     for frontend in (FrontendConfig(), FrontendConfig(kind="mfcc", num_mel_bins=23, delta_order=2)):
         path = tmp_path / f"{frontend.kind}.onnx"
@@ -129,6 +129,7 @@ def _rss_mb() -> float:
     raise RuntimeError("no VmRSS")
 
 
+@pytest.mark.slow
 def test_an_hour_streams_with_flat_memory_and_no_drift(model):
     """3600 one-second pushes.  Memory after 60 min is what it was after 10; the last outputs equal those of
     a fresh stream started one receptive field (plus margin) earlier, so nothing accumulates over time."""

@@ -8,7 +8,7 @@ import soundfile as sf
 
 from conftest import write_timit_utterance
 from speechattn.audio import speechlike_signal
-from speechattn.corpora import CorpusError, read_htk_lab, read_textgrid_corpus, read_timit, supervision_frame_labels
+from speechattn.data.corpora import CorpusError, read_htk_lab, read_textgrid_corpus, read_timit, supervision_frame_labels
 from speechattn.phones import IGNORE, PHONE_TO_INDEX, PhoneMappingError
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from speechattn.evaluate import Scores, phone_sequence
+from speechattn.training.evaluate import Scores, phone_sequence
 from speechattn.phones import IGNORE, PHONE_TO_INDEX
 
 from test_segments import one_hot_log_probs
@@ -26,7 +26,7 @@ def test_frame_accuracy_and_per_on_a_known_answer():
     reference = labels_of(("sil", 10), ("K", 6), ("AE", 10), ("T", 6), ("sil", 10))  # K AE T
     hypothesis = labels_of(("sil", 10), ("G", 6), ("AE", 13), ("T", 3), ("sil", 10))  # G AE T
     score = Scores(chunk_frames=8)
-    score.add(reference, one_hot_log_probs(hypothesis))
+    score.add(reference, one_hot_log_probs(hypothesis), decoder="hysteresis")
     assert score.frames == 42
     assert score.frame_accuracy == pytest.approx((10 + 10 + 3 + 10) / 42)  # G for K, AE for 3 frames of T
     assert score.edits == 1 and score.reference_phones == 3  # one substitution
@@ -36,7 +36,8 @@ def test_frame_accuracy_and_per_on_a_known_answer():
     assert accuracy["ZH"] is None  # no reference frames
     assert score.confusion[P["K"], P["G"]] == 6
     shorter = Scores(chunk_frames=8)  # a 2-frame T is below the segmenter's 3: deleted
-    shorter.add(reference, one_hot_log_probs(labels_of(("sil", 10), ("G", 6), ("AE", 14), ("T", 2), ("sil", 10))))
+    shorter.add(reference, one_hot_log_probs(labels_of(("sil", 10), ("G", 6), ("AE", 14), ("T", 2), ("sil", 10))),
+                decoder="hysteresis")
     assert shorter.edits == 2
 
 
@@ -44,12 +45,15 @@ def test_ignored_frames_count_nowhere_and_flickers_are_not_insertions():
     reference = labels_of(("·", 5), ("S", 10), ("IY", 10))
     hypothesis = labels_of(("Z", 5), ("S", 4), ("F", 1), ("S", 5), ("IY", 10))  # one-frame F flicker
     score = Scores(chunk_frames=None)
-    score.add(reference, one_hot_log_probs(hypothesis))
-    assert score.frames == 20 and score.frame_accuracy == pytest.approx(19 / 20)
+    score.add(reference, one_hot_log_probs(hypothesis), decoder="hysteresis")
+    assert score.frames == 20 and score.frame_accuracy == pytest.approx(19 / 20)  # frames: the argmax
     assert score.edits == 0  # the segmenter absorbs the flicker; the ignored Z frames produce no phone
     raw = Scores(chunk_frames=None)
-    raw.add(reference, one_hot_log_probs(hypothesis), min_frames=1)
+    raw.add(reference, one_hot_log_probs(hypothesis), min_frames=1, decoder="hysteresis")
     assert raw.edits == 2  # without smoothing: F and the second S are insertions
+    decoded = Scores(chunk_frames=None)
+    decoded.add(reference, one_hot_log_probs(hypothesis))  # the bigram decoder: frames from the decoded path
+    assert decoded.frame_accuracy == 1.0 and decoded.edits == 0  # the flicker is gone from frames and phones
 
 
 def test_scores_add_up_over_utterances():

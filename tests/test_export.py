@@ -11,12 +11,12 @@ import pytest
 import torch
 
 from conftest import random_model, tiny_config
-from speechattn import export as export_module
+from speechattn.model import export as export_module
 from speechattn.audio import HOP_SAMPLES, speechlike_signal
-from speechattn.export import ExportError, export_onnx
-from speechattn.features import FrontendConfig
+from speechattn.model.export import ExportError, export_onnx
+from speechattn.model.features import FrontendConfig
 from speechattn.phones import PHONES
-from speechattn.stream import offline_log_probs
+from speechattn.model.stream import offline_log_probs
 from speechattn_export.stream_client import StreamingModel
 
 TOLERANCE = 1e-4
@@ -60,6 +60,7 @@ def test_mfcc_with_deltas_exports_exactly(tmp_path):
     assert np.array_equal(streamed.argmax(-1), reference.argmax(-1))
 
 
+@pytest.mark.slow
 def test_int8_keeps_at_least_99_percent_of_labels(trained_model, tmp_path):
     path = tmp_path / "int8.onnx"
     export_onnx(trained_model, path, int8=True)
@@ -149,3 +150,21 @@ def test_exporter_refuses_a_graph_that_disagrees(tiny_model, tmp_path, monkeypat
 def test_export_rejects_a_chunk_size_the_model_was_not_trained_for(tiny_model, tmp_path):
     with pytest.raises(ExportError, match="not one the model was trained for"):
         export_onnx(tiny_model, tmp_path / "x.onnx", chunk_frames=5)
+
+
+@pytest.mark.parametrize("subsampling", [2, 4])
+def test_subsampled_model_exports_exactly(tmp_path, subsampling):
+    model = random_model(tiny_config(frame_subsampling=subsampling, left_context_frames=8,
+                                     chunk_frames_choices=(4, 8), default_chunk_frames=4), seed=subsampling)
+    path = tmp_path / "sub.onnx"
+    export_onnx(model, path)
+    audio = speechlike_signal(1.5, seed=13)
+    streaming = StreamingModel(path)
+    assert streaming.metadata["frame_subsampling"] == str(subsampling)
+    for chunk_frames in (4, 8):
+        reference = offline_log_probs(model, torch.from_numpy(audio)[None], chunk_frames)[0].numpy()
+        for sizes in (random_sizes(subsampling, 12), [HOP_SAMPLES] * 20, [HOP_SAMPLES * 3] * 10):
+            streamed = stream_file(streaming, audio, chunk_frames, sizes)
+            assert streamed.shape == reference.shape
+            assert np.abs(streamed - reference).max() <= TOLERANCE
+            assert np.array_equal(streamed.argmax(-1), reference.argmax(-1))

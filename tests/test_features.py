@@ -10,7 +10,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from speechattn.audio import HOP_SAMPLES, TAIL_SAMPLES, speechlike_signal
-from speechattn.features import Frontend, FrontendConfig
+from speechattn.model.features import Frontend, FrontendConfig
 
 # Measured against kaldi-native-fbank (float32) on speechlike_signal, seeds 0, 3, 11-13:
 #   fbank: max |delta log-mel| 1.5e-4 in bins with energy (log-mel > -10), 8.7e-4 in any bin (the

@@ -19,8 +19,10 @@ import soundfile as sf
 
 from speechattn.audio import speechlike_signal
 
-SAMPLE = Path("speechattn/samples/please-enter-your-password.wav")
-BUNDLED = Path("speechattn/models/default.onnx")
+pytestmark = pytest.mark.slow  # a real audio stack: minutes, run in CI with -m ""
+
+SAMPLE = Path("speechattn/runtime/samples/please-enter-your-password.wav")
+BUNDLED = Path("speechattn/runtime/models/default.onnx")
 
 
 def start_pulse(runtime: Path):

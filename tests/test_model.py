@@ -9,8 +9,8 @@ from hypothesis import strategies as st
 
 from conftest import random_model, tiny_config
 from speechattn.errors import ConfigError
-from speechattn.features import FrontendConfig
-from speechattn.model import CheckpointError, ModelConfig, PhoneTagger, load, save_checkpoint
+from speechattn.model.features import FrontendConfig
+from speechattn.model.encoder import CheckpointError, ModelConfig, PhoneTagger, load, save_checkpoint
 
 TOLERANCE = 1e-4  # max |delta log-prob| between streaming and forward
 
@@ -157,3 +157,44 @@ def test_config_errors_name_the_key():
         ModelConfig.from_dict({"model_dim": 25.5})
     with pytest.raises(ConfigError, match="not divisible"):
         ModelConfig.from_dict({"model_dim": 250})
+
+
+@pytest.fixture(scope="module", params=[2, 4])
+def subsampled_model(request):
+    S = request.param
+    return random_model(tiny_config(frame_subsampling=S, left_context_frames=8,
+                                    chunk_frames_choices=(4, 8), default_chunk_frames=4), seed=S)
+
+
+@settings(max_examples=30, deadline=None)
+@given(data=st.data(), chunk_frames=st.sampled_from([4, 8]), frames=st.integers(1, 45))
+def test_subsampled_step_over_any_chunking_equals_forward(subsampled_model, data, chunk_frames, frames):
+    """Call sizes that are not multiples of the subsampling, and utterances that end inside a position."""
+    feats = torch.randn(1, frames, subsampled_model.config.frontend.feature_dim,
+                        generator=torch.Generator().manual_seed(frames))
+    sizes = data.draw(st.lists(st.integers(0, 11), max_size=12))
+    with torch.no_grad():
+        reference = subsampled_model(feats, torch.tensor([frames]), chunk_frames)
+        streamed = stream_in_pieces(subsampled_model, feats, chunk_frames, sizes)
+    assert reference.shape[1] == frames  # still one distribution per 10 ms frame
+    assert_same(streamed, reference)
+
+
+def test_subsampled_batch_padding_does_not_change_results(subsampled_model):
+    feats = torch.randn(2, 23, subsampled_model.config.frontend.feature_dim, generator=torch.Generator().manual_seed(3))
+    with torch.no_grad():
+        batched = subsampled_model(feats, torch.tensor([23, 13]), 4)
+        alone = subsampled_model(feats[1:, :13], torch.tensor([13]), 4)
+        full = subsampled_model(feats[1:, :13], torch.tensor([13]), None)
+        full_batched = subsampled_model(feats, torch.tensor([23, 13]), None)
+    assert (batched[1, :13] - alone[0]).abs().max() <= TOLERANCE
+    assert (full_batched[1, :13] - full[0]).abs().max() <= TOLERANCE
+
+
+def test_subsampling_must_divide_chunks_and_left_context():
+    with pytest.raises(ConfigError, match="multiples of 4"):
+        tiny_config(frame_subsampling=4, chunk_frames_choices=(2, 4), default_chunk_frames=4)
+    with pytest.raises(ConfigError, match="1, 2 or 4"):
+        tiny_config(frame_subsampling=3)
+    with pytest.raises(ConfigError, match="at least 1"):
+        tiny_config(num_layers=0)

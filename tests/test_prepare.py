@@ -8,8 +8,8 @@ from lhotse import load_manifest
 from conftest import write_timit_utterance
 from speechattn.cli import main
 from speechattn.errors import ConfigError
-from speechattn.prepare import split_speakers
-from speechattn.recipes import load_recipe
+from speechattn.data.prepare import split_speakers
+from speechattn.training.recipes import load_recipe
 
 
 @pytest.fixture()
@@ -57,7 +57,7 @@ def test_speaker_split_is_deterministic_by_seed():
     ("data: {corpus: synth}\naugment: {snr_db: [30, 0]}\n", "augment.snr_db must be [low, high]"),
     ("data:\n  corpus: timit\n  root: {root}\n  dev_speaker: 0.1\n", "unknown setting(s): data.dev_speaker"),
     ("data:\n  corpus: timit\n  root: {root}\n  seed: first\n", "data.seed must be an integer"),
-    ("data:\n  corpus: wsj\n  root: {root}\n", "data.corpus must be one of synth, speechocean762, asterisk, timit, textgrid, htk"),
+    ("data:\n  corpus: wsj\n  root: {root}\n", "data.corpus must be one of synth, speechocean762, ljspeech, asterisk, timit, textgrid, htk"),
     ("data: {corpus: synth}\nsynth: {rate_wpm: [250, 110]}\n", "synth.rate_wpm must be [low, high]"),
     ("data: {corpus: synth}\nsynth: {engines: [1]}\n", "synth.engines must be a list of strings"),
     ("data: {corpus: synth}\nsynth: {engines: [espeak, mbrola]}\n", "unknown synthesizer(s) ['mbrola']"),
@@ -85,9 +85,11 @@ def test_shipped_recipes_are_valid_once_pointed_at_a_corpus(tmp_path):
     shipped = {p.stem for p in Path("recipes").glob("*.yaml")}
     assert {"synth-en", "timit", "textgrid", "tiny", "default"} <= shipped
     for name in shipped - {"timit", "textgrid", "htk"}:
-        load_recipe(f"recipes/{name}.yaml", {"data": {"root": str(tmp_path)}} if name == "speechocean762" else {})
+        load_recipe(f"recipes/{name}.yaml", {"data": {"root": str(tmp_path)}}
+                    if name in ("speechocean762", "ljspeech", "real-dev") else {})  # corpora that may be absent
 
 
+@pytest.mark.slow
 def test_the_timit_recipe_trains(tmp_path, timit, capsys):
     out = tmp_path / "run"
     small = ["--set", "model.num_layers=1", "--set", "model.model_dim=32", "--set", "model.ffn_dim=64",

@@ -5,11 +5,11 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from speechattn.labels import frame_labels
+from speechattn.data.labels import frame_labels
 from speechattn.phones import PHONE_TO_INDEX, PHONES, PhoneMappingError
 import shutil
 
-from speechattn.synth import SynthConfig, build_corpus, engine, espeak, phone_intervals, plan
+from speechattn.data.synth import SynthConfig, build_corpus, engine, espeak, phone_intervals, plan
 
 P = PHONE_TO_INDEX
 
@@ -97,6 +97,7 @@ def test_plan_draws_engines_by_their_shares():
     assert abs(shares["festival"] - 0.15) < 0.05
 
 
+@pytest.mark.slow
 def test_build_runs_in_parallel_and_reuses_finished_utterances(tmp_path):
     engines = ("espeak", "flite", "festival") if shutil.which("flite") and shutil.which("festival") else ("espeak",)
     config = SynthConfig(hours=0.01, workers=2, seed=5, engines=engines, engine_shares=(1.0,) * len(engines))
@@ -108,6 +109,7 @@ def test_build_runs_in_parallel_and_reuses_finished_utterances(tmp_path):
     assert {p.name: p.stat().st_mtime_ns for p in tmp_path.iterdir()} == first  # nothing rewritten
 
 
+@pytest.mark.slow
 def test_prepare_synth_splits_by_voice(tmp_path, capsys):
     from lhotse import load_manifest
 
@@ -126,7 +128,7 @@ def test_espeak_table_covers_what_espeak_says_for_a_broad_word_sample():
     event espeak-ng emits is in ESPEAK_TO_PHONES (synthesize() raises on any that is not)."""
     import wordfreq
 
-    from speechattn.synth import vocabulary
+    from speechattn.data.synth import vocabulary
 
     everything = vocabulary()[2]
     words = [everything[i] for i in np.random.default_rng(11).choice(len(everything), 1000, replace=False)]

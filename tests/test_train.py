@@ -7,15 +7,17 @@ import csv
 import pytest
 import torch
 
-from speechattn import train as train_module
-from speechattn.model import load
-from speechattn.recipes import load_recipe
+from speechattn.training import train as train_module
+from speechattn.model.encoder import load
+from speechattn.training.recipes import load_recipe
+
+pytestmark = pytest.mark.slow  # training runs: minutes, run in CI with -m ""
 
 
 @pytest.fixture(scope="module")
 def tiny(tmp_path_factory):
     """The tiny recipe with its data prepared once for the module."""
-    from speechattn.prepare import prepare
+    from speechattn.data.prepare import prepare
 
     data = tmp_path_factory.mktemp("tiny-data")
     recipe = load_recipe("recipes/tiny.yaml", {"data": {"output": str(data)}})
@@ -73,7 +75,7 @@ def test_eval_of_checkpoint_and_its_onnx_export_agree(tiny, tiny_run, capsys):
     results = {}
     for model in ("best.pt", "best.onnx"):
         capsys.readouterr()
-        assert main(["eval", str(out / model), str(manifest), "--chunk-frames", "4", "8", "--json"]) == 0
+        assert main(["eval", str(out / model), str(manifest), "--chunk-frames", "4,8", "--json"]) == 0
         results[model] = json.loads(capsys.readouterr().out)["results"]
     for torch_result, onnx_result in zip(results["best.pt"], results["best.onnx"]):
         assert onnx_result["frames"] == torch_result["frames"] > 1000
@@ -145,7 +147,7 @@ def test_two_processes_under_torchrun_train_together(tiny, tmp_path):
 
 def test_device_and_precision_choices_are_checked():
     from speechattn.errors import ConfigError, SpeechattnError
-    from speechattn.train import TrainConfig, choose_device
+    from speechattn.training.train import TrainConfig, choose_device
 
     assert choose_device(TrainConfig(device="cpu")) == (torch.device("cpu"), None)
     with pytest.raises(ConfigError, match="train.precision"):

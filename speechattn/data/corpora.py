@@ -1,0 +1,398 @@
+"""Readers for phone-aligned corpora the user owns, producing lhotse manifests.
+
+Every reader returns (RecordingSet, SupervisionSet): one recording and one supervision per
+utterance, the supervision carrying the phone alignment in `alignment["phone"]` with symbols
+already mapped into our 40 phones (or "<ignore>" for noise labels), so that a symbol we cannot
+map stops the preparation with the file and symbol named, not training later.
+
+  TIMIT         DIR/{TRAIN,TEST}/DR*/SPEAKER/*.WAV (NIST SPHERE) + .PHN (sample-exact)
+  TextGrid      audio files + a TextGrid with a phone tier each (Montreal Forced Aligner output)
+  HTK .lab      audio files + .lab files ("start end label", times in 100 ns units)
+"""
+
+from __future__ import annotations
+
+import logging
+from pathlib import Path
+from typing import Callable, Iterable
+
+from speechattn.audio import SAMPLE_RATE
+from speechattn.errors import SpeechattnError
+from speechattn.phones import IGNORE, PHONES, from_arpabet, from_festival, from_timit
+
+log = logging.getLogger(__name__)
+_ALIGNER = None  # per worker process: see _align_item
+
+IGNORED_SYMBOL = "<ignore>"
+AUDIO_SUFFIXES = (".wav", ".flac", ".ogg", ".mp3", ".sph")
+SYMBOL_MAPPINGS: dict[str, Callable[[str, str], int]] = {
+    "arpabet": from_arpabet,
+    "timit": from_timit,
+    "festival": from_festival,
+}
+
+
+class CorpusError(SpeechattnError):
+    """A corpus that cannot be read as asked, with the file named."""
+
+
+def phone_symbol(index: int) -> str:
+    return IGNORED_SYMBOL if index == IGNORE else PHONES[index]
+
+
+def phone_index(symbol: str) -> int:
+    """Inverse of phone_symbol, for alignments stored in our manifests."""
+    return IGNORE if symbol == IGNORED_SYMBOL else PHONES.index(symbol)
+
+
+def _supervision(recording, intervals: list[tuple[float, float, int]], speaker: str, text: str | None = None,
+                 custom: dict | None = None):
+    from lhotse import SupervisionSegment
+    from lhotse.supervision import AlignmentItem
+
+    items = [AlignmentItem(symbol=phone_symbol(p), start=round(s, 6), duration=round(e - s, 6))
+             for s, e, p in sorted(intervals) if e > s]
+    return SupervisionSegment(id=recording.id, recording_id=recording.id, start=0.0, duration=recording.duration,
+                              channel=0, speaker=speaker, text=text, alignment={"phone": items}, custom=custom)
+
+
+def _recording(path: Path, recording_id: str):
+    from lhotse import Recording
+
+    try:
+        recording = Recording.from_file(path, recording_id=recording_id)
+    except Exception as error:  # lhotse/soundfile raise many types for unreadable audio
+        raise CorpusError(f"{path}: cannot read audio ({error})") from None
+    if recording.num_samples == 0:
+        raise CorpusError(f"{path}: the file holds no audio samples")
+    return recording
+
+
+def _manifests(recordings: list, supervisions: list, root: Path):
+    from lhotse import RecordingSet, SupervisionSet
+
+    if not recordings:
+        raise CorpusError(f"{root}: found no aligned utterances")
+    return RecordingSet.from_recordings(recordings), SupervisionSet.from_segments(supervisions)
+
+
+def read_timit(root: str | Path):
+    """TIMIT as distributed (any letter case): SPEAKER directory = speaker, phones from the .PHN files.
+
+    Each supervision's custom["corpus_split"] is "train" or "test" from TIMIT's own TRAIN/TEST directories."""
+    root = Path(root)
+    recordings, supervisions = [], []
+    for wav in sorted(p for p in root.rglob("*") if p.suffix.lower() == ".wav"):
+        phn = next((wav.with_suffix(s) for s in (".PHN", ".phn") if wav.with_suffix(s).exists()), None)
+        if phn is None:
+            continue
+        speaker = wav.parent.name.upper()
+        recording = _recording(wav, f"{wav.parent.parent.parent.name}_{speaker}_{wav.stem}".lower())
+        intervals = []
+        for number, line in enumerate(phn.read_text().splitlines(), 1):
+            if not line.strip():
+                continue
+            parts = line.split()
+            if len(parts) != 3:
+                raise CorpusError(f"{phn}:{number}: expected 'start end phone', got {line!r}")
+            start, end = int(parts[0]) / SAMPLE_RATE, int(parts[1]) / SAMPLE_RATE
+            intervals.append((start, end, from_timit(parts[2], source=f"{phn}:{number}")))
+        text_file = wav.with_suffix(".TXT") if wav.with_suffix(".TXT").exists() else wav.with_suffix(".txt")
+        text = " ".join(text_file.read_text().split()[2:]) if text_file.exists() else None
+        parts = {part.lower() for part in wav.relative_to(root).parts}
+        split = "test" if "test" in parts else "train"
+        recordings.append(recording)
+        supervisions.append(_supervision(recording, intervals, speaker, text, custom={"corpus_split": split}))
+    return _manifests(recordings, supervisions, root)
+
+
+def _audio_files(root: Path) -> Iterable[Path]:
+    return sorted(p for p in root.rglob("*") if p.suffix.lower() in AUDIO_SUFFIXES)
+
+
+def _speaker_of(audio: Path, root: Path) -> str:
+    relative = audio.relative_to(root)
+    return relative.parts[0] if len(relative.parts) > 1 else audio.stem.split("_")[0].split("-")[0]
+
+
+def read_textgrid_corpus(root: str | Path, textgrid_root: str | Path | None = None, tier: str = "phones",
+                         symbols: str = "arpabet"):
+    """Audio under `root`, TextGrids (same relative path, .TextGrid) under `textgrid_root` (default: `root`).
+
+    The speaker is the first directory below `root` (MFA's layout), else the file name up to '_' or '-'.
+    """
+    from praatio import textgrid
+
+    root = Path(root)
+    textgrid_root = Path(textgrid_root) if textgrid_root else root
+    mapping = SYMBOL_MAPPINGS[symbols]
+    recordings, supervisions = [], []
+    for audio in _audio_files(root):
+        grid_path = (textgrid_root / audio.relative_to(root)).with_suffix(".TextGrid")
+        if not grid_path.exists():
+            continue
+        try:
+            grid = textgrid.openTextgrid(str(grid_path), includeEmptyIntervals=True)
+        except Exception as error:
+            raise CorpusError(f"{grid_path}: cannot read TextGrid ({error})") from None
+        if tier not in grid.tierNames:
+            raise CorpusError(f"{grid_path}: no tier named {tier!r} (tiers: {', '.join(grid.tierNames)})")
+        intervals = [(entry.start, entry.end, mapping(entry.label, f"{grid_path} tier {tier!r}"))
+                     for entry in grid.getTier(tier).entries]
+        words = None
+        if "words" in grid.tierNames:
+            words = " ".join(e.label for e in grid.getTier("words").entries if e.label.strip()) or None
+        recording = _recording(audio, str(audio.relative_to(root).with_suffix("")).replace("/", "_"))
+        recordings.append(recording)
+        supervisions.append(_supervision(recording, intervals, _speaker_of(audio, root), words))
+    return _manifests(recordings, supervisions, root)
+
+
+HTK_TIME_UNITS_PER_SECOND = 10_000_000  # HTK label times are in 100 ns units
+
+
+def read_htk_lab(root: str | Path, symbols: str = "arpabet"):
+    """Audio files with a .lab beside each: lines 'start end label [score]', times in 100 ns."""
+    root = Path(root)
+    mapping = SYMBOL_MAPPINGS[symbols]
+    recordings, supervisions = [], []
+    for audio in _audio_files(root):
+        lab = audio.with_suffix(".lab")
+        if not lab.exists():
+            continue
+        intervals = []
+        for number, line in enumerate(lab.read_text().splitlines(), 1):
+            parts = line.split()
+            if not parts or parts[0] == ".":  # "." ends an HTK master label file entry
+                continue
+            if len(parts) < 3:
+                raise CorpusError(f"{lab}:{number}: expected 'start end label', got {line!r}")
+            try:
+                start, end = int(parts[0]) / HTK_TIME_UNITS_PER_SECOND, int(parts[1]) / HTK_TIME_UNITS_PER_SECOND
+            except ValueError:
+                raise CorpusError(f"{lab}:{number}: times must be integers (100 ns units), got {line!r}") from None
+            intervals.append((start, end, mapping(parts[2], f"{lab}:{number}")))
+        recording = _recording(audio, str(audio.relative_to(root).with_suffix("")).replace("/", "_"))
+        recordings.append(recording)
+        supervisions.append(_supervision(recording, intervals, _speaker_of(audio, root)))
+    return _manifests(recordings, supervisions, root)
+
+
+def supervision_intervals(supervision) -> list[tuple[float, float, int]]:
+    """(start s, end s, phone index) of a supervision's phone alignment, times relative to the supervision."""
+    return [(item.start - supervision.start, item.end - supervision.start, phone_index(item.symbol))
+            for item in supervision.alignment["phone"]]
+
+
+def supervision_frame_labels(supervision, num_frames: int):
+    """Frame labels (see labels.py) of a supervision's phone alignment, times relative to the supervision."""
+    from speechattn.data.labels import frame_labels
+
+    return frame_labels(supervision_intervals(supervision), num_frames)
+
+
+def _read_keyed(path: Path) -> dict[str, str]:
+    """Kaldi-style 'key value...' lines -> {key: value}."""
+    entries = {}
+    for line in path.read_text().splitlines():
+        key, _, value = line.strip().partition(" ") if "\t" not in line else line.strip().partition("\t")
+        if key:
+            entries[key] = value.strip()
+    return entries
+
+
+def _align_item(item):
+    """Worker: (id, audio path, pronunciations or None, words or None) -> (id, intervals or None)."""
+    from speechattn.data.align import PhoneAligner
+    from speechattn.audio import load_audio
+
+    global _ALIGNER
+    if _ALIGNER is None:
+        _ALIGNER = PhoneAligner()
+    utterance, audio_path, pronunciations, words = item
+    audio = load_audio(audio_path)
+    if pronunciations is not None:
+        return utterance, _ALIGNER.align(audio, pronunciations)
+    return utterance, _ALIGNER.align_words(audio, words)
+
+
+def _aligned(items: list[tuple], cache: Path | None, workers: int, progress: bool) -> dict[str, list | None]:
+    """Force-align items (see _align_item) over `workers` processes; alignments already in the `cache`
+    file (JSON lines) are reused, new ones appended."""
+    import json
+    import multiprocessing
+
+    from tqdm import tqdm
+
+    done: dict[str, list | None] = {}
+    if cache and cache.exists():
+        for line in cache.read_text().splitlines():
+            record = json.loads(line)
+            done[record["id"]] = record["intervals"]
+    todo = [item for item in items if item[0] not in done]
+    if todo:
+        if cache:
+            cache.parent.mkdir(parents=True, exist_ok=True)
+        context = multiprocessing.get_context("spawn")
+        with context.Pool(max(1, workers)) as pool, (open(cache, "a") if cache else open("/dev/null", "w")) as log:
+            results = pool.imap_unordered(_align_item, todo, chunksize=8)
+            for utterance, intervals in tqdm(results, total=len(todo), desc="aligning", unit="utt",
+                                             disable=not progress):
+                done[utterance] = intervals
+                log.write(json.dumps({"id": utterance, "intervals": intervals}) + "\n")
+    return done
+
+
+def _aligned_manifests(items: list[tuple], done: dict, speakers: dict[str, str], texts: dict[str, str],
+                       root: Path, labels: str):
+    recordings, supervisions, failed = [], [], []
+    for utterance, audio_path, *_ in items:
+        intervals = done.get(utterance)
+        if not intervals:
+            failed.append(utterance)
+            continue
+        recording = _recording(Path(audio_path), utterance)
+        recordings.append(recording)
+        supervisions.append(_supervision(recording, [tuple(i) for i in intervals], speakers.get(utterance, "?"),
+                                         texts[utterance], custom={"labels": labels}))
+    if failed:
+        log.warning("%d of %d utterances did not align and are left out: %s%s", len(failed), len(items),
+                    ", ".join(failed[:10]), " ..." if len(failed) > 10 else "")
+    return _manifests(recordings, supervisions, root)
+
+
+def read_speechocean762(root: str | Path, cache: Path | None = None, workers: int = 2, progress: bool = True):
+    """speechocean762 (Kaldi-style files: text, utt2spk, text-phone, lexicon.txt; audio/<utt>.wav|.opus),
+    force-aligned to phones with pocketsphinx.  Each word's pronunciation is its canonical phones from
+    text-phone (else the lexicon's first).  Alignments are cached in `cache` (JSON lines) so a rerun
+    aligns nothing twice; utterances that do not align are counted and left out."""
+    root = Path(root)
+    for name in ("text", "utt2spk"):
+        if not (root / name).exists():
+            raise CorpusError(f"{root}: no '{name}' file; is this a speechocean762 directory?")
+    texts, speakers = _read_keyed(root / "text"), _read_keyed(root / "utt2spk")
+    canonical: dict[str, dict[int, list[str]]] = {}
+    if (root / "text-phone").exists():
+        for key, phones in _read_keyed(root / "text-phone").items():
+            utterance, _, position = key.rpartition(".")
+            canonical.setdefault(utterance, {})[int(position)] = [p.split("_")[0] for p in phones.split()]
+    lexicon: dict[str, list[str]] = {}
+    if (root / "lexicon.txt").exists():
+        for line in (root / "lexicon.txt").read_text().splitlines():
+            word, *phones = line.split()
+            lexicon.setdefault(word, phones)
+    audio_files = {p.stem: p for p in (root / "audio").rglob("*") if p.suffix.lower() in AUDIO_SUFFIXES + (".opus",)}
+
+    items = []
+    for utterance, text in sorted(texts.items()):
+        if utterance not in audio_files:
+            raise CorpusError(f"{root}: no audio for utterance {utterance}")
+        words = text.split()
+        pronunciations = []
+        for position, word in enumerate(words):
+            phones = canonical.get(utterance, {}).get(position) or lexicon.get(word)
+            if not phones:
+                raise CorpusError(f"{root}: no pronunciation for {word!r} in utterance {utterance}")
+            for phone in phones:
+                from_arpabet(phone, f"{root}/text-phone {utterance}.{position}")
+            pronunciations.append(phones)
+        items.append((utterance, str(audio_files[utterance]), pronunciations, None))
+
+    done = _aligned(items, cache, workers, progress)
+    return _aligned_manifests(items, done, speakers, texts, root, "pocketsphinx forced alignment")
+
+
+ASTERISK_SOUNDS = "/usr/share/asterisk/sounds/en_US_f_Allison"
+ASTERISK_TRANSCRIPTS = "/usr/share/doc/asterisk-core-sounds-en/core-sounds-en.txt.gz"
+
+
+def read_asterisk_prompts(root: str | Path = ASTERISK_SOUNDS, transcripts: str | Path = ASTERISK_TRANSCRIPTS,
+                          cache: Path | None = None, workers: int = 2, progress: bool = True):
+    """Debian's asterisk-core-sounds-en prompts (real recorded speech, one speaker, 8 kHz, upsampled on
+    reading), force-aligned with pocketsphinx's own dictionary.  Prompts that are tones ("[beep]") or
+    hold a word outside the dictionary are left out and counted."""
+    import gzip
+
+    from speechattn.data.align import PhoneAligner
+    from speechattn.data.textnorm import spoken_words
+
+    root, transcripts = Path(root), Path(transcripts)
+    if not transcripts.exists():
+        raise CorpusError(f"{transcripts}: no transcripts (apt-get install asterisk-core-sounds-en-wav)")
+    opener = gzip.open if transcripts.suffix == ".gz" else open
+    with opener(transcripts, "rt", errors="replace") as handle:
+        entries = [line.split(":", 1) for line in handle if ":" in line and not line.startswith(";")]
+    dictionary = PhoneAligner()
+    items, texts, tones, missing_audio, out_of_vocabulary = [], {}, 0, 0, {}
+    for name, text in entries:
+        name, text = name.strip(), text.strip()
+        if text.startswith("[") or not text:
+            tones += 1
+            continue
+        audio = root / f"{name}.wav"
+        if not audio.exists():
+            missing_audio += 1
+            continue
+        words = spoken_words(text)
+        unknown = [w for w in words if not dictionary.in_dictionary(w)]
+        if unknown or not words:
+            for word in unknown:
+                out_of_vocabulary[word] = out_of_vocabulary.get(word, 0) + 1
+            continue
+        utterance = name.replace("/", "_")
+        items.append((utterance, str(audio), None, words))
+        texts[utterance] = text
+    log.info("asterisk prompts: %d transcripts; %d are tones, %d without audio, %d hold words outside the "
+             "dictionary (%s%s); aligning %d", len(entries), tones, missing_audio,
+             len(entries) - tones - missing_audio - len(items), ", ".join(sorted(out_of_vocabulary)[:12]),
+             " ..." if len(out_of_vocabulary) > 12 else "", len(items))
+    done = _aligned(items, cache, workers, progress)
+    speakers = {utterance: "allison" for utterance, *_ in items}
+    return _aligned_manifests(items, done, speakers, texts, root, "pocketsphinx forced alignment")
+
+
+def read_ljspeech(root: str | Path, dev_chapters: tuple[str, ...] = ("LJ050",), cache: Path | None = None,
+                  workers: int = 2, progress: bool = True):
+    """LJ Speech (metadata.csv 'id|text[|normalised text]', audio/<id>.wav|.opus; one US speaker),
+    force-aligned with pocketsphinx's own dictionary.  One speaker only, so the split is by chapter
+    (the id's prefix): `dev_chapters` go to dev, the rest to train (custom["fixed_split"]).  Clips
+    holding a word outside the dictionary are left out and counted."""
+    from speechattn.data.align import PhoneAligner
+    from speechattn.data.textnorm import spoken_words
+
+    root = Path(root)
+    metadata = root / "metadata.csv"
+    if not metadata.exists():
+        raise CorpusError(f"{root}: no metadata.csv; is this an LJ Speech directory?")
+    audio_files = {p.stem: p for p in (root / "audio").rglob("*") if p.suffix.lower() in AUDIO_SUFFIXES + (".opus",)}
+    if not audio_files:
+        audio_files = {p.stem: p for p in (root / "wavs").rglob("*.wav")}
+    dictionary = PhoneAligner()
+    items, texts, splits, out_of_vocabulary, skipped = [], {}, {}, {}, 0
+    for number, line in enumerate(metadata.read_text().splitlines(), 1):
+        if not line.strip():
+            continue
+        fields = line.split("|")
+        if len(fields) < 2:
+            raise CorpusError(f"{metadata}:{number}: expected 'id|text', got {line!r}")
+        utterance, text = fields[0].strip(), fields[-1].strip()
+        if utterance not in audio_files:
+            raise CorpusError(f"{root}: no audio for clip {utterance}")
+        words = spoken_words(text)
+        unknown = [w for w in words if not dictionary.in_dictionary(w)]
+        if unknown or not words:
+            skipped += 1
+            for word in unknown:
+                out_of_vocabulary[word] = out_of_vocabulary.get(word, 0) + 1
+            continue
+        items.append((utterance, str(audio_files[utterance]), None, words))
+        texts[utterance] = text
+        splits[utterance] = "dev" if utterance.split("-")[0] in dev_chapters else "train"
+    log.info("ljspeech: %d clips; %d hold words outside the dictionary (%s); aligning %d", len(items) + skipped,
+             skipped, ", ".join(sorted(out_of_vocabulary)[:12]), len(items))
+    done = _aligned(items, cache, workers, progress)
+    recordings, supervisions = _aligned_manifests(items, done, {u: "lj" for u, *_ in items}, texts, root,
+                                                  "pocketsphinx forced alignment")
+    for supervision in supervisions:
+        supervision.custom["fixed_split"] = splits[supervision.id]
+    return recordings, supervisions

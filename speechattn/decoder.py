@@ -1,0 +1,188 @@
+"""Frame posteriors -> phone segments with English phonotactics: a streaming Viterbi decoder.
+
+The hysteresis segmenter (segments.py) judges each frame's argmax alone, so unsure posteriors
+on real speech come through as extra phones.  This decoder searches a phone loop instead: each
+phone is a chain of `min_frames` states (the last one loops), a phone may follow another with the
+probability a phone bigram gives (estimated from CMUdict pronunciations of frequent English text,
+data/phonotactics.py), scaled by `lm_weight`, and every new phone pays `insertion_penalty`.  The
+emission of a state is the model's log posterior of its phone.
+
+Streaming with bounded look-ahead: after frame t the best path is traced back `lookahead_frames`
+frames and the label of frame t - lookahead is final from then on (never revised), so the decoder
+adds lookahead x 10 ms of latency and needs only the last lookahead + 1 frames' back-pointers.
+Each frame is processed the same way whatever the pieces it arrives in, so pushing audio in any
+chunking gives the same labels.  Segments are runs of final labels; they tile the stream.
+Confidence of a segment: the mean posterior of its phone over its frames (as in segments.py).
+
+Shapes: P phones, D = min_frames chain states per phone, L look-ahead frames.
+"""
+
+from __future__ import annotations
+
+import json
+from collections import deque
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from speechattn.segments import Segment
+
+DEFAULT_BIGRAM = Path(__file__).parent / "runtime" / "models" / "phone-bigram.json"  # data, built by data/phonotactics.py
+
+
+@dataclass(frozen=True)
+class DecoderConfig:
+    min_frames: int = 4  # 40 ms per phone at least (bench/decoder_tuning.py: 3-4 best on held-out synthetic voices)
+    lookahead_frames: int = 10  # 100 ms of added latency
+    lm_weight: float = 1.0
+    insertion_penalty: float = 0.0  # log units per new phone
+
+    def __post_init__(self) -> None:
+        if self.min_frames < 1 or self.lookahead_frames < 0:
+            raise ValueError("min_frames must be >= 1 and lookahead_frames >= 0")
+
+
+class PhoneBigram:
+    """log P(next phone | phone), (P, P), rows over the phones in the model's output order; the diagonal is
+    unused (a phone continuing is its own state's loop, not a new phone)."""
+
+    def __init__(self, phones: list[str], log_probs: np.ndarray) -> None:
+        self.phones = list(phones)
+        self.log_probs = np.asarray(log_probs, dtype=np.float64)
+
+    @classmethod
+    def load(cls, path: str | Path = DEFAULT_BIGRAM) -> "PhoneBigram":
+        data = json.loads(Path(path).read_text())
+        return cls(data["phones"], np.asarray(data["log_probs"]))
+
+    def for_phones(self, phones: list[str]) -> np.ndarray:
+        """The table reordered to `phones` (a model's output order); every phone must be in the table."""
+        missing = [p for p in phones if p not in self.phones]
+        if missing:
+            raise ValueError(f"the phone bigram has no row for {', '.join(missing)}")
+        order = [self.phones.index(p) for p in phones]
+        return self.log_probs[np.ix_(order, order)]
+
+
+class PhoneDecoder:
+    """push(log_probs (R, P)) -> segments made final by these frames; finish() -> the rest.
+
+    `phone` is the open segment's phone and `run_phone` the best path's phone at the newest frame (the
+    provisional, not yet final part a live display may show)."""
+
+    def __init__(self, log_bigram: np.ndarray, config: DecoderConfig = DecoderConfig(), silence: int = 0) -> None:
+        P, D = log_bigram.shape[0], config.min_frames
+        self.config, self.P, self.D = config, P, D
+        transitions = config.lm_weight * np.asarray(log_bigram, dtype=np.float64) - config.insertion_penalty
+        np.fill_diagonal(transitions, -np.inf)
+        self.transitions = transitions  # (P from, P to)
+        self.initial = transitions[silence].copy()  # a stream starts as if after silence ...
+        self.initial[silence] = 0.0  # ... or in it
+        self.scores: np.ndarray | None = None  # (P, D) best log score of a path ending in each state
+        self.back: deque = deque(maxlen=config.lookahead_frames + 1)  # (P, D) int flat previous state, per frame
+        self.rows: deque = deque(maxlen=config.lookahead_frames + 1)  # posteriors of the frames not yet final
+        self.frame = 0  # frames pushed
+        self.final = 0  # frames whose label is final
+        self.phone, self.start, self.posterior_sum = -1, 0, 0.0
+        self.run_phone = -1
+
+    def push(self, log_probs: np.ndarray) -> list[Segment]:
+        done: list[Segment] = []
+        for row in np.asarray(log_probs, dtype=np.float64):
+            self._step(row)
+            if self.frame - self.final > self.config.lookahead_frames:
+                done += self._finalise(self._trace(self.frame - self.final)[:1])
+        return done
+
+    def finish(self) -> list[Segment]:
+        """End of stream: every remaining frame's label from the best complete path, and the open segment."""
+        done = self._finalise(self._trace(self.frame - self.final)) if self.frame > self.final else []
+        if self.phone >= 0 and self.final > self.start:
+            done.append(Segment(self.start, self.final, self.phone, self.posterior_sum / (self.final - self.start)))
+        self.phone = -1
+        return done
+
+    def _step(self, row: np.ndarray) -> None:
+        P, D = self.P, self.D
+        back = np.empty((P, D), dtype=np.int64)
+        if self.scores is None:
+            new = np.full((P, D), -np.inf)
+            new[:, 0] = self.initial
+            back[:] = -1
+        else:
+            old = self.scores
+            new = np.empty((P, D))
+            flat = np.arange(P * D).reshape(P, D)
+            entering = old[:, D - 1][:, None] + self.transitions  # (from, to)
+            source = entering.argmax(axis=0)
+            new[:, 0] = entering[source, np.arange(P)]
+            back[:, 0] = flat[source, D - 1]
+            if D > 1:
+                new[:, 1:] = old[:, :-1]
+                back[:, 1:] = flat[:, :-1]
+                stay = old[:, D - 1] >= old[:, D - 2]
+                new[:, D - 1] = np.where(stay, old[:, D - 1], old[:, D - 2])
+                back[:, D - 1] = np.where(stay, flat[:, D - 1], flat[:, D - 2])
+            else:
+                stay = old[:, 0] >= new[:, 0]
+                new[:, 0] = np.where(stay, old[:, 0], new[:, 0])
+                back[:, 0] = np.where(stay, flat[:, 0], back[:, 0])
+        new += row[:, None]
+        new -= new.max()  # keeps scores bounded over hours; the same shift for every state changes no decision
+        self.scores = new
+        self.back.append(back)
+        self.rows.append(np.exp(row))
+        self.frame += 1
+        self.run_phone = int(new.argmax()) // D
+
+    def _trace(self, count: int) -> list[int]:
+        """Phones of the best path's last `count` frames, oldest first (count <= lookahead + 1)."""
+        state = int(self.scores.argmax())
+        phones = []
+        for back in reversed(list(self.back)[-count:]):
+            phones.append(state // self.D)
+            state = int(back.flat[state])
+        return phones[::-1]
+
+    def _finalise(self, phones: list[int]) -> list[Segment]:
+        done = []
+        rows = list(self.rows)[-(self.frame - self.final):]
+        for phone, posteriors in zip(phones, rows):
+            if phone != self.phone:
+                if self.phone >= 0:
+                    done.append(Segment(self.start, self.final, self.phone,
+                                        self.posterior_sum / (self.final - self.start)))
+                self.phone, self.start, self.posterior_sum = phone, self.final, 0.0
+            self.posterior_sum += float(posteriors[phone])
+            self.final += 1
+        return done
+
+
+def decode(log_probs: np.ndarray, log_bigram: np.ndarray, config: DecoderConfig = DecoderConfig(),
+           silence: int = 0) -> list[Segment]:
+    """All segments of one utterance's log-probs (T, P)."""
+    decoder = PhoneDecoder(log_bigram, config, silence)
+    return decoder.push(log_probs) + decoder.finish()
+
+
+DECODERS = ("bigram", "hysteresis")
+
+
+def new_segmenter(decoder: str, phones: list[str], min_frames: int | None = None,
+                  config: DecoderConfig | None = None, bigram: PhoneBigram | None = None):
+    """The online segmenter a runtime uses: "bigram" (this module's decoder) or "hysteresis" (segments.py).
+    Both have push(log_probs) -> final segments, finish() -> the rest, and `phone` / `run_phone`."""
+    from speechattn.segments import DEFAULT_MIN_FRAMES, Segmenter
+
+    if decoder == "hysteresis":
+        return Segmenter(min_frames or DEFAULT_MIN_FRAMES)
+    if decoder != "bigram":
+        raise ValueError(f"decoder must be one of {', '.join(DECODERS)}, not {decoder!r}")
+    config = config or DecoderConfig()
+    if min_frames:
+        from dataclasses import replace
+
+        config = replace(config, min_frames=min_frames)
+    table = (bigram or PhoneBigram.load()).for_phones(list(phones))
+    return PhoneDecoder(table, config, silence=list(phones).index("sil"))

@@ -1,0 +1,1 @@
+"""The model: frontend, encoder, streaming step, ONNX export and stream checks (torch)."""

@@ -1,0 +1,344 @@
+"""The phone tagger: frontend -> input projection -> N pre-norm transformer layers with
+chunk-truncated self-attention -> per-frame classifier over the 40 phones.
+
+Attention of a frame in chunk c (C consecutive frames) sees the L frames before
+the chunk and the frames of its own chunk, nothing further right.  It is
+computed chunk by chunk (each chunk's C queries against its L + C keys), so cost
+is O(T * (L + C)), never T x T (except at full context, C = T, which is T x T by
+definition).  Positions enter only as a learned per-head bias on the relative
+offset (query - key, clipped), never an absolute index, so a stream can run for
+hours.
+
+Two entry points share one code path (`_encode`), so they agree by construction:
+  forward(feats, lengths, chunk_frames)  batched, padded, for training and offline use
+  step(feats, state, chunk_frames, final) streaming; the state is EncoderState, explicit tensors
+
+Shapes: B batch, T frames, F feature dim, D model dim, H heads, Dh = D / H,
+L left context frames, C chunk frames, K = T / C chunks, N layers, P pending frames (< C),
+S frame subsampling, T' = T / S, L' = L / S, C' = C / S encoder positions.
+
+Frame subsampling (S = 2 or 4) stacks S consecutive 10 ms frames into one encoder position (a
+stride-S convolution of kernel S, written as a reshape and the input projection) and the classifier
+emits S distributions per position, so the output is still one distribution per 10 ms frame while
+the transformer runs on T / S positions.  C and L are multiples of S, so a chunk never splits a
+position; the last, partial position of a stream is padded with zero features in both entry points.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import NamedTuple
+
+import torch
+from torch import nn
+
+from speechattn.config import checked_fields
+from speechattn.errors import ConfigError, SpeechattnError
+from speechattn.model.features import Frontend, FrontendConfig
+from speechattn.phones import NUM_PHONES
+
+CHECKPOINT_FORMAT = "speechattn-checkpoint-1"
+
+
+@dataclass(frozen=True)
+class ModelConfig:
+    frontend: FrontendConfig = field(default_factory=FrontendConfig)
+    num_layers: int = 6
+    model_dim: int = 256
+    num_heads: int = 4
+    ffn_dim: int = 1024
+    left_context_frames: int = 64
+    chunk_frames_choices: tuple[int, ...] = (4, 8, 16, 32)  # streaming chunk sizes the weights serve
+    default_chunk_frames: int = 8
+    num_classes: int = NUM_PHONES
+    dropout: float = 0.1
+    frame_subsampling: int = 1  # 10 ms frames per encoder position: 1, 2 or 4
+
+    def __post_init__(self) -> None:
+        if self.num_layers < 1 or self.model_dim < 1 or self.num_heads < 1 or self.ffn_dim < 1:
+            raise ConfigError("num_layers, model_dim, num_heads and ffn_dim must each be at least 1")
+        if self.frame_subsampling not in (1, 2, 4):
+            raise ConfigError(f"frame_subsampling must be 1, 2 or 4, not {self.frame_subsampling}")
+        S = self.frame_subsampling
+        if any(c % S for c in self.chunk_frames_choices) or self.left_context_frames % S:
+            raise ConfigError(f"with frame_subsampling {S}, every chunk size and left_context_frames must be "
+                              f"multiples of {S}")
+        if self.model_dim % self.num_heads:
+            raise ConfigError(f"model_dim {self.model_dim} is not divisible by num_heads {self.num_heads}")
+        if not self.chunk_frames_choices or min(self.chunk_frames_choices) < 1:
+            raise ConfigError("chunk_frames_choices must list chunk sizes >= 1 frame")
+        if self.default_chunk_frames not in self.chunk_frames_choices:
+            raise ConfigError(f"default_chunk_frames {self.default_chunk_frames} is not in {self.chunk_frames_choices}")
+        if self.left_context_frames < 0:
+            raise ConfigError("left_context_frames must be >= 0")
+
+    @property
+    def left_context_positions(self) -> int:  # L' = L / S: key/value cache slots per layer
+        return self.left_context_frames // self.frame_subsampling
+
+    @property
+    def max_relative_past(self) -> int:  # largest offset query - key (encoder positions) that streaming can meet
+        return (self.left_context_frames + max(self.chunk_frames_choices)) // self.frame_subsampling - 1
+
+    @property
+    def max_relative_future(self) -> int:  # largest offset key - query inside a chunk
+        return max(self.chunk_frames_choices) // self.frame_subsampling - 1
+
+    def to_dict(self) -> dict:
+        return asdict(self)
+
+    @classmethod
+    def from_dict(cls, values: dict, source: str = "config") -> "ModelConfig":
+        """Build from a plain dict (a checkpoint or a recipe), naming any unknown key or wrong type."""
+        values = dict(values)
+        frontend = FrontendConfig(**checked_fields(FrontendConfig, values.pop("frontend", {}) or {}, source, "frontend."))
+        return cls(frontend=frontend, **checked_fields(cls, values, source, ""))
+
+
+class EncoderState(NamedTuple):
+    """Streaming state of the encoder; every tensor starts as zeros (see `initial_state`)."""
+
+    pending_features: torch.Tensor  # (B, P, F): frames waiting for their chunk to fill, 0 <= P < C
+    key_cache: torch.Tensor  # (N, B, L', D): attention keys of the last L' positions, layer first
+    value_cache: torch.Tensor  # (N, B, L', D)
+    cached_frames: torch.Tensor  # (B,) int64: how many cache slots hold real positions (0..L')
+
+
+class ChunkLayout(NamedTuple):
+    """Index arithmetic shared by every layer of one call, computed once (see PhoneTagger._layout)."""
+
+    batch: int | torch.Tensor  # B
+    num_chunks: int | torch.Tensor  # K
+    chunk_frames: int | torch.Tensor  # C
+    key_index: torch.Tensor  # (K, L + C): positions of each chunk's keys in the left-extended sequence
+    bias_index: torch.Tensor  # (C, L + C): index into the relative-bias table for query i, key j of a chunk
+    key_mask: torch.Tensor  # (B, K, 1, 1, L + C) float: 0 where the key is visible, a huge negative where not
+
+
+class ChunkedSelfAttention(nn.Module):
+    def __init__(self, config: ModelConfig) -> None:
+        super().__init__()
+        self.num_heads = config.num_heads
+        self.head_dim = config.model_dim // config.num_heads
+        self.qkv = nn.Linear(config.model_dim, 3 * config.model_dim)
+        self.out = nn.Linear(config.model_dim, config.model_dim)
+        self.relative_bias = nn.Parameter(torch.zeros(config.num_heads, config.max_relative_past
+                                                      + config.max_relative_future + 1))
+        self.dropout = nn.Dropout(config.dropout)
+
+    def forward(
+        self, x: torch.Tensor, left_keys: torch.Tensor, left_values: torch.Tensor, layout: ChunkLayout
+    ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+        """x (B, T, D), T = K * C; left_keys/values (B, L, D).
+
+        Returns the attended output (B, T, D) and this layer's keys and values of x, each (B, T, D).
+        """
+        B, K, C = layout.batch, layout.num_chunks, layout.chunk_frames
+        H, Dh = self.num_heads, self.head_dim
+        window = layout.key_index.shape[1]  # L + C
+        queries, keys, values = self.qkv(x).chunk(3, dim=-1)  # each (B, T, D)
+        q = queries.reshape(B, K, C, H, Dh).transpose(2, 3)  # (B, K, H, C, Dh)
+        if isinstance(C, int) and isinstance(K, int) and K > 0:
+            # Python sizes (training, evaluation): each chunk's window is a strided view of the left-extended
+            # sequence, so there is no gather whose backward is a slow scatter (bench/train_speed.py: ~25 % of
+            # a training step).  The ONNX graph (sizes are tensors there) gathers the same windows by index.
+            k = torch.cat([left_keys, keys], dim=1).unfold(1, window, C)  # (B, K, D, L + C)
+            k = k.reshape(B, K, H, Dh, window)  # (B, K, H, Dh, L + C)
+            v = torch.cat([left_values, values], dim=1).unfold(1, window, C).reshape(B, K, H, Dh, window)
+            v = v.transpose(3, 4)  # (B, K, H, L + C, Dh)
+        else:
+            all_keys = torch.cat([left_keys, keys], dim=1)[:, layout.key_index]  # (B, K, L + C, D)
+            all_values = torch.cat([left_values, values], dim=1)[:, layout.key_index]
+            k = all_keys.reshape(B, K, window, H, Dh).permute(0, 1, 3, 4, 2)  # (B, K, H, Dh, L + C)
+            v = all_values.reshape(B, K, window, H, Dh).transpose(2, 3)  # (B, K, H, L + C, Dh)
+        scores = (q @ k) * (1.0 / math.sqrt(Dh))  # (B, K, H, C, L + C)
+        scores = scores + self.relative_bias[:, layout.bias_index] + layout.key_mask  # bias (H, C, L + C)
+        weights = self.dropout(torch.softmax(scores, dim=-1))
+        attended = (weights @ v).transpose(2, 3).reshape(B, K * C, H * Dh)  # (B, K, C, H, Dh) -> (B, T, D)
+        return self.out(attended), keys, values
+
+
+class EncoderLayer(nn.Module):
+    def __init__(self, config: ModelConfig) -> None:
+        super().__init__()
+        self.attention_norm = nn.LayerNorm(config.model_dim)
+        self.attention = ChunkedSelfAttention(config)
+        self.ffn_norm = nn.LayerNorm(config.model_dim)
+        self.ffn = nn.Sequential(
+            nn.Linear(config.model_dim, config.ffn_dim),
+            nn.GELU(),
+            nn.Dropout(config.dropout),
+            nn.Linear(config.ffn_dim, config.model_dim),
+        )
+        self.dropout = nn.Dropout(config.dropout)
+
+    def forward(self, x, left_keys, left_values, layout: ChunkLayout):
+        attended, keys, values = self.attention(self.attention_norm(x), left_keys, left_values, layout)
+        x = x + self.dropout(attended)
+        x = x + self.dropout(self.ffn(self.ffn_norm(x)))
+        return x, keys, values
+
+
+class PhoneTagger(nn.Module):
+    def __init__(self, config: ModelConfig) -> None:
+        super().__init__()
+        self.config = config
+        self.frontend = Frontend(config.frontend)
+        S = config.frame_subsampling
+        self.input_projection = nn.Linear(S * config.frontend.feature_dim, config.model_dim)
+        self.layers = nn.ModuleList(EncoderLayer(config) for _ in range(config.num_layers))
+        self.final_norm = nn.LayerNorm(config.model_dim)
+        self.classifier = nn.Linear(config.model_dim, S * config.num_classes)
+
+    def num_parameters(self) -> int:
+        return sum(p.numel() for p in self.parameters())
+
+    def _layout(self, batch, num_frames, left_frames: int, key_valid: torch.Tensor, chunk_frames) -> ChunkLayout:
+        """Chunk arithmetic for a call of num_frames (a multiple of C) frames with left_frames of left context."""
+        C, L = chunk_frames, left_frames
+        device = key_valid.device
+        num_chunks = num_frames // C
+        window = torch.arange(L + C, device=device)  # (L + C,)
+        key_index = torch.arange(num_chunks, device=device)[:, None] * C + window[None, :]  # (K, L + C)
+        # Query i of a chunk sits at window position L + i, so its offset to key j is L + i - j, whatever the chunk.
+        offset = L + torch.arange(C, device=device)[:, None] - window[None, :]  # (C, L + C)
+        c = self.config
+        bias_index = offset.clamp(-c.max_relative_future, c.max_relative_past) + c.max_relative_future
+        hidden = torch.finfo(torch.float32).min
+        key_mask = torch.where(key_valid[:, key_index], 0.0, hidden)[:, :, None, None, :]  # (B, K, 1, 1, L + C)
+        return ChunkLayout(batch, num_chunks, C, key_index, bias_index, key_mask)
+
+    def _encode(self, feats, left_keys, left_values, key_valid, chunk_frames):
+        """feats (B, T, F), T a multiple of C; left_keys/values (N, B, L', D); key_valid (B, L' + T').
+
+        Returns log-probabilities (B, T, classes) and the new keys and values, each (N, B, T', D).
+        """
+        S = self.config.frame_subsampling
+        B, T, F = feats.shape[0], feats.shape[1], feats.shape[2]
+        layout = self._layout(B, T // S, left_keys.shape[2], key_valid, chunk_frames // S)
+        x = self.input_projection(feats.reshape(B, T // S, S * F))  # (B, T', D)
+        new_keys, new_values = [], []
+        for layer, keys, values in zip(self.layers, left_keys, left_values):
+            x, layer_keys, layer_values = layer(x, keys, values, layout)
+            new_keys.append(layer_keys)
+            new_values.append(layer_values)
+        logits = self.classifier(self.final_norm(x)).reshape(B, T, self.config.num_classes)  # (B, T', S * classes)
+        return torch.log_softmax(logits, dim=-1), torch.stack(new_keys), torch.stack(new_values)
+
+    def forward(self, feats: torch.Tensor, lengths: torch.Tensor, chunk_frames: int | None) -> torch.Tensor:
+        """Batched, padded: feats (B, T, F), lengths (B,) -> log-probs (B, T, classes).
+
+        chunk_frames C: attention chunk size; None or 0 means full context (one chunk, no truncation).
+        """
+        B, T, _ = feats.shape
+        S = self.config.frame_subsampling
+        full_context = not chunk_frames
+        C = -(-max(T, 1) // S) * S if full_context else int(chunk_frames)
+        padded = -(-T // C) * C
+        frame_valid = torch.arange(padded, device=feats.device)[None, :] < lengths.to(feats.device)[:, None]
+        # frames past an item's length are zeros, as in `step`: with S > 1 they share a position with real frames
+        feats = nn.functional.pad(feats, (0, 0, 0, padded - T)) * frame_valid[:, :, None]
+        L = 0 if full_context else self.config.left_context_positions
+        position_valid = frame_valid[:, ::S]  # a position is real when its first frame is
+        key_valid = torch.cat([torch.zeros(B, L, dtype=torch.bool, device=feats.device), position_valid], dim=1)
+        left = feats.new_zeros(self.config.num_layers, B, L, self.config.model_dim)
+        log_probs, _, _ = self._encode(feats, left, left, key_valid, C)
+        return log_probs[:, :T]
+
+    def initial_state(self, batch_size: int = 1) -> EncoderState:
+        c = self.config
+        cache = torch.zeros(c.num_layers, batch_size, c.left_context_positions, c.model_dim)
+        return EncoderState(
+            pending_features=torch.zeros(batch_size, 0, c.frontend.feature_dim),
+            key_cache=cache,
+            value_cache=cache.clone(),
+            cached_frames=torch.zeros(batch_size, dtype=torch.int64),
+        )
+
+    def step(
+        self,
+        feats: torch.Tensor,
+        state: EncoderState,
+        chunk_frames: int | torch.Tensor,
+        final: bool | torch.Tensor = False,
+    ) -> tuple[torch.Tensor, EncoderState]:
+        """Stream feats (B, m, F), any m >= 0.  Emits log-probs (B, R, classes) for every frame whose chunk is
+        complete (R is a multiple of C); the rest wait in the state.  With `final`, the pending frames are
+        emitted as a last short chunk, exactly as `forward` treats a final partial chunk.
+
+        Written with shape arithmetic only (no Python branches on values) so that the ONNX graph,
+        where chunk_frames and final are tensors, runs the same code.
+        """
+        C = chunk_frames
+        S = self.config.frame_subsampling
+        L = self.config.left_context_positions
+        frames = torch.cat([state.pending_features, feats], dim=1)  # (B, n, F)
+        n = frames.shape[1]
+        complete = (n // C) * C
+        ready = complete + final * (n - complete)  # frames emitted now
+        padded = (ready + C - 1) // C * C  # a final short chunk is padded with masked frames
+        frame = torch.arange(padded, device=feats.device)
+        frame_valid = (frame < ready)[None, :, None]  # (1, padded, 1)
+        chunk_input = frames[:, frame.clamp(max=n - 1)] * frame_valid  # (B, padded, F); padding is zeros, as in forward
+        ready_positions = (ready + S - 1) // S
+        position_valid = (torch.arange(padded // S, device=feats.device) < ready_positions)[None, :].expand(
+            frames.shape[0], -1)  # (B, padded / S)
+        slot = torch.arange(L, device=feats.device)[None, :]
+        cache_valid = slot >= (L - state.cached_frames)[:, None]  # (B, L'): the newest cached_frames slots are real
+        key_valid = torch.cat([cache_valid, position_valid], dim=1)
+        log_probs, keys, values = self._encode(chunk_input, state.key_cache, state.value_cache, key_valid, C)
+
+        all_keys = torch.cat([state.key_cache, keys[:, :, :ready_positions]], dim=2)  # (N, B, L' + ready', D)
+        all_values = torch.cat([state.value_cache, values[:, :, :ready_positions]], dim=2)
+        new_state = EncoderState(
+            pending_features=frames[:, ready:],
+            key_cache=all_keys[:, :, all_keys.shape[2] - L :],
+            value_cache=all_values[:, :, all_values.shape[2] - L :],
+            cached_frames=torch.clamp(state.cached_frames + ready_positions, max=L),
+        )
+        return log_probs[:, :ready], new_state
+
+
+def save_checkpoint(model: PhoneTagger, path: str | Path, **extra) -> None:
+    """Write atomically (temp file + rename): an interrupted save never leaves a broken checkpoint."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    payload = {"format": CHECKPOINT_FORMAT, "config": model.config.to_dict(), "model": model.state_dict(), **extra}
+    temporary = path.with_name(path.name + ".tmp")
+    try:
+        torch.save(payload, temporary)
+        temporary.replace(path)
+    except (OSError, RuntimeError) as error:  # torch wraps a full disk in a RuntimeError of its own
+        temporary.unlink(missing_ok=True)
+        reason = "no space left on device" if "No space left" in str(error) or getattr(error, "errno", 0) == 28 \
+            else (error.strerror if isinstance(error, OSError) and error.strerror else str(error).splitlines()[0])
+        raise CheckpointError(f"{path}: cannot write the checkpoint: {reason}") from None
+
+
+class CheckpointError(SpeechattnError, ValueError):
+    """A checkpoint that cannot be loaded, with a message meant for the user."""
+
+
+def load(path: str | Path, map_location: str = "cpu") -> PhoneTagger:
+    """Rebuild the model from a checkpoint alone (its config travels inside)."""
+    path = Path(path)
+    if not path.exists():
+        raise CheckpointError(f"{path}: no such checkpoint")
+    try:
+        payload = torch.load(path, map_location=map_location, weights_only=True)
+    except Exception as error:
+        detail = str(error).splitlines()[0][:100] if str(error) else type(error).__name__
+        if "file an issue" in detail or "Weights only load failed" in detail:
+            detail = "it holds objects other than tensors and plain data, or is not a torch file"
+        raise CheckpointError(f"{path}: not a readable checkpoint ({detail})") from None
+    if not isinstance(payload, dict) or payload.get("format") != CHECKPOINT_FORMAT:
+        raise CheckpointError(f"{path}: not a speechattn checkpoint (expected format {CHECKPOINT_FORMAT})")
+    config = ModelConfig.from_dict(payload["config"], source=str(path))
+    model = PhoneTagger(config)
+    try:
+        model.load_state_dict(payload["model"])
+    except RuntimeError as error:
+        raise CheckpointError(f"{path}: its weights do not fit its own config: {error}") from None
+    return model.eval()

@@ -1,0 +1,242 @@
+"""The frontend: raw 16 kHz PCM -> normalised log-mel filterbank or MFCC frames, in torch ops.
+
+Everything here exports to ONNX, so the same code runs in training and inside
+the streaming graph.  It follows Kaldi's feature pipeline (and so matches
+kaldi-native-fbank configured alike): per frame, remove the DC offset,
+pre-emphasise (0.97), apply the Povey window, zero-pad to a 512-point FFT,
+take the power spectrum, apply triangular mel filters (1127 ln(1 + f/700)),
+and take the log with a floor of float32 epsilon.  MFCC adds Kaldi's DCT,
+cepstral liftering and (optionally) the raw log energy in place of C0.
+
+DC removal, pre-emphasis, the window and the DFT are all linear in the 400
+samples of a frame, so they are folded into one (400, 2*257) matrix: the whole
+spectral analysis is a single matmul.
+
+Framing (see audio.py): frame i ends at sample 160*(i+1) and reaches 240
+samples back; a stream carries those 240 samples between calls as state, so
+features of audio fed in any hop-multiple pieces equal the one-shot features
+exactly.  Deltas are causal: Kaldi's regression formula over the 2N+1 most
+recent frames (the delta of frame i-N, placed at frame i), with the frames
+before the stream taken as digital silence.
+
+Shapes: B batch, N samples, T frames, F feature dim, S static feature dim,
+H history frames (2 * delta_window * delta_order).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import torch
+from torch import nn
+
+from speechattn.errors import ConfigError
+from speechattn.audio import HOP_SAMPLES, SAMPLE_RATE, TAIL_SAMPLES, WINDOW_SAMPLES
+
+FFT_SIZE = 512  # WINDOW_SAMPLES rounded up to a power of two, as Kaldi does
+NUM_FFT_BINS = FFT_SIZE // 2 + 1  # 257
+LOG_FLOOR = float(np.finfo(np.float32).eps)  # Kaldi's floor before the log
+
+
+@dataclass(frozen=True)
+class FrontendConfig:
+    kind: str = "fbank"  # "fbank" (log-mel) or "mfcc"
+    num_mel_bins: int = 80  # Kaldi's MFCC default is 23
+    num_ceps: int = 13  # MFCC only
+    use_energy: bool = True  # MFCC only: C0 replaced by the raw log energy, as in Kaldi
+    cepstral_lifter: float = 22.0  # MFCC only
+    delta_order: int = 0  # 0: static only; 1: + delta; 2: + delta + delta-delta
+    delta_window: int = 2  # N in Kaldi's regression formula
+    low_freq_hz: float = 20.0
+    high_freq_hz: float = 8000.0
+    preemphasis: float = 0.97
+
+    def __post_init__(self) -> None:
+        if self.kind not in ("fbank", "mfcc"):
+            raise ConfigError(f"frontend.kind must be 'fbank' or 'mfcc', not {self.kind!r}")
+        if self.delta_order not in (0, 1, 2):
+            raise ConfigError(f"frontend.delta_order must be 0, 1 or 2, not {self.delta_order}")
+        if self.kind == "mfcc" and self.num_ceps > self.num_mel_bins:
+            raise ConfigError("frontend.num_ceps cannot exceed frontend.num_mel_bins")
+        if not 0 <= self.low_freq_hz < self.high_freq_hz <= SAMPLE_RATE / 2:
+            raise ConfigError("need 0 <= frontend.low_freq_hz < frontend.high_freq_hz <= 8000")
+
+    @property
+    def static_dim(self) -> int:
+        return self.num_ceps if self.kind == "mfcc" else self.num_mel_bins
+
+    @property
+    def feature_dim(self) -> int:
+        return self.static_dim * (1 + self.delta_order)
+
+    @property
+    def history_frames(self) -> int:
+        return 2 * self.delta_window * self.delta_order
+
+
+def povey_window() -> np.ndarray:
+    n = np.arange(WINDOW_SAMPLES)
+    return (0.5 - 0.5 * np.cos(2 * np.pi * n / (WINDOW_SAMPLES - 1))) ** 0.85
+
+
+def frame_transform_matrix(preemphasis: float) -> np.ndarray:
+    """(400, 2*257) matrix: frame samples -> [real | imag] spectrum after DC removal, pre-emphasis, window."""
+    n = WINDOW_SAMPLES
+    remove_dc = np.eye(n) - np.full((n, n), 1.0 / n)
+    emphasise = np.eye(n) - preemphasis * np.eye(n, k=-1)
+    emphasise[0, 0] = 1.0 - preemphasis  # Kaldi: x[0] -= coeff * x[0]
+    window = np.diag(povey_window())
+    k = np.arange(NUM_FFT_BINS)[:, None]
+    t = np.arange(n)[None, :]
+    angle = 2 * np.pi * k * t / FFT_SIZE
+    dft = np.concatenate([np.cos(angle), -np.sin(angle)])  # (514, 400): zero padding to 512 is implicit
+    return (dft @ window @ emphasise @ remove_dc).T  # (400, 514)
+
+
+def mel_filterbank(num_bins: int, low_freq_hz: float, high_freq_hz: float) -> np.ndarray:
+    """(257, num_bins) Kaldi triangular mel filters; the Nyquist bin has no weight, as in Kaldi."""
+
+    def mel(freq_hz: np.ndarray | float) -> np.ndarray:
+        return 1127.0 * np.log1p(np.asarray(freq_hz) / 700.0)
+
+    low, high = mel(low_freq_hz), mel(high_freq_hz)
+    delta = (high - low) / (num_bins + 1)
+    fft_mel = mel(np.arange(FFT_SIZE // 2) * SAMPLE_RATE / FFT_SIZE)
+    banks = np.zeros((NUM_FFT_BINS, num_bins))
+    for b in range(num_bins):
+        left, centre, right = low + b * delta, low + (b + 1) * delta, low + (b + 2) * delta
+        rising = (fft_mel - left) / (centre - left)
+        falling = (right - fft_mel) / (right - centre)
+        inside = (fft_mel > left) & (fft_mel < right)
+        banks[: FFT_SIZE // 2, b] = np.where(inside, np.minimum(rising, falling), 0.0)
+    return banks
+
+
+def dct_matrix(num_bins: int, num_ceps: int, lifter: float) -> np.ndarray:
+    """(num_bins, num_ceps) Kaldi's orthonormal DCT-II with cepstral liftering folded in."""
+    n = np.arange(num_bins)[None, :]
+    k = np.arange(num_ceps)[:, None]
+    dct = np.sqrt(2.0 / num_bins) * np.cos(np.pi / num_bins * (n + 0.5) * k)
+    dct[0] = np.sqrt(1.0 / num_bins)
+    if lifter:
+        dct *= (1.0 + 0.5 * lifter * np.sin(np.pi * np.arange(num_ceps) / lifter))[:, None]
+    return dct.T
+
+
+def delta_kernel(window: int) -> np.ndarray:
+    """Kaldi's regression weights n / (2 * sum n^2), n = -N..N."""
+    n = np.arange(-window, window + 1, dtype=np.float64)
+    return n / (2.0 * np.sum(n[window + 1 :] ** 2))
+
+
+class Frontend(nn.Module):
+    """PCM -> normalised features.  `step` streams; `forward` is the one-shot equivalent."""
+
+    def __init__(self, config: FrontendConfig) -> None:
+        super().__init__()
+        self.config = config
+        f32 = torch.float32
+        # Stored as float32 (half the file size); the analysis runs in float64, see _static_features.
+        self.register_buffer("frame_transform", torch.tensor(frame_transform_matrix(config.preemphasis), dtype=f32))
+        banks = mel_filterbank(config.num_mel_bins, config.low_freq_hz, config.high_freq_hz)
+        self.register_buffer("mel_banks", torch.tensor(banks, dtype=f32))
+        if config.kind == "mfcc":
+            dct = dct_matrix(config.num_mel_bins, config.num_ceps, config.cepstral_lifter)
+            self.register_buffer("dct", torch.tensor(dct, dtype=f32))
+        self.delta_weights = [float(w) for w in delta_kernel(config.delta_window)]
+        # Global mean/variance normalisation; statistics are set from training data and travel in the checkpoint.
+        self.register_buffer("feature_mean", torch.zeros(config.feature_dim))
+        self.register_buffer("feature_std", torch.ones(config.feature_dim))
+        # Static features of an all-zero window: what the frames before a stream are taken to be.
+        self.register_buffer("silence_features", torch.zeros(config.static_dim))
+        with torch.no_grad():
+            self.silence_features.copy_(self._static_features(torch.zeros(1, 1, WINDOW_SAMPLES))[0, 0])
+
+    @property
+    def feature_dim(self) -> int:
+        return self.config.feature_dim
+
+    def initial_state(self, batch_size: int = 1) -> tuple[torch.Tensor, torch.Tensor]:
+        """(audio_tail (B, 240), feature_history (B, H, S)), both zeros: a stream starts after silence."""
+        history = torch.zeros(batch_size, self.config.history_frames, self.config.static_dim)
+        return torch.zeros(batch_size, TAIL_SAMPLES), history
+
+    def set_normalization(self, mean: torch.Tensor, std: torch.Tensor) -> None:
+        self.feature_mean.copy_(mean)
+        self.feature_std.copy_(std.clamp(min=1e-5))
+
+    def _static_features(self, frames: torch.Tensor) -> torch.Tensor:
+        # frames: (B, T, 400) -> (B, T, S)
+        # float64 up to the log: a quiet bin in a loud frame is a near-cancelling sum, and float32 rounding
+        # there would depend on how many frames one matmul holds (measured: 1e-2 differences in log-mel
+        # between one-hop and one-shot computation); in float64 the frames come out the same either way.
+        spectrum = frames.double() @ self.frame_transform.double()  # (B, T, 514): [real | imag]
+        real, imag = spectrum[..., :NUM_FFT_BINS], spectrum[..., NUM_FFT_BINS:]
+        power = (real * real + imag * imag) @ self.mel_banks.double()  # (B, T, num_mel_bins)
+        log_mel = torch.log(torch.clamp(power, min=LOG_FLOOR)).to(frames.dtype)
+        if self.config.kind == "fbank":
+            return log_mel
+        ceps = log_mel @ self.dct  # (B, T, num_ceps)
+        if self.config.use_energy:
+            # energy after DC removal, sum (x - mean)^2 = sum x^2 - (sum x)^2 / n, in float64 to keep the
+            # difference exact.  Sums as matmuls: onnxruntime's ReduceSum returns a 0-frame input unreduced.
+            samples = frames.double()
+            ones = torch.ones(WINDOW_SAMPLES, 1, dtype=torch.float64, device=frames.device)
+            energy = (samples * samples) @ ones - (samples @ ones) ** 2 / WINDOW_SAMPLES  # (B, T, 1)
+            log_energy = torch.log(torch.clamp(energy, min=LOG_FLOOR)).to(frames.dtype)
+            ceps = torch.cat([log_energy, ceps[..., 1:]], dim=-1)
+        return ceps
+
+    def _deltas(self, sequence: torch.Tensor) -> torch.Tensor:
+        # sequence: (B, T + 2N, S) -> (B, T, S), the regression slope over each window of 2N+1 frames.
+        # Shifted slices rather than conv1d: with T = 0 (a call that brings no new frame) they give an
+        # empty result, where onnxruntime's Conv rejects an input shorter than its kernel.
+        length = sequence.shape[1] - 2 * self.config.delta_window
+        # Terms added one by one, not stacked and summed: see the note on ReduceSum above.
+        terms = [w * sequence[:, j : j + length] for j, w in enumerate(self.delta_weights) if w]
+        total = terms[0]
+        for term in terms[1:]:
+            total = total + term
+        return total
+
+    def step(
+        self, audio: torch.Tensor, audio_tail: torch.Tensor, feature_history: torch.Tensor
+    ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+        """Features of a hop-multiple piece of a stream.
+
+        audio: (B, 160*m) float in [-1, 1]; non-finite samples count as 0 and values are clipped to [-1, 1].
+        Returns features (B, m, F), new audio_tail (B, 240), new feature_history (B, H, S).
+        """
+        audio = torch.where(torch.isfinite(audio), audio, torch.zeros_like(audio)).clamp(-1.0, 1.0)
+        buffer = torch.cat([audio_tail, audio], dim=1)  # (B, 240 + 160*m)
+        num_new_frames = audio.shape[1] // HOP_SAMPLES
+        starts = torch.arange(num_new_frames, device=audio.device) * HOP_SAMPLES  # (m,)
+        sample_index = starts[:, None] + torch.arange(WINDOW_SAMPLES, device=audio.device)[None, :]  # (m, 400)
+        frames = buffer[:, sample_index]  # (B, m, 400)
+        static = self._static_features(frames)  # (B, m, S)
+        new_tail = buffer[:, buffer.shape[1] - TAIL_SAMPLES :]
+
+        order, window = self.config.delta_order, self.config.delta_window
+        if order == 0:
+            features, new_history = static, feature_history
+        else:
+            # history is stored relative to silence so that an all-zero state means "silence before the stream"
+            sequence = torch.cat([feature_history + self.silence_features, static], dim=1)  # (B, H + m, S)
+            parts, derived = [static], sequence
+            for _ in range(order):
+                derived = self._deltas(derived)  # loses 2N frames each time
+                parts.append(derived[:, derived.shape[1] - static.shape[1] :])
+            features = torch.cat(parts, dim=-1)
+            new_history = sequence[:, sequence.shape[1] - 2 * window * order :] - self.silence_features
+        features = (features - self.feature_mean) / self.feature_std
+        return features, new_tail, new_history
+
+    def forward(self, audio: torch.Tensor) -> torch.Tensor:
+        """One-shot features: audio (B, N) -> (B, ceil(N / 160), F); a final partial hop is zero-padded."""
+        remainder = audio.shape[1] % HOP_SAMPLES
+        if remainder:
+            audio = nn.functional.pad(audio, (0, HOP_SAMPLES - remainder))
+        tail, history = self.initial_state(audio.shape[0])
+        features, _, _ = self.step(audio, tail.to(audio), history.to(audio))
+        return features

@@ -1,0 +1,107 @@
+"""Streaming from raw PCM: the frontend and the encoder stepped together, with every piece of
+state an explicit, named tensor.  `StreamingGraph` is exactly what `speechattn export` writes
+to ONNX; `StreamingSession` drives the same code from torch.
+
+State (all zeros at the start of a stream; B batch, N layers, L left context, D model dim):
+  audio_tail        (B, 240)         float32  the last 240 samples, the start of the next frame's window
+  feature_history   (B, H, S)        float32  recent static features, only when deltas are on
+  pending_features  (B, P, F)        float32  frames waiting for their chunk to fill (P grows 0..C-1)
+  key_cache         (N, B, L', D)    float32  attention keys of the last L' = L / S encoder positions, layer first
+  value_cache       (N, B, L', D)    float32
+  cached_frames     (B,)             int64    how many of the L' cache slots hold real positions
+"""
+
+from __future__ import annotations
+
+import torch
+from torch import nn
+
+from speechattn.audio import HOP_SAMPLES, TAIL_SAMPLES
+from speechattn.model.encoder import EncoderState, PhoneTagger
+
+BATCH = "batch"  # symbolic dimension name in state specs
+
+
+def state_specs(model: PhoneTagger) -> list[dict]:
+    """Name, initial shape (with "batch" for the batch dimension) and dtype of every state tensor, in graph order."""
+    c = model.config
+    frontend = c.frontend
+    specs = [{"name": "audio_tail", "shape": [BATCH, TAIL_SAMPLES], "dtype": "float32"}]
+    if frontend.delta_order:
+        specs.append(
+            {"name": "feature_history", "shape": [BATCH, frontend.history_frames, frontend.static_dim], "dtype": "float32"}
+        )
+    cache_shape = [c.num_layers, BATCH, c.left_context_positions, c.model_dim]
+    specs += [
+        {"name": "pending_features", "shape": [BATCH, 0, frontend.feature_dim], "dtype": "float32"},
+        {"name": "key_cache", "shape": cache_shape, "dtype": "float32"},
+        {"name": "value_cache", "shape": list(cache_shape), "dtype": "float32"},
+        {"name": "cached_frames", "shape": [BATCH], "dtype": "int64"},
+    ]
+    for spec in specs:
+        spec["output"] = "new_" + spec["name"]
+    return specs
+
+
+def initial_state(model: PhoneTagger, batch_size: int = 1) -> dict[str, torch.Tensor]:
+    dtypes = {"float32": torch.float32, "int64": torch.int64}
+    return {
+        spec["name"]: torch.zeros([batch_size if d == BATCH else d for d in spec["shape"]], dtype=dtypes[spec["dtype"]])
+        for spec in state_specs(model)
+    }
+
+
+class StreamingGraph(nn.Module):
+    """(audio, chunk_frames, flush, *state) -> (log_probs, *new_state); the exported ONNX graph.
+
+    audio (B, 160*m) float32; chunk_frames () int64; flush () int64, 1 on the last call of a stream.
+    log_probs (B, R, classes): one row per frame whose chunk completed in this call (R = 0 is normal).
+    """
+
+    def __init__(self, model: PhoneTagger) -> None:
+        super().__init__()
+        self.model = model
+        self.state_names = [spec["name"] for spec in state_specs(model)]
+
+    def forward(self, audio: torch.Tensor, chunk_frames: torch.Tensor, flush: torch.Tensor, *states: torch.Tensor):
+        state = dict(zip(self.state_names, states))
+        history = state.get("feature_history", audio.new_zeros(audio.shape[0], 0, 0))
+        feats, new_tail, new_history = self.model.frontend.step(audio, state["audio_tail"], history)
+        encoder_state = EncoderState(
+            state["pending_features"], state["key_cache"], state["value_cache"], state["cached_frames"]
+        )
+        log_probs, encoder_state = self.model.step(feats, encoder_state, chunk_frames, flush)
+        new_state = {"audio_tail": new_tail, "feature_history": new_history, **encoder_state._asdict()}
+        return (log_probs, *(new_state[name] for name in self.state_names))
+
+
+class StreamingSession:
+    """Torch-side stream over arbitrary-size pushes of 16 kHz float audio (the reference for the ONNX client)."""
+
+    def __init__(self, model: PhoneTagger, chunk_frames: int | None = None, batch_size: int = 1) -> None:
+        self.graph = StreamingGraph(model.eval())
+        self.chunk_frames = chunk_frames or model.config.default_chunk_frames
+        self.state = initial_state(model, batch_size)
+        self.leftover = torch.zeros(batch_size, 0)
+
+    @torch.no_grad()
+    def push(self, audio: torch.Tensor, final: bool = False) -> torch.Tensor:
+        """audio (B, n) -> log-probs (B, R, classes) of the frames completed so far."""
+        audio = torch.cat([self.leftover, audio.to(torch.float32)], dim=1)
+        usable = audio.shape[1] // HOP_SAMPLES * HOP_SAMPLES
+        if final and usable < audio.shape[1]:  # zero-pad the last partial hop, as the one-shot path does
+            audio = nn.functional.pad(audio, (0, HOP_SAMPLES - audio.shape[1] % HOP_SAMPLES))
+            usable = audio.shape[1]
+        self.leftover = audio[:, usable:]
+        chunk = torch.tensor(self.chunk_frames, dtype=torch.int64)
+        outputs = self.graph(audio[:, :usable], chunk, torch.tensor(int(final)), *self.state.values())
+        self.state = dict(zip(self.state, outputs[1:]))
+        return outputs[0]
+
+
+@torch.no_grad()
+def offline_log_probs(model: PhoneTagger, audio: torch.Tensor, chunk_frames: int | None) -> torch.Tensor:
+    """One-shot reference: audio (B, N) -> log-probs (B, ceil(N/160), classes) with attention chunk C."""
+    feats = model.frontend(audio)
+    lengths = torch.full((audio.shape[0],), feats.shape[1], dtype=torch.int64)
+    return model(feats, lengths, chunk_frames)

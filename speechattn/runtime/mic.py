@@ -1,0 +1,339 @@
+"""`speechattn mic`: live phone transcription from an input device (PortAudio through sounddevice).
+
+The capture callback only copies each block into a queue, with the time it arrived; the main
+thread downmixes, resamples to 16 kHz (a streaming resampler), pushes the audio through the
+ONNX model (one shared StreamingModel, one Stream) and the online segmenter, and shows:
+
+  terminal   the confirmed phones, then the provisional ones (frames whose segment is still
+             open, dimmed), silence collapsed to " · "; a status line with input level,
+             latency p50/p95 and real-time factor.
+  otherwise  one JSON line per confirmed segment (silence included, so segments tile the stream).
+
+Latency of a frame: from the moment the block holding its last sample reached the callback to
+the moment the model's posterior for it is out and its provisional label shown (it includes waiting
+for the chunk to fill).  With the bigram decoder a label becomes final a fixed look-ahead later
+(10 frames, 100 ms; decoder.py); the hysteresis rule confirms a phone after `min_frames` frames.  Figures are
+kept in a fixed 1 ms histogram, so memory does not grow with the session.
+"""
+
+from __future__ import annotations
+
+import json
+import queue
+import signal
+import sys
+import threading
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from speechattn.audio import FRAMES_PER_SECOND, HOP_SAMPLES, SAMPLE_RATE, to_mono_16k
+from speechattn.errors import SpeechattnError
+from speechattn.decoder import new_segmenter
+from speechattn.segments import Segment
+
+BLOCK_SECONDS = 0.02  # capture block: 20 ms
+STALL_SECONDS = 3.0  # no audio for this long while the stream claims to run: the device is gone
+STARTUP_SECONDS = 10.0  # the same, before the first block
+
+
+def input_devices() -> list[dict]:
+    import sounddevice as sd
+
+    try:
+        devices = sd.query_devices()
+    except sd.PortAudioError as error:
+        raise SpeechattnError(f"cannot list audio devices ({error})") from None
+    default_input = sd.default.device[0] if sd.default.device else -1
+    return [{"index": i, "name": d["name"], "channels": d["max_input_channels"],
+             "sample_rate": int(d["default_samplerate"]), "host_api": sd.query_hostapis(d["hostapi"])["name"],
+             "default": i == default_input}
+            for i, d in enumerate(devices) if d["max_input_channels"] > 0]
+
+
+def format_devices(devices: list[dict]) -> str:
+    if not devices:
+        return "no input devices"
+    lines = [f"{'':1}{'index':>5}  {'channels':>8}  {'rate':>6}  name (host API)"]
+    for d in devices:
+        lines.append(f"{'*' if d['default'] else ' '}{d['index']:>5}  {d['channels']:>8}  {d['sample_rate']:>6}  "
+                     f"{d['name']} ({d['host_api']})")
+    return "\n".join(lines) + "\n(* the default input)"
+
+
+def choose_device(devices: list[dict], wanted: str | None) -> dict:
+    if not devices:
+        raise SpeechattnError("no input device found (no microphone, or PortAudio sees none); "
+                              "`speechattn mic --list-devices` shows what there is")
+    if wanted is None:
+        chosen = [d for d in devices if d["default"]] or devices[:1]
+        return chosen[0]
+    if wanted.isdigit():
+        matches = [d for d in devices if d["index"] == int(wanted)]
+    else:
+        matches = [d for d in devices if wanted.lower() in d["name"].lower()]
+        exact = [d for d in matches if d["name"].lower() == wanted.lower()]
+        matches = exact or matches
+    if not matches:
+        raise SpeechattnError(f"no input device matches {wanted!r}; inputs:\n{format_devices(devices)}")
+    return matches[0]
+
+
+class LatencyHistogram:
+    """Milliseconds in 1 ms bins up to 10 s: percentiles in constant memory."""
+
+    def __init__(self) -> None:
+        self.counts = np.zeros(10_001, dtype=np.int64)
+
+    def add(self, milliseconds: np.ndarray) -> None:
+        np.add.at(self.counts, np.clip(np.round(milliseconds).astype(np.int64), 0, 10_000), 1)
+
+    def percentile(self, q: float) -> float | None:
+        total = self.counts.sum()
+        if not total:
+            return None
+        return float(np.searchsorted(np.cumsum(self.counts), q / 100 * total))
+
+
+@dataclass
+class SessionSummary:
+    seconds: float
+    segments: int
+    phones: int
+    latency_p50_ms: float | None
+    latency_p95_ms: float | None
+    real_time_factor: float
+    overflows: int
+    dropped_blocks: int
+
+    def text(self) -> str:
+        latency = ("n/a" if self.latency_p50_ms is None
+                   else f"p50 {self.latency_p50_ms:.0f} ms, p95 {self.latency_p95_ms:.0f} ms")
+        return (f"{self.seconds:.1f} s of audio, {self.segments} segments ({self.phones} phones), latency {latency}, "
+                f"real-time factor {self.real_time_factor:.3f}, input overflows {self.overflows}, "
+                f"dropped blocks {self.dropped_blocks}")
+
+
+class Display:
+    """Terminal: one rewritten line; elsewhere: JSON lines of confirmed segments."""
+
+    def __init__(self, phones: tuple, live: bool, output) -> None:
+        self.phones, self.live, self.output = phones, live, output
+        self.confirmed: list[str] = []
+
+    def segments(self, segments: list[Segment]) -> None:
+        for s in segments:
+            record = json.dumps({"start": round(s.start_frame / FRAMES_PER_SECOND, 3),
+                                 "end": round(s.end_frame / FRAMES_PER_SECOND, 3), "phone": self.phones[s.phone],
+                                 "confidence": round(s.confidence, 4)})
+            if self.output is not None:
+                self.output.write(record + "\n")
+            if not self.live:
+                print(record, flush=True)
+            name = self.phones[s.phone]
+            if name == "sil":
+                if self.confirmed and self.confirmed[-1] != "·":
+                    self.confirmed.append("·")
+            else:
+                self.confirmed.append(name)
+        del self.confirmed[:-200]
+
+    def status(self, provisional: list[str], level_db: float, summary: SessionSummary) -> None:
+        if not self.live:
+            return
+        latency = "--" if summary.latency_p50_ms is None else f"{summary.latency_p50_ms:.0f}/{summary.latency_p95_ms:.0f}"
+        status = f"  [{level_db:5.0f} dB  latency p50/p95 {latency} ms  RTF {summary.real_time_factor:.3f}]"
+        width = 110
+        text = " ".join(self.confirmed)
+        pending = " ".join(p for p in provisional if p != "sil")
+        room = max(10, width - len(status) - len(pending) - 1)
+        sys.stdout.write("\r\033[K" + text[-room:] + " \033[2m" + pending + "\033[0m" + status)
+        sys.stdout.flush()
+
+
+class Capture:
+    """The input device: PortAudio's callback only copies each block into a queue (with its arrival time);
+    overflows reported by PortAudio and blocks dropped on a full queue are counted."""
+
+    def __init__(self, device: str | None) -> None:
+        import sounddevice as sd
+
+        self.info = choose_device(input_devices(), device)
+        self.rate, self.channels = self.info["sample_rate"], min(2, self.info["channels"])
+        self.blocks: queue.Queue = queue.Queue(maxsize=int(30 / BLOCK_SECONDS))  # 30 s of backlog before drops
+        self.overflows = self.dropped = 0
+        try:
+            sd.check_input_settings(device=self.info["index"], channels=self.channels, samplerate=self.rate,
+                                    dtype="float32")
+            self.stream = sd.InputStream(device=self.info["index"], channels=self.channels, samplerate=self.rate,
+                                         dtype="float32", blocksize=int(self.rate * BLOCK_SECONDS),
+                                         callback=self._callback)
+        except (sd.PortAudioError, ValueError) as error:
+            raise SpeechattnError(f"input device {self.info['index']} ({self.info['name']}) refuses {self.channels} "
+                                  f"channel(s) at {self.rate} Hz: {error}") from None
+
+    def _callback(self, indata, frames, time_info, status) -> None:  # PortAudio's thread: copy, enqueue, nothing else
+        if status.input_overflow:
+            self.overflows += 1
+        try:
+            self.blocks.put_nowait((indata.copy(), time.monotonic()))
+        except queue.Full:
+            self.dropped += 1
+
+    def get(self, timeout: float):
+        """(block (frames, channels), arrival time), or None after `timeout` seconds without audio."""
+        try:
+            return self.blocks.get(timeout=timeout)
+        except queue.Empty:
+            return None
+
+    def backlog(self):
+        """The blocks captured but not yet taken."""
+        while True:
+            try:
+                yield self.blocks.get_nowait()
+            except queue.Empty:
+                return
+
+
+class Processor:
+    """Captured blocks -> downmix, resampler, model stream, segmenter -> the display; measures latency from a
+    frame's last sample arriving to its segment being final, the input level and the compute time."""
+
+    def __init__(self, model, chunk: int, capture: Capture, display: Display, decoder: str, min_frames: int | None,
+                 audio_file=None) -> None:
+        import soxr
+
+        self.model, self.capture, self.display, self.audio_file = model, capture, display, audio_file
+        self.resampler = (soxr.ResampleStream(capture.rate, SAMPLE_RATE, 1, dtype="float32")
+                          if capture.rate != SAMPLE_RATE else None)
+        self.stream, self.segmenter = model.new_stream(chunk), new_segmenter(decoder, model.phones, min_frames)
+        self.latencies = LatencyHistogram()
+        self.arrivals: list[tuple[int, float]] = []  # arrival times of 16 kHz sample positions (block ends)
+        self.samples_in = self.segments_out = self.phones_out = 0
+        self.compute_seconds, self.level_db = 0.0, -120.0
+
+    def summary(self) -> SessionSummary:
+        seconds = self.samples_in / SAMPLE_RATE
+        return SessionSummary(seconds, self.segments_out, self.phones_out, self.latencies.percentile(50),
+                              self.latencies.percentile(95), self.compute_seconds / max(seconds, 1e-9),
+                              self.capture.overflows, self.capture.dropped)
+
+    def provisional(self) -> list[str]:
+        """The open segment's phone and the newest frame's best phone: shown dimmed, not yet final."""
+        phones = (self.segmenter.phone, self.segmenter.run_phone)
+        return [self.model.phones[p] for p in dict.fromkeys(phones) if p >= 0]
+
+    def feed(self, block: np.ndarray | None, arrived: float, last: bool = False) -> None:
+        """One captured block (frames, channels) through resampler, model and segmenter; last: flush all."""
+        started = time.perf_counter()
+        if block is None:
+            block = np.zeros((0, self.capture.channels), np.float32)
+        mono = to_mono_16k(block, SAMPLE_RATE, "microphone")
+        if self.resampler is not None:
+            mono = self.resampler.resample_chunk(mono, last=last).astype(np.float32)
+        if self.audio_file is not None:
+            self.audio_file.write(mono)
+        self.samples_in += len(mono)
+        self.arrivals.append((self.samples_in, arrived))
+        if len(mono):
+            self.level_db = 20 * np.log10(max(float(np.sqrt(np.mean(mono ** 2))), 1e-6))
+        self._emit(self.stream.push(mono))
+        if last:
+            self._emit(self.stream.finish())
+            self._confirm(self.segmenter.finish())
+        self.compute_seconds += time.perf_counter() - started
+
+    def _emit(self, frames) -> None:
+        if len(frames) == 0:
+            return
+        ends = (frames.frame_indices + 1) * HOP_SAMPLES  # 16 kHz sample after each frame's last
+        positions = np.array([p for p, _ in self.arrivals])
+        times = np.array([t for _, t in self.arrivals])
+        which = np.minimum(np.searchsorted(positions, ends, side="left"), len(self.arrivals) - 1)
+        self.latencies.add((time.monotonic() - times[which]) * 1000)
+        while len(self.arrivals) > 1 and self.arrivals[1][0] <= ends[-1]:
+            self.arrivals.pop(0)
+        self._confirm(self.segmenter.push(frames.log_probs))
+
+    def _confirm(self, done: list[Segment]) -> None:
+        self.segments_out += len(done)
+        self.phones_out += sum(1 for s in done if self.model.phones[s.phone] != "sil")
+        self.display.segments(done)
+
+
+def _open_audio_file(save_audio: Path | None):
+    """The file for --save-audio: float samples where the format holds them, so it is exactly what the model heard."""
+    import soundfile as sf
+
+    if not save_audio:
+        return None
+    kind = sf.default_subtype(save_audio.suffix.lstrip(".").upper()) if save_audio.suffix else None
+    if kind is None:
+        raise SpeechattnError(f"--save-audio {save_audio}: unknown audio format (use .wav or .flac)")
+    subtype = "FLOAT" if sf.check_format(save_audio.suffix.lstrip(".").upper(), "FLOAT") else kind
+    return sf.SoundFile(str(save_audio), "w", samplerate=SAMPLE_RATE, channels=1, subtype=subtype)
+
+
+def run(model_path: Path, device: str | None, chunk_frames: int | None, output: Path | None,
+        save_audio: Path | None, min_frames: int | None = None, max_seconds: float | None = None,
+        decoder: str = "bigram") -> SessionSummary:
+    """A live session: capture -> processor -> display until Ctrl-C (or SIGTERM, or `max_seconds` of audio);
+    then everything captured is processed and flushed, and the summary returned."""
+    import sounddevice as sd
+
+    from speechattn_export.stream_client import StreamingModel
+
+    model = StreamingModel(model_path, num_threads=1)
+    chunk = chunk_frames or model.default_chunk_frames
+    if chunk not in model.allowed_chunk_frames:
+        raise SpeechattnError(f"--chunk-frames {chunk}: {model_path} serves {list(model.allowed_chunk_frames)}")
+    capture = Capture(device)
+    live = sys.stdout.isatty()
+    output_file = open(output, "w") if output else None
+    processor = Processor(model, chunk, capture, Display(model.phones, live, output_file), decoder, min_frames,
+                          _open_audio_file(save_audio))
+    stop = threading.Event()
+    previous_handler = signal.signal(signal.SIGINT, lambda *_: stop.set())
+    if hasattr(signal, "SIGTERM"):
+        signal.signal(signal.SIGTERM, lambda *_: stop.set())
+    info = capture.info
+    try:
+        with capture.stream:
+            last_audio, announced = time.monotonic(), False
+            while not stop.is_set():
+                if max_seconds is not None and processor.samples_in >= max_seconds * SAMPLE_RATE:
+                    break
+                item = capture.get(timeout=0.1)
+                if item is None:
+                    if time.monotonic() - last_audio > (STALL_SECONDS if announced else STARTUP_SECONDS):
+                        raise SpeechattnError(f"input device {info['name']} stopped delivering audio "
+                                              "(unplugged or taken away?)") from None
+                    continue
+                last_audio = time.monotonic()
+                if not announced:  # said once audio really flows (a device can take a while to start)
+                    announced = True
+                    print(f"listening on {info['name']} (device {info['index']}, {capture.rate} Hz, "
+                          f"{capture.channels} channel(s)); model {model_path.name}, chunk {chunk * 10} ms, "
+                          f"{decoder} decoder; Ctrl-C to stop", file=sys.stderr, flush=True)
+                processor.feed(*item)
+                processor.display.status(processor.provisional(), processor.level_db, processor.summary())
+    except sd.PortAudioError as error:
+        raise SpeechattnError(f"input device {info['name']} failed: {error}") from None
+    finally:
+        signal.signal(signal.SIGINT, previous_handler)
+        try:  # what was captured but not yet processed, the frames still waiting for their chunk, the open segment
+            for item in capture.backlog():
+                processor.feed(*item)
+            if processor.samples_in:
+                processor.feed(None, time.monotonic(), last=True)
+        finally:
+            if output_file is not None:
+                output_file.close()
+            if processor.audio_file is not None:
+                processor.audio_file.close()
+            if live:
+                sys.stdout.write("\n")
+    return processor.summary()

@@ -1,0 +1,242 @@
+"""`speechattn transcribe`: audio files -> phone segments, streamed through the ONNX model.
+
+A file is read in blocks (soundfile; librosa for what soundfile cannot open), downmixed,
+resampled to 16 kHz with a streaming resampler, pushed through the portable client and the
+online segmenter, so memory stays bounded however long the file (only `--plot` keeps the whole
+audio and posteriors, for the picture).
+"""
+
+from __future__ import annotations
+
+import logging
+
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Iterator
+
+import numpy as np
+
+from speechattn.audio import FRAME_SHIFT_MS, FRAMES_PER_SECOND, SAMPLE_RATE, AudioError, to_mono_16k
+from speechattn.errors import SpeechattnError
+from speechattn.decoder import new_segmenter
+from speechattn.segments import Segment
+
+BLOCK_SECONDS = 5.0  # audio read and pushed per step
+MODELS_DIR = Path(__file__).parent / "models"
+BUNDLED = {"default": "default.onnx", "default-int8": "default-int8.onnx"}
+
+
+log = logging.getLogger(__name__)
+PLOT_MAX_SECONDS = 300  # a longer picture is unreadable at 10 ms resolution and costs gigabytes
+
+
+def resolve_model(name: str | None) -> Path:
+    """--model: a path to an ONNX file, or the name of a bundled model (default, default-int8)."""
+    name = name or "default"
+    if name in BUNDLED:
+        path = MODELS_DIR / BUNDLED[name]
+        if not path.exists():
+            raise SpeechattnError(f"the bundled model {name!r} is missing from this install ({path}); "
+                                  "reinstall speechattn or give --model MODEL.onnx")
+        return path
+    path = Path(name)
+    if not path.exists():
+        raise SpeechattnError(f"{path}: no such model file (or bundled model name: {', '.join(BUNDLED)})")
+    if path.suffix == ".pt":
+        raise SpeechattnError(f"{path}: a checkpoint; export it first: speechattn export {path} -o model.onnx")
+    return path
+
+
+def wav_declared_seconds(path: Path) -> float | None:
+    """The duration a RIFF/WAVE header announces for its data chunk (libsndfile reports what is really
+    there, so a file cut short reads without complaint); None for other files or a streaming header."""
+    import struct
+
+    try:
+        with open(path, "rb") as handle:
+            head = handle.read(12)
+            if len(head) < 12 or head[:4] != b"RIFF" or head[8:12] != b"WAVE":
+                return None
+            byte_rate = None
+            while True:
+                chunk = handle.read(8)
+                if len(chunk) < 8:
+                    return None
+                name, size = chunk[:4], struct.unpack("<I", chunk[4:])[0]
+                if name == b"fmt ":
+                    fmt = handle.read(size + size % 2)
+                    byte_rate = struct.unpack("<I", fmt[8:12])[0] if len(fmt) >= 12 else None
+                elif name == b"data":
+                    return size / byte_rate if byte_rate and size not in (0, 0xFFFFFFFF) else None
+                else:
+                    handle.seek(size + size % 2, 1)
+    except OSError:
+        return None
+
+
+def read_blocks(path: Path, block_seconds: float = BLOCK_SECONDS) -> tuple[int, int, Iterator[np.ndarray]]:
+    """(native sample rate, channels, iterator of mono 16 kHz float32 blocks)."""
+    import soundfile as sf
+
+    if not path.exists():
+        raise AudioError(f"{path}: no such file")
+    if path.is_dir():
+        raise AudioError(f"{path}: a directory, not an audio file")
+    try:
+        handle = sf.SoundFile(str(path))
+    except Exception as soundfile_error:  # formats libsndfile lacks: let librosa (audioread/ffmpeg) try
+        try:
+            import warnings
+
+            import librosa
+
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                samples, rate = librosa.load(str(path), sr=None, mono=False)
+        except Exception:
+            raise AudioError(f"{path}: cannot read audio ({soundfile_error})") from None
+        samples = samples.T if samples.ndim == 2 else samples
+        channels = samples.shape[1] if samples.ndim == 2 else 1
+        audio = to_mono_16k(samples, rate, str(path))
+        step = int(block_seconds * SAMPLE_RATE)
+        return rate, channels, (audio[i : i + step] for i in range(0, max(len(audio), 1), step))
+
+    announced = wav_declared_seconds(path)
+    if announced is not None and announced > handle.frames / handle.samplerate + 0.001:
+        log.warning("%s: the header announces %.2f s but the file holds %.2f s (truncated?); transcribing what "
+                    "is there", path, announced, handle.frames / handle.samplerate)
+
+    def blocks() -> Iterator[np.ndarray]:
+        import soxr
+
+        resampler = (soxr.ResampleStream(handle.samplerate, SAMPLE_RATE, 1, dtype="float32", quality="HQ")
+                     if handle.samplerate != SAMPLE_RATE else None)
+        position = 0
+        with handle:
+            while True:
+                try:
+                    block = handle.read(int(block_seconds * handle.samplerate), dtype="float32", always_2d=True)
+                except Exception as error:
+                    raise AudioError(f"{path}: cannot read audio after {position / handle.samplerate:.2f} s "
+                                     f"({error}); the file is damaged") from None
+                last = len(block) == 0
+                finite = np.isfinite(block).all(axis=1)
+                if not finite.all():
+                    first = (position + int(np.argmin(finite))) / handle.samplerate
+                    raise AudioError(f"{path}: {int((~finite).sum())} samples in the block from {position / handle.samplerate:.2f} s "
+                                     f"are NaN or infinite, the first at {first:.3f} s; the file is corrupt")
+                mono = to_mono_16k(block, SAMPLE_RATE, str(path))  # the stream resampler below does the rate
+                position += len(block)
+                if resampler is not None:
+                    mono = resampler.resample_chunk(mono, last=last).astype(np.float32)
+                if len(mono):
+                    yield mono
+                if last:
+                    return
+
+    return handle.samplerate, handle.channels, blocks()
+
+
+@dataclass
+class Transcript:
+    file: str
+    sample_rate: int  # the file's own rate
+    channels: int
+    duration: float  # seconds
+    segments: list[Segment]
+    model: str
+    chunk_frames: int
+    audio: np.ndarray | None = None  # kept only for plots
+    log_probs: np.ndarray | None = None
+    phones: tuple = field(default_factory=tuple)
+
+    def segment_dicts(self) -> list[dict]:
+        out = []
+        for s in self.segments:
+            start, end = s.start_frame / FRAMES_PER_SECOND, min(s.end_frame / FRAMES_PER_SECOND, self.duration)
+            if round(end, 3) > round(start, 3):  # a file shorter than the rounding holds no segment
+                out.append({"start": round(start, 3), "end": round(end, 3), "phone": self.phones[s.phone],
+                            "confidence": round(s.confidence, 4)})
+        return out
+
+
+def transcribe_file(model, path: Path, chunk_frames: int, min_frames: int | None = None,
+                    keep: bool = False, progress: bool = False, decoder: str = "bigram") -> Transcript:
+    """Stream one file through `model` (a StreamingModel) and segment it."""
+    from tqdm import tqdm
+
+    rate, channels, blocks = read_blocks(path)
+    stream = model.new_stream(chunk_frames)
+    segmenter = new_segmenter(decoder, model.phones, min_frames)
+    segments: list[Segment] = []
+    kept_audio, kept_log_probs = [], []
+    samples, clipped, peak = 0, 0, 0.0
+    with tqdm(desc=path.name, unit="s", unit_scale=False, disable=not progress, leave=False,
+              bar_format="{desc}: {n:.0f} s of audio [{elapsed}, {rate_fmt}]") as bar:
+        for block in blocks:
+            samples += len(block)
+            block_peak = float(np.abs(block).max()) if len(block) else 0.0
+            if block_peak > 1.0:  # float files from audio editors go over full scale; the model takes [-1, 1]
+                clipped += int(np.count_nonzero(np.abs(block) > 1.0))
+                peak = max(peak, block_peak)
+                block = np.clip(block, -1.0, 1.0)
+            frames = stream.push(block)
+            segments += segmenter.push(frames.log_probs)
+            if keep and samples > PLOT_MAX_SECONDS * SAMPLE_RATE:
+                keep, kept_audio, kept_log_probs = False, [], []  # too long to draw: stop holding it
+            if keep:
+                kept_audio.append(block)
+                kept_log_probs.append(frames.log_probs)
+            bar.update(len(block) / SAMPLE_RATE)
+    if samples == 0:
+        raise AudioError(f"{path}: the file holds no audio samples")
+    if clipped:
+        log.warning("%s: float samples reach %.2f, over full scale; %d samples (%.3f %%) were clipped to [-1, 1]",
+                    path, peak, clipped, 100 * clipped / samples)
+    frames = stream.finish()
+    segments += segmenter.push(frames.log_probs) + segmenter.finish()
+    if keep:
+        kept_log_probs.append(frames.log_probs)
+    return Transcript(file=str(path), sample_rate=rate, channels=channels, duration=samples / SAMPLE_RATE,
+                      segments=segments, model=str(model.path), chunk_frames=chunk_frames,
+                      audio=np.concatenate(kept_audio) if keep else None,
+                      log_probs=np.concatenate(kept_log_probs) if keep else None, phones=tuple(model.phones))
+
+
+def as_text(t: Transcript) -> str:
+    phones = [s["phone"] for s in t.segment_dicts() if s["phone"] != "sil"]
+    return f"{t.file}: {' '.join(phones)}"
+
+
+def as_json(t: Transcript) -> str:
+    return json.dumps({"file": t.file, "sample_rate": t.sample_rate, "channels": t.channels,
+                       "duration": round(t.duration, 4), "frame_shift_ms": FRAME_SHIFT_MS, "model": t.model,
+                       "chunk_frames": t.chunk_frames, "segments": t.segment_dicts()})
+
+
+def as_ctm(t: Transcript) -> str:
+    """NIST CTM: file channel start duration phone confidence, one line per segment (silence included)."""
+    name = Path(t.file).stem
+    return "\n".join(f"{name} 1 {s['start']:.2f} {s['end'] - s['start']:.2f} {s['phone']} {s['confidence']:.4f}"
+                     for s in t.segment_dicts())
+
+
+def write_textgrid(t: Transcript, path) -> None:
+    from praatio import textgrid
+
+    entries = [(s["start"], s["end"], s["phone"]) for s in t.segment_dicts() if s["end"] > s["start"]]
+    if not entries:
+        raise AudioError(f"{t.file}: {t.duration * 1000:.1f} ms of audio is shorter than one 10 ms frame's "
+                         "interval: nothing to write as a TextGrid")
+    grid = textgrid.Textgrid()
+    grid.addTier(textgrid.IntervalTier("phones", entries, 0, t.duration))
+    grid.save(str(path), format="long_textgrid", includeBlankSpaces=True)
+
+
+def plot_transcript(t: Transcript, path) -> None:
+    """Waveform, spectrogram, posteriorgram and segments in one PNG."""
+    from speechattn.runtime.plots import plot_posteriors
+
+    plot_posteriors(t.audio, t.log_probs, t.phones, t.segment_dicts(), path,
+                    f"{Path(t.file).name}: {t.duration:.2f} s, chunk {t.chunk_frames} frames, {Path(t.model).name}")

@@ -1,0 +1,1 @@
+"""Training: recipes, the training loop, evaluation."""

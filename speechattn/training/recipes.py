@@ -1,0 +1,193 @@
+"""Recipes: YAML files in recipes/, validated on load, overridable with --set section.key=value.
+
+A recipe is a mapping of sections.  `data` says which corpus to prepare and how to split it;
+every key is checked (unknown key, wrong type, missing directory) with the key and file named.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+from speechattn.config import checked_fields
+from speechattn.data.augment import AugmentConfig
+from speechattn.errors import ConfigError
+from speechattn.model.encoder import ModelConfig
+from speechattn.data.synth import SynthConfig
+
+CORPORA = ("synth", "speechocean762", "ljspeech", "asterisk", "timit", "textgrid", "htk")
+
+
+@dataclass(frozen=True)
+class TrainConfig:
+    sets: tuple = ("",)  # manifest prefixes DIR/NAME (NAME_{recordings,supervisions}_{split}.jsonl.gz); "" = this recipe's
+    batch_size: int = 16
+    crop_seconds: float = 4.0  # training crops; dev utterances are whole
+    max_steps: int = 20000
+    learning_rate: float = 1e-3
+    warmup_steps: int = 1000
+    weight_decay: float = 0.01
+    grad_clip: float = 1.0
+    label_smoothing: float = 0.1
+    full_context_share: float = 0.2  # share of batches trained at full context; the rest draw a chunk size
+    eval_every: int = 1000
+    checkpoint_every: int = 500
+    normalization_items: int = 200  # training utterances the feature mean/std are computed from
+    augment: bool = True
+    loader_workers: int = 2  # data loading and augmentation processes
+    audio_cache: str = "data/audio-cache"  # training audio decoded once per data set into this directory ("": decode on every access)
+    device: str = "auto"  # auto (the GPU of this process's rank when there is one, else CPU), cpu, cuda
+    precision: str = "auto"  # auto (bf16 on GPUs that have it, else fp16 on GPU, fp32 on CPU), fp32, bf16, fp16
+    final_eval: bool = True  # evaluate best.pt on dev at every chunk size when training ends
+    seed: int = 0
+    init_from: str | None = None  # start from these weights: "default" (the bundled model) or a checkpoint path
+
+    def __post_init__(self) -> None:
+        from speechattn.errors import ConfigError
+
+        if self.batch_size < 1 or self.max_steps < 1 or self.eval_every < 1 or self.checkpoint_every < 1:
+            raise ConfigError("train.batch_size, max_steps, eval_every and checkpoint_every must be at least 1")
+        if not 0 <= self.full_context_share <= 1 or not 0 <= self.label_smoothing < 1:
+            raise ConfigError("train.full_context_share must be in [0, 1] and train.label_smoothing in [0, 1)")
+        if self.device not in ("auto", "cpu", "cuda"):
+            raise ConfigError(f"train.device must be auto, cpu or cuda, not {self.device!r}")
+        if self.precision not in ("auto", "fp32", "bf16", "fp16"):
+            raise ConfigError(f"train.precision must be auto, fp32, bf16 or fp16, not {self.precision!r}")
+
+
+@dataclass(frozen=True)
+class DataConfig:
+    corpus: str = ""  # one of CORPORA; synth is built here (settings in the synth section)
+    root: str | None = None  # the corpus directory (not for synth)
+    textgrid_root: str | None = None  # textgrid: where the TextGrids are, mirroring root (default: root)
+    tier: str = "phones"  # textgrid: the phone tier's name
+    symbols: str = "arpabet"  # textgrid/htk: the labels' phone set: arpabet, timit or festival
+    output: str | None = None  # manifest directory (default: data/<recipe name>)
+    dev_speakers: float = 0.1  # share of speakers held out for dev
+    test_speakers: float = 0.1  # share held out for test (TIMIT: its own TEST part instead)
+    only_split: str | None = None  # put every utterance in this split (a dev-only set such as the asterisk prompts)
+    transcripts: str | None = None  # asterisk: the prompts' transcript file
+    seed: int = 0  # speaker split
+
+
+@dataclass(frozen=True)
+class Recipe:
+    name: str
+    path: Path
+    data: DataConfig
+    synth: SynthConfig
+    augment: AugmentConfig
+    model: ModelConfig
+    train: TrainConfig
+
+
+SECTIONS = {"data": DataConfig, "synth": SynthConfig, "augment": AugmentConfig, "model": ModelConfig,
+            "train": TrainConfig}
+
+
+def _merge(base: dict, overrides: dict, where: str = "") -> dict:
+    merged = dict(base)
+    for key, value in overrides.items():
+        if isinstance(value, dict):
+            existing = merged.get(key)
+            if existing is not None and not isinstance(existing, dict):
+                raise ConfigError(f"--set {where}{key}.{next(iter(value))}: {where}{key} is a setting, not a section")
+            merged[key] = _merge(existing or {}, value, f"{where}{key}.")
+        else:
+            merged[key] = value
+    return merged
+
+
+def read_yaml(path: Path) -> dict:
+    """A YAML mapping; a key given twice in one mapping is an error (plain YAML lets the last one win silently)."""
+    import yaml
+
+    class UniqueKeyLoader(yaml.SafeLoader):
+        pass
+
+    def mapping(loader, node, deep=False):
+        seen = {}
+        for key_node, _ in node.value:
+            key = loader.construct_object(key_node, deep=deep)
+            if key in seen:
+                raise ConfigError(f"{path}:{key_node.start_mark.line + 1}: {key!r} is given twice (first on line "
+                                  f"{seen[key]})")
+            seen[key] = key_node.start_mark.line + 1
+        return loader.construct_mapping(node, deep)
+
+    UniqueKeyLoader.add_constructor(yaml.resolver.BaseResolver.DEFAULT_MAPPING_TAG, mapping)
+    if not path.exists():
+        raise ConfigError(f"{path}: no such recipe")
+    try:
+        raw = yaml.load(path.read_text(), Loader=UniqueKeyLoader) or {}
+    except yaml.YAMLError as error:
+        raise ConfigError(f"{path}: not valid YAML ({error})") from None
+    except UnicodeDecodeError:
+        raise ConfigError(f"{path}: not a text file") from None
+    if not isinstance(raw, dict):
+        raise ConfigError(f"{path}: a recipe is a mapping of sections ({', '.join(SECTIONS)})")
+    return raw
+
+
+def load_recipe(path: str | Path, overrides: dict | None = None) -> Recipe:
+    path = Path(path)
+    return recipe_from_mapping(_merge(read_yaml(path), overrides or {}), path)
+
+
+def recipe_as_mapping(recipe: Recipe) -> dict:
+    """The fully resolved recipe (every setting, defaults included) as plain data: what a run records."""
+    from dataclasses import asdict
+
+    def plain(value):
+        if isinstance(value, dict):
+            return {k: plain(v) for k, v in value.items()}
+        if isinstance(value, (list, tuple)):
+            return [plain(v) for v in value]
+        return value
+
+    return {name: plain(asdict(getattr(recipe, name))) for name in SECTIONS}
+
+
+def recipe_from_mapping(raw: dict, path: Path, recipe_name: str | None = None) -> Recipe:
+    unknown = sorted(set(raw) - set(SECTIONS))
+    if unknown:
+        raise ConfigError(f"{path}: unknown section(s): {', '.join(unknown)} (known: {', '.join(SECTIONS)})")
+    sections = {}
+    for name, cls in SECTIONS.items():
+        values = raw.get(name) or {}
+        if not isinstance(values, dict):
+            raise ConfigError(f"{path}: section {name} must be a mapping of settings")
+        try:
+            if cls is ModelConfig:  # nested (frontend) and checked by the model's own loader
+                sections[name] = ModelConfig.from_dict(values, source=str(path))
+            else:
+                sections[name] = cls(**checked_fields(cls, values, str(path), f"{name}.", what="setting"))
+        except ConfigError as error:
+            message = str(error)
+            raise ConfigError(message if message.startswith(str(path)) else f"{path}: {message}") from None
+    recipe = Recipe(name=recipe_name or path.stem, path=path, **sections)
+    _check_data(recipe)
+    return recipe
+
+
+def _check_data(recipe: Recipe) -> None:
+    data, where = recipe.data, recipe.path
+    if data.corpus not in CORPORA:
+        raise ConfigError(f"{where}: data.corpus must be one of {', '.join(CORPORA)}, not {data.corpus!r}")
+    for key in ("root", "textgrid_root"):
+        value = getattr(data, key)
+        if key == "root" and not value and data.corpus not in ("synth", "asterisk"):
+            raise ConfigError(f"{where}: data.root is required: the {data.corpus} corpus directory")
+        if value and not Path(value).is_dir():
+            raise ConfigError(f"{where}: data.{key}: no such directory: {value}")
+    if data.only_split not in (None, "train", "dev", "test"):
+        raise ConfigError(f"{where}: data.only_split must be train, dev or test, not {data.only_split!r}")
+    if data.symbols not in ("arpabet", "timit", "festival"):
+        raise ConfigError(f"{where}: data.symbols must be arpabet, timit or festival, not {data.symbols!r}")
+    for key in ("dev_speakers", "test_speakers"):
+        if not 0 <= getattr(data, key) < 1:
+            raise ConfigError(f"{where}: data.{key} is a share of speakers, from 0 up to (not including) 1")
+    if data.dev_speakers + data.test_speakers >= 1:
+        raise ConfigError(f"{where}: data.dev_speakers + data.test_speakers leave no speaker for training")
+
+

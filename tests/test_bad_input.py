@@ -1,0 +1,353 @@
+"""What bad input gets: the catalogue.  Each test names the mistake, and asserts the refusal (exit status,
+the one line), that nothing was lost or overwritten, and that nothing was run that should not have been.
+
+Numbers refer to the reliability issue's list: 1-2 run directories, 3 output names, 4 over-full-scale
+audio, 5 resuming with other settings, 6 manifests that would run commands, 7 tracebacks turned into
+one line, 8 pictures of long files, 9 the smaller ones.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+import soundfile as sf
+
+from speechattn.audio import speechlike_signal
+from speechattn.cli import main
+
+SAMPLE = "speechattn/runtime/samples/please-enter-your-password.wav"
+
+
+def one_line(err: str) -> str:
+    lines = [line for line in err.strip().splitlines() if line]
+    assert len(lines) == 1 and "Traceback" not in err, err
+    return lines[0]
+
+
+def refused(capsys, *args) -> str:
+    code = main([str(a) for a in args])
+    err = capsys.readouterr().err
+    assert code == 2, err
+    return one_line(err)
+
+
+@pytest.fixture
+def earlier_run(tmp_path):
+    out = tmp_path / "run"
+    out.mkdir()
+    for name, content in (("last.pt", b"weights"), ("best.pt", b"best"), ("train.csv", b"step,loss\n1,2.0\n")):
+        (out / name).write_bytes(content)
+    return out
+
+
+def contents(directory: Path) -> dict:
+    return {p.name: p.read_bytes() for p in directory.iterdir() if p.is_file() and p.name != ".lock"}
+
+
+# 1 ------------------------------------------------------------------------------------------------------
+def test_1_training_into_an_earlier_run_is_refused_and_loses_nothing(capsys, earlier_run):
+    before = contents(earlier_run)
+    line = refused(capsys, "train", "recipes/tiny.yaml", "--out", earlier_run)
+    assert "holds an earlier run (last.pt, best.pt, train.csv)" in line and "--resume" in line and "--overwrite" in line
+    assert contents(earlier_run) == before
+
+
+def test_1_resume_and_overwrite_together_are_refused(capsys, earlier_run):
+    assert "give one of them" in refused(capsys, "train", "recipes/tiny.yaml", "--out", earlier_run, "--resume",
+                                         "--overwrite")
+
+
+# 2 ------------------------------------------------------------------------------------------------------
+def test_2_a_second_training_into_a_locked_run_directory_is_refused(capsys, tmp_path):
+    import fcntl
+
+    out = tmp_path / "run"
+    out.mkdir()
+    with open(out / ".lock", "w") as lock:
+        lock.write("pid 4242 on elsewhere")
+        lock.flush()
+        fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        line = refused(capsys, "train", "recipes/tiny.yaml", "--out", out)
+    assert "another training (pid 4242 on elsewhere) is writing to this run directory" in line
+    assert sorted(p.name for p in out.iterdir()) == [".lock"]
+
+
+def test_2_a_stale_lock_from_a_crashed_run_is_reported_and_taken_over(tmp_path, caplog):
+    from speechattn.training.train import RunDirectory
+
+    out = tmp_path / "run"
+    out.mkdir()
+    (out / ".lock").write_text("pid 999999 on crashed-host")  # nobody holds it: the process is gone
+    with caplog.at_level("WARNING"), RunDirectory(out, rank=0):
+        assert (out / ".lock").read_text().startswith(f"pid {os.getpid()}")
+    assert "pid 999999 on crashed-host" in caplog.text and "ended without releasing its lock" in caplog.text
+    assert (out / ".lock").read_text() == ""  # released cleanly this time
+
+
+# 3 ------------------------------------------------------------------------------------------------------
+def test_3_inputs_sharing_a_stem_get_distinct_outputs(capsys, tmp_path, tiny_onnx):
+    audio = speechlike_signal(0.5, seed=3)
+    for relative in ("a.wav", "a.flac", "d1/x.wav", "d2/x.wav"):
+        (tmp_path / relative).parent.mkdir(exist_ok=True)
+        sf.write(tmp_path / relative, audio, 16000)
+    out = tmp_path / "out"
+    files = [tmp_path / r for r in ("a.wav", "a.flac", "d1/x.wav", "d2/x.wav")]
+    assert main(["transcribe", *map(str, files), "--model", str(tiny_onnx), "--format", "json",
+                 "--output-dir", str(out)]) == 0
+    written = sorted(p.name for p in out.iterdir())
+    assert written == ["a.flac.json", "a.wav.json", "d1__x.wav.json", "d2__x.wav.json"]
+    assert {json.loads((out / name).read_text())["file"] for name in written} == {str(f) for f in files}
+
+
+# 4 ------------------------------------------------------------------------------------------------------
+def test_4_float_audio_over_full_scale_is_clipped_with_a_warning_and_the_batch_goes_on(capsys, caplog, tmp_path,
+                                                                                      tiny_onnx):
+    loud = 2.5 * speechlike_signal(1.0, seed=4) / np.abs(speechlike_signal(1.0, seed=4)).max()
+    sf.write(tmp_path / "loud.wav", loud.astype(np.float32), 16000, subtype="FLOAT")
+    sf.write(tmp_path / "next.wav", speechlike_signal(0.5, seed=5), 16000)
+    code = main(["transcribe", str(tmp_path / "loud.wav"), str(tmp_path / "next.wav"), "--model", str(tiny_onnx)])
+    out, err = capsys.readouterr()
+    assert code == 0 and "Traceback" not in err
+    said = err + caplog.text  # the CLI logs to stderr; under pytest the log is captured here
+    assert "loud.wav: float samples reach 2.50, over full scale" in said and "clipped to [-1, 1]" in said
+    assert len(out.strip().splitlines()) == 2  # both files transcribed
+    assert main(["stream-check", str(tiny_onnx), str(tmp_path / "loud.wav"), "--chunk-frames", "4"]) == 0
+
+
+# 5 ------------------------------------------------------------------------------------------------------
+def test_5_resume_with_other_model_settings_is_refused_naming_the_keys(capsys, tmp_path):
+    from speechattn.training.recipes import load_recipe
+    from speechattn.training.train import write_recipe
+
+    out = tmp_path / "run"
+    out.mkdir()
+    write_recipe(out, load_recipe("recipes/tiny.yaml"))
+    assert main(["init", "-o", str(tmp_path / "w.pt"), "--set", "num_layers=1", "--set", "model_dim=16"]) == 0
+    capsys.readouterr()
+    line = refused(capsys, "train", "recipes/tiny.yaml", "--out", out, "--resume", "--set", "model.num_layers=3",
+                   "--set", "model.model_dim=32")
+    assert "model.num_layers (2 there, 3 here)" in line and "model.model_dim (64 there, 32 here)" in line
+
+
+def test_5_resume_from_an_init_checkpoint_is_refused(capsys, tmp_path):
+    out = tmp_path / "run"
+    out.mkdir()
+    assert main(["init", "-o", str(out / "last.pt"), "--set", "num_layers=1", "--set", "model_dim=16"]) == 0
+    capsys.readouterr()
+    line = refused(capsys, "train", "recipes/tiny.yaml", "--out", out, "--resume")
+    assert "not a training checkpoint (written by `speechattn init`?)" in line and "--init-from" in line
+
+
+# 6 ------------------------------------------------------------------------------------------------------
+def command_manifest(tmp_path: Path, payload: Path) -> Path:
+    from lhotse import AudioSource, Recording, RecordingSet, SupervisionSegment, SupervisionSet
+
+    recording = Recording(id="evil", sources=[AudioSource(type="command", channels=[0],
+                                                          source=f"touch {payload}; cat {SAMPLE}")],
+                          sampling_rate=8000, num_samples=8000, duration=1.0)
+    RecordingSet.from_recordings([recording]).to_file(tmp_path / "x_recordings_dev.jsonl.gz")
+    supervision = SupervisionSegment(id="evil", recording_id="evil", start=0.0, duration=1.0,
+                                     alignment={"phone": []})
+    SupervisionSet.from_segments([supervision]).to_file(tmp_path / "x_supervisions_dev.jsonl.gz")
+    return tmp_path / "x_supervisions_dev.jsonl.gz"
+
+
+def test_6_a_manifest_that_would_run_a_command_is_refused_and_runs_nothing(capsys, tmp_path, tiny_onnx):
+    payload = tmp_path / "payload"
+    manifest = command_manifest(tmp_path, payload)
+    line = refused(capsys, "eval", tiny_onnx, manifest)
+    assert "recording evil gets its audio from a command" in line and "--allow-command-sources" in line
+    assert not payload.exists()
+
+
+def test_6_the_user_may_opt_in_to_command_sources(capsys, tmp_path, tiny_onnx):
+    payload = tmp_path / "payload"
+    main(["eval", str(tiny_onnx), str(command_manifest(tmp_path, payload)), "--allow-command-sources"])
+    assert payload.exists()  # the command ran, because the user said so
+    assert "utterance evil: cannot load its audio" in one_line(capsys.readouterr().err)  # and gave other audio
+
+
+# 7 ------------------------------------------------------------------------------------------------------
+def test_7_a_one_sample_file_as_textgrid_is_one_line(capsys, tmp_path, tiny_onnx):
+    sf.write(tmp_path / "one.wav", np.array([0.1], dtype=np.float32), 16000)
+    assert main(["transcribe", str(tmp_path / "one.wav"), "--model", str(tiny_onnx), "--format", "textgrid"]) == 1
+    err = capsys.readouterr().err
+    assert "one.wav: 0.1 ms of audio is shorter than one 10 ms frame" in err and "Traceback" not in err
+    assert main(["transcribe", str(tmp_path / "one.wav"), "--model", str(tiny_onnx), "--format", "json"]) == 0
+    assert json.loads(capsys.readouterr().out)["segments"] == []
+
+
+@pytest.mark.parametrize("case", ["output-dir is a file", "export to a missing directory",
+                                  "init to a missing directory", "eval of a non-ONNX file",
+                                  "eval of an ONNX file that is not ours", "init with no layers",
+                                  "--set below a setting"])
+def test_7_user_mistakes_that_used_to_be_tracebacks(capsys, tmp_path, tiny_onnx, case):
+    import onnx
+    from onnx import TensorProto, helper
+
+    (tmp_path / "file").write_text("x")
+    (tmp_path / "garbage.onnx").write_bytes(b"\x08\x07garbage")
+    identity = helper.make_model(helper.make_graph([helper.make_node("Identity", ["x"], ["y"])], "g",
+                                                   [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1])],
+                                                   [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1])]))
+    onnx.save(identity, tmp_path / "other.onnx")
+    assert main(["init", "-o", str(tmp_path / "m.pt"), "--set", "num_layers=1", "--set", "model_dim=16"]) == 0
+    capsys.readouterr()
+    args, expected = {
+        "output-dir is a file": (["transcribe", SAMPLE, "--model", tiny_onnx, "--output-dir", tmp_path / "file"],
+                                 "a file, not a directory"),
+        "export to a missing directory": (["export", tmp_path / "m.pt", "-o", tmp_path / "no" / "m.onnx"],
+                                          "does not exist"),
+        "init to a missing directory": (["init", "-o", tmp_path / "no" / "m.pt"], "does not exist"),
+        "eval of a non-ONNX file": (["eval", tmp_path / "garbage.onnx", tmp_path / "x_supervisions_dev.jsonl.gz"],
+                                    "no such manifest"),
+        "eval of an ONNX file that is not ours": (["transcribe", SAMPLE, "--model", tmp_path / "other.onnx"],
+                                                  "cannot load as a speechattn ONNX model"),
+        "init with no layers": (["init", "-o", tmp_path / "z.pt", "--set", "num_layers=0"], "at least 1"),
+        "--set below a setting": (["train", "recipes/tiny.yaml", "--set", "train.batch_size.x=1"],
+                                  "train.batch_size is a setting, not a section"),
+    }[case]
+    assert expected in refused(capsys, *args)
+
+
+def test_7_eval_of_a_garbage_onnx_file_is_one_line(capsys, tmp_path):
+    (tmp_path / "garbage.onnx").write_bytes(b"\x08\x07garbage")
+    (tmp_path / "s_supervisions_dev.jsonl.gz").write_bytes(b"not gzip")
+    (tmp_path / "s_recordings_dev.jsonl.gz").write_bytes(b"not gzip")
+    line = refused(capsys, "eval", tmp_path / "garbage.onnx", tmp_path / "s_supervisions_dev.jsonl.gz")
+    assert "not a readable lhotse manifest" in line or "cannot load as a speechattn ONNX model" in line
+
+
+@pytest.mark.parametrize("problem", ["empty", "not gzip"])
+def test_7_training_on_an_empty_or_unreadable_manifest_is_one_line(capsys, tmp_path, problem):
+    from lhotse import RecordingSet, SupervisionSet
+
+    prefix = tmp_path / "d" / "x"
+    prefix.parent.mkdir()
+    for split in ("train", "dev"):
+        if problem == "empty":
+            RecordingSet.from_recordings([]).to_file(f"{prefix}_recordings_{split}.jsonl.gz")
+            SupervisionSet.from_segments([]).to_file(f"{prefix}_supervisions_{split}.jsonl.gz")
+        else:
+            for kind in ("recordings", "supervisions"):
+                Path(f"{prefix}_{kind}_{split}.jsonl.gz").write_bytes(b"plain text, not gzip")
+    line = refused(capsys, "train", "recipes/tiny.yaml", "--out", tmp_path / "run", "--set", f"train.sets=[{prefix}]")
+    assert ("no training utterances" if problem == "empty" else "not a readable lhotse manifest") in line
+
+
+def test_7_a_full_disk_during_a_checkpoint_is_named_and_leaves_no_temporary(tmp_path, monkeypatch):
+    import torch
+
+    from conftest import random_model
+    from speechattn.model.encoder import CheckpointError, save_checkpoint
+
+    def full_disk(payload, path):
+        Path(path).write_bytes(b"partial")
+        raise RuntimeError("[enforce fail at inline_container.cc:603] . unexpected pos 64 vs 0: No space left on device")
+
+    monkeypatch.setattr(torch, "save", full_disk)
+    with pytest.raises(CheckpointError, match="best.pt: cannot write the checkpoint: no space left on device"):
+        save_checkpoint(random_model(), tmp_path / "best.pt")
+    assert list(tmp_path.iterdir()) == []
+
+
+# 8 ------------------------------------------------------------------------------------------------------
+def test_8_no_picture_of_a_file_longer_than_the_plot_limit(capsys, tmp_path, tiny_onnx, monkeypatch):
+    from speechattn.runtime import transcribe
+
+    monkeypatch.setattr(transcribe, "PLOT_MAX_SECONDS", 2)
+    sf.write(tmp_path / "long.wav", speechlike_signal(3.0, seed=8), 16000)
+    code = main(["transcribe", str(tmp_path / "long.wav"), "--model", str(tiny_onnx), "--plot", str(tmp_path / "p.png")])
+    out, err = capsys.readouterr()
+    assert code == 0 and out.startswith(str(tmp_path / "long.wav"))
+    assert "3 s is longer than the 2 s a picture can show; no plot" in err and not (tmp_path / "p.png").exists()
+
+
+# 9 ------------------------------------------------------------------------------------------------------
+@pytest.mark.parametrize("args, expected", [
+    (["transcribe", SAMPLE, "--chunk-frames", "0"], "'--chunk-frames': 0 is not in the range x>=1"),
+    (["transcribe", SAMPLE, "--threads", "-1"], "'--threads': -1 is not in the range x>=1"),
+    (["eval", "m.onnx", "x.jsonl.gz", "--limit", "0"], "'--limit': 0 is not in the range x>=1"),
+])
+def test_9_out_of_range_numbers_are_refused(capsys, args, expected):
+    assert expected in refused(capsys, *args)
+
+
+def test_9_eval_of_a_checkpoint_refuses_a_chunk_size_it_was_not_trained_for(capsys, tmp_path, tiny_model):
+    from speechattn.model.encoder import save_checkpoint
+
+    save_checkpoint(tiny_model, tmp_path / "m.pt")
+    manifest = command_manifest(tmp_path, tmp_path / "payload")  # never read: the chunk size is refused first?
+    line = refused(capsys, "eval", tmp_path / "m.pt", manifest, "--allow-command-sources", "--chunk-frames", "5")
+    assert "chunk size(s) [5] not trained for" in line
+
+
+def test_9_recipes_accept_3e_3_and_refuse_a_key_given_twice(tmp_path):
+    from speechattn.errors import ConfigError
+    from speechattn.training.recipes import load_recipe
+
+    (tmp_path / "r.yaml").write_text("data:\n  corpus: synth\ntrain:\n  learning_rate: 3e-3\n")
+    assert load_recipe(tmp_path / "r.yaml").train.learning_rate == 0.003
+    (tmp_path / "d.yaml").write_text("data:\n  corpus: synth\ntrain:\n  max_steps: 5\n  max_steps: 50\n")
+    with pytest.raises(ConfigError, match=r"d.yaml:5: 'max_steps' is given twice \(first on line 4\)"):
+        load_recipe(tmp_path / "d.yaml")
+
+
+def test_9_a_truncated_wav_is_transcribed_with_a_warning(capsys, caplog, tmp_path, tiny_onnx):
+    sf.write(tmp_path / "t.wav", speechlike_signal(1.0, seed=9), 16000, subtype="PCM_16")
+    data = (tmp_path / "t.wav").read_bytes()
+    (tmp_path / "t.wav").write_bytes(data[: len(data) // 2])  # the header still announces 1 s
+    assert main(["transcribe", str(tmp_path / "t.wav"), "--model", str(tiny_onnx)]) == 0
+    err = capsys.readouterr().err
+    assert "the header announces 1.00 s but the file holds 0.50 s (truncated?)" in err + caplog.text
+
+
+def test_9_a_garbage_checkpoint_is_one_line_without_torch_internals(capsys, tmp_path):
+    (tmp_path / "g.pt").write_bytes(b"PK\x03\x04 garbage")
+    line = refused(capsys, "export", tmp_path / "g.pt", "-o", tmp_path / "g.onnx")
+    assert "g.pt: not a readable checkpoint" in line and "file an issue" not in line
+
+
+def test_9_missing_onnxruntime_says_how_to_install_it(tmp_path):
+    blocker = ("import sys\nclass Block:\n    def find_spec(self, name, path=None, target=None):\n"
+               "        if name.split('.')[0] == 'onnxruntime':\n"
+               "            raise ModuleNotFoundError(f'No module named {name!r}', name=name)\n"
+               "sys.meta_path.insert(0, Block())\nfrom speechattn.cli import main\n"
+               f"sys.exit(main(['transcribe', '{SAMPLE}']))")
+    result = subprocess.run([sys.executable, "-c", blocker], capture_output=True, text=True, timeout=60)
+    assert result.returncode == 2 and one_line(result.stderr).endswith("pip install onnxruntime")
+
+
+@pytest.mark.slow
+def test_9_training_without_dev_data_says_so(capsys, caplog, tmp_path):
+    from lhotse import Recording, RecordingSet, SupervisionSet
+
+    from speechattn.data.corpora import _supervision
+    from speechattn.data.synth import espeak, with_edge_silence
+
+    prefix = tmp_path / "d" / "x"
+    prefix.parent.mkdir()
+    recordings, supervisions = [], []
+    for number, text in enumerate(["one small test", "two more words"]):
+        utterance = with_edge_silence(espeak().synthesize(text, "espeak:en-us", 160), 0.1, 0.1)
+        sf.write(prefix.parent / f"u{number}.wav", utterance.audio, 16000)
+        recording = Recording.from_file(prefix.parent / f"u{number}.wav", recording_id=f"u{number}")
+        recordings.append(recording)
+        supervisions.append(_supervision(recording, utterance.intervals, "s", text))
+    RecordingSet.from_recordings(recordings).to_file(f"{prefix}_recordings_train.jsonl.gz")
+    SupervisionSet.from_segments(supervisions).to_file(f"{prefix}_supervisions_train.jsonl.gz")
+    RecordingSet.from_recordings([]).to_file(f"{prefix}_recordings_dev.jsonl.gz")
+    SupervisionSet.from_segments([]).to_file(f"{prefix}_supervisions_dev.jsonl.gz")
+    code = main(["train", "recipes/tiny.yaml", "--out", str(tmp_path / "run"), "--set", f"train.sets=[{prefix}]",
+                 "--set", "train.max_steps=2", "--set", "train.batch_size=2", "--set", "train.normalization_items=2",
+                 "--set", f"train.audio_cache={tmp_path / 'cache'}"])
+    out, err = capsys.readouterr()
+    assert code == 0
+    assert "no dev data, so no dev figures and no best.pt" in out and "best dev frame accuracy" not in out
+    assert "no dev data in" in err + caplog.text
