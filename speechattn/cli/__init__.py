@@ -78,8 +78,23 @@ def cmd_export(args) -> int:
         from speechattn.audio import load_audio
 
         verify_audio = load_audio(args.verify_audio)
+    calibration = None
+    if args.calibrate:
+        if not args.int8:
+            raise SpeechattnError("--calibrate is for --int8: an fp32 file needs no calibration")
+        from speechattn.audio import AUDIO_SUFFIXES, load_audio
+
+        files = []
+        for path in map(Path, args.calibrate):
+            files += sorted(p for p in path.rglob("*") if p.suffix.lower() in AUDIO_SUFFIXES) if path.is_dir() else [path]
+        if not files:
+            raise SpeechattnError(f"{', '.join(args.calibrate)}: no audio files to calibrate on")
+        calibration = [load_audio(f) for f in files]
+        print(f"calibrating int8 scales on {len(files)} recordings "
+              f"({sum(len(a) for a in calibration) / 16000 / 60:.1f} min)", file=sys.stderr)
     try:
-        result = export_onnx(model, output, chunk_frames=args.chunk_frames, int8=args.int8, verify_audio=verify_audio)
+        result = export_onnx(model, output, chunk_frames=args.chunk_frames, int8=args.int8, verify_audio=verify_audio,
+                             calibration_audio=calibration)
     except OSError as error:
         raise SpeechattnError(f"{output}: cannot write ({error.strerror or error})") from None
     size_mb = output.stat().st_size / 1e6
@@ -576,18 +591,22 @@ def train(recipe, out, resume, overwrite, init_from, allow_command_sources, over
 @cli.command()
 @click.argument("checkpoint", type=PATH)
 @_option("-o", "--output", type=PATH, required=True, help="ONNX file to write")
-@_option("--int8", is_flag=True, help="quantize the encoder's matmuls to 8 bits (dynamic)")
+@_option("--int8", is_flag=True,
+         help="quantize the encoder's matmuls to 8 bits, activation scales calibrated once (static; chunking-exact)")
+@_option("--calibrate", type=PATH, multiple=True, metavar="AUDIO",
+         help="recordings or directories of them to calibrate --int8 on (repeatable)  [default: the --verify-audio "
+              "recording, else a generated speech-like signal]")
 @chunk_option
 @_option("--verify-audio", type=PATH, default=None, metavar="AUDIO",
          help="verify on this recording instead of a generated speech-like signal (give speech for an int8 file)")
-def export(checkpoint, output, int8, chunk_frames, verify_audio):
+def export(checkpoint, output, int8, calibrate, chunk_frames, verify_audio):
     """Export a checkpoint to one streaming ONNX file.
 
     Frontend, encoder and state all inside one file (see export/CONTRACT.md).  The file is written only
     if it agrees with torch over 12 chained pushes: max |Δ log-prob| <= 1e-4 for fp32, >= 99 % equal
     labels for int8."""
     return _run(cmd_export, checkpoint=checkpoint, output=output, int8=int8, chunk_frames=chunk_frames,
-                verify_audio=verify_audio)
+                verify_audio=verify_audio, calibrate=list(calibrate))
 
 
 @cli.command("stream-check")

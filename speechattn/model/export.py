@@ -146,25 +146,68 @@ def _write_metadata(path: Path, metadata: dict[str, str]) -> None:
     onnx.save(proto, str(path))
 
 
-def _quantize(fp32_path: Path, int8_path: Path) -> None:
+def _frontend_nodes(fp32_path: Path) -> list[str]:
+    """Nodes fed by the frontend's constants: they stay float, quantizing them would wreck the log spectrum.
+    (The DFT and mel matrices reach their MatMuls through a Cast to float64, so MatMulConstBOnly skips those.)"""
     import onnx
-    from onnxruntime.quantization import QuantType, quantize_dynamic
-    import logging
 
-    # The frontend's matmuls (DFT, mel) stay float: quantizing them would wreck the log spectrum.  (Their
-    # matrices reach them through a Cast to float64, so MatMulConstBOnly would skip them too.)
-    # Weights are uint8, not int8: on AVX2 CPUs without VNNI, onnxruntime's u8 x s8 kernel (VPMADDUBSW)
-    # saturates its int16 pair sums, which measured 60 % argmax agreement here against 98-99 % for u8 x u8.
     graph = onnx.load(str(fp32_path)).graph
     frontend_weights = {init.name for init in graph.initializer if ".frontend." in init.name}
-    frontend_nodes = [node.name for node in graph.node if frontend_weights.intersection(node.input)]
+    return [node.name for node in graph.node if frontend_weights.intersection(node.input)]
+
+
+def calibration_feeds(fp32_path: Path, audios: list[np.ndarray], chunk_frames: int) -> list[dict]:
+    """Every graph call's inputs (audio piece and states) while streaming `audios` through the fp32 file with
+    the portable client: the activations static quantization calibrates its scales on are the ones the
+    shipped file will meet."""
+    from speechattn_export.stream_client import StreamingModel
+
+    model = StreamingModel(fp32_path, num_threads=1)
+    session, recorded = model.session, []
+
+    class Recording:  # the client's session, recording what it is fed
+        def run(self, names, feeds):
+            recorded.append({name: np.array(value) for name, value in feeds.items()})
+            return session.run(names, feeds)
+
+    model.session = Recording()
+    for audio in audios:
+        stream = model.new_stream(chunk_frames)
+        stream.push(audio.astype(np.float32))
+        stream.finish()
+    return recorded
+
+
+def _quantize(fp32_path: Path, int8_path: Path, feeds: list[dict]) -> None:
+    """Static int8 in QDQ form: every activation scale was fixed once from `feeds` and is stored in the graph, so
+    a frame's arithmetic does not depend on what else one call holds (chunking-exact, like fp32).
+
+    The MatMuls with a constant weight are quantized (attention's Q K^T and A V stay float, as does the
+    frontend).  Weights are uint8, not int8: on AVX2 CPUs without VNNI, onnxruntime's u8 x s8 kernel
+    (VPMADDUBSW) saturates its int16 pair sums, which measured 60 % argmax agreement here against 98-99 %
+    for u8 x u8.  Scales per tensor from the calibration's min/max: per-channel weights, percentile and
+    entropy calibration measured no better on real speech (README, "int8").  Dynamic quantization (scales
+    from each call's own activations) was dropped: its labels depended on how the audio was cut."""
+    import logging
+
+    from onnxruntime.quantization import CalibrationDataReader, CalibrationMethod, QuantFormat, QuantType, quantize_static
+
+    class Reader(CalibrationDataReader):
+        def __init__(self) -> None:
+            self.items = iter(feeds)
+
+        def get_next(self):
+            return next(self.items, None)
+
     root = logging.getLogger()
     level = root.level
-    root.setLevel(logging.ERROR)  # quantize_dynamic logs a pre-processing hint on the root logger; restored below
+    root.setLevel(logging.ERROR)  # the quantizer logs a pre-processing hint on the root logger; restored below
     try:
-        quantize_dynamic(
-            str(fp32_path), str(int8_path), weight_type=QuantType.QUInt8, op_types_to_quantize=["MatMul"],
-            nodes_to_exclude=frontend_nodes, extra_options={"MatMulConstBOnly": True},
+        quantize_static(
+            str(fp32_path), str(int8_path), Reader(), quant_format=QuantFormat.QDQ,
+            activation_type=QuantType.QUInt8, weight_type=QuantType.QUInt8, op_types_to_quantize=["MatMul"],
+            nodes_to_exclude=_frontend_nodes(fp32_path), calibrate_method=CalibrationMethod.MinMax,
+            extra_options={"MatMulConstBOnly": True},
         )
     finally:
         root.setLevel(level)
@@ -194,12 +237,30 @@ def verify(onnx_path: Path, model: PhoneTagger, chunk_frames: int, seconds: floa
     return Verification(len(a), pushes, float(np.abs(a - b).max()), float((a.argmax(-1) == b.argmax(-1)).mean()))
 
 
-def export_onnx(model: PhoneTagger, output: str | Path, chunk_frames: int | None = None,
-                int8: bool = False, verify_audio: np.ndarray | None = None) -> Verification:
-    """Write `output` (fp32, or int8 with `int8`) after verifying it; raise ExportError and write nothing otherwise.
+def chunking_difference(onnx_path: Path, audio: np.ndarray, chunk_frames: int, seed: int = 0) -> float:
+    """max |Δ log-prob| between the file fed `audio` in one call and the same audio pushed in random pieces."""
+    from speechattn_export.stream_client import StreamingModel
+
+    model = StreamingModel(onnx_path, num_threads=1)
+    whole = model.new_stream(chunk_frames)
+    reference = np.concatenate([whole.push(audio).log_probs, whole.finish().log_probs])
+    rng = np.random.default_rng(seed)
+    cuts = np.sort(rng.choice(np.arange(1, len(audio)), size=min(VERIFY_PUSHES * 4, len(audio) - 1), replace=False))
+    stream = model.new_stream(chunk_frames)
+    pieces = [stream.push(piece).log_probs for piece in np.split(audio, cuts)] + [stream.finish().log_probs]
+    streamed = np.concatenate(pieces)
+    return float(np.abs(streamed - reference).max()) if streamed.shape == reference.shape else float("inf")
+
+
+def export_onnx(model: PhoneTagger, output: str | Path, chunk_frames: int | None = None, int8: bool = False,
+                verify_audio: np.ndarray | None = None, calibration_audio: list[np.ndarray] | None = None) -> Verification:
+    """Write `output` (fp32, or static int8 with `int8`) after verifying it; raise ExportError and write nothing
+    otherwise.
 
     verify_audio: 16 kHz audio to verify on instead of the speech-like test signal.  A trained model's outputs on
-    that signal (unlike speech) are near-tied, and int8 rounding flips them: give it speech for an int8 file."""
+    that signal (unlike speech) are near-tied, and int8 rounding flips them: give it speech for an int8 file.
+    calibration_audio: what int8's activation scales are calibrated on (default: the verification audio); give
+    speech like the speech the model will hear."""
     output = Path(output)
     chunk_frames = chunk_frames or model.config.default_chunk_frames
     if chunk_frames not in model.config.chunk_frames_choices:
@@ -213,12 +274,19 @@ def export_onnx(model: PhoneTagger, output: str | Path, chunk_frames: int | None
         final_path = fp32_path
         if int8:
             final_path = Path(workdir) / "int8.onnx"
-            _quantize(fp32_path, final_path)
-            _write_metadata(final_path, build_metadata(model, chunk_frames, "int8-dynamic"))
+            calibration = calibration_audio or [speechlike_signal(VERIFY_SECONDS, seed=0) if verify_audio is None
+                                                else verify_audio]
+            _quantize(fp32_path, final_path, calibration_feeds(fp32_path, calibration, chunk_frames))
+            _write_metadata(final_path, build_metadata(model, chunk_frames, "int8-static"))
         result = verify(final_path, model, chunk_frames, audio=verify_audio)
         if int8:
             if result.argmax_agreement < INT8_MIN_AGREEMENT:
                 raise ExportError(f"int8 model disagrees with torch: {result}; not written")
+            audio = speechlike_signal(VERIFY_SECONDS, seed=1) if verify_audio is None else verify_audio
+            difference = chunking_difference(final_path, audio, chunk_frames)
+            if difference > FP32_TOLERANCE:
+                raise ExportError(f"int8 model is not chunking-exact: max |Δ log-prob| {difference:.2e} between "
+                                  "one call and random pieces; not written")
         elif not (result.max_abs_diff <= FP32_TOLERANCE and result.argmax_agreement == 1.0):
             raise ExportError(f"ONNX graph disagrees with torch: {result}; not written")
         os.replace(final_path, output)
