@@ -12,6 +12,15 @@ Copy this file into your application as it is.
             ...                                 # frame i covers [i*10 ms, (i+1)*10 ms)
     frames = stream.finish()                    # the frames still waiting for their chunk
 
+Many independent sources (a server with many microphones): one graph call steps them all.
+
+    streams = model.new_stream_set()
+    streams.add("alice"); streams.add("bob")    # join and leave at any time
+    streams.push("alice", piece)                # buffered until a whole chunk is there
+    for key, frames in streams.step().items():  # every stream with a whole chunk, one call per chunk
+        ...
+    last = streams.remove("bob")                # bob's remaining frames
+
 See CONTRACT.md beside this file for the graph's inputs, outputs and metadata.
 """
 
@@ -90,6 +99,24 @@ class StreamingModel:
 
     def new_stream(self, chunk_frames=None, batch_size=1) -> "Stream":
         return Stream(self, chunk_frames or self.default_chunk_frames, batch_size)
+
+    def new_stream_set(self, chunk_frames=None, max_batch=None) -> "StreamSet":
+        return StreamSet(self, chunk_frames or self.default_chunk_frames, max_batch)
+
+    def run(self, audio, chunk_frames, final, state):
+        """One graph call: audio (B, hops * hop_samples) and a state dict -> (log_probs (B, R, classes), new state)."""
+        feeds = {
+            self.audio_input: np.ascontiguousarray(audio, dtype=np.float32),
+            self.chunk_input: np.array(chunk_frames, dtype=np.int64),
+            self.flush_input: np.array(int(final), dtype=np.int64),
+            **state,
+        }
+        names = [self.log_probs_output] + [s["output"] for s in self.states]
+        results = self.session.run(names, feeds)
+        return results[0], {s["name"]: value for s, value in zip(self.states, results[1:])}
+
+    def _batch_axis(self, spec):
+        return spec["shape"].index("batch")
 
     def initial_state(self, batch_size):
         return {
@@ -176,14 +203,73 @@ class Stream:
         return Frames(indices, log_probs[0] if self.batch_size == 1 else log_probs, self.model.phones)
 
     def _call(self, audio, final):
-        model = self.model
-        feeds = {
-            model.audio_input: np.ascontiguousarray(audio, dtype=np.float32),
-            model.chunk_input: np.array(self.chunk_frames, dtype=np.int64),
-            model.flush_input: np.array(int(final), dtype=np.int64),
-            **self.state,
-        }
-        names = [model.log_probs_output] + [s["output"] for s in model.states]
-        results = model.session.run(names, feeds)
-        self.state = {s["name"]: value for s, value in zip(model.states, results[1:])}
-        return results[0]
+        log_probs, self.state = self.model.run(audio, self.chunk_frames, final, self.state)
+        return log_probs
+
+
+class StreamSet:
+    """Independent streams stepped together: each has its own state and buffer, streams join (add) and leave
+    (remove) at any time, and step() runs every stream that holds a whole chunk of audio in one graph call per
+    chunk (at most `max_batch` streams per call).  Each stream's frames equal what it would get alone."""
+
+    def __init__(self, model: StreamingModel, chunk_frames: int, max_batch=None):
+        self.model = model
+        self.chunk_frames = chunk_frames
+        self.max_batch = max_batch
+        self.streams = {}
+        self.chunk_samples = chunk_frames * model.hop_samples
+
+    def add(self, key) -> None:
+        if key in self.streams:
+            raise KeyError(f"stream {key!r} is already in the set")
+        self.streams[key] = Stream(self.model, self.chunk_frames)
+
+    def push(self, key, samples, sample_rate=None) -> None:
+        """Buffer audio for one stream; its frames come out of the next step()."""
+        stream = self.streams[key]
+        stream.leftover = np.concatenate([stream.leftover, stream._check(samples, sample_rate)], axis=1)
+
+    def step(self) -> dict:
+        """Run every stream holding a whole chunk, a chunk at a time, until none does: {key: Frames}."""
+        model, outputs = self.model, {}
+        while True:
+            ready = [key for key, s in self.streams.items() if s.leftover.shape[1] >= self.chunk_samples]
+            if not ready:
+                break
+            for start in range(0, len(ready), self.max_batch or len(ready)):
+                keys = ready[start : start + (self.max_batch or len(ready))]
+                streams = [self.streams[key] for key in keys]
+                audio = np.concatenate([s.leftover[:, : self.chunk_samples] for s in streams])
+                state = {spec["name"]: np.concatenate([s.state[spec["name"]] for s in streams], axis=model._batch_axis(spec))
+                         for spec in model.states}
+                log_probs, new_state = model.run(audio, self.chunk_frames, False, state)
+                for row, (key, stream) in enumerate(zip(keys, streams)):
+                    stream.leftover = stream.leftover[:, self.chunk_samples :]
+                    stream.state = {spec["name"]: np.take(new_state[spec["name"]], [row], axis=model._batch_axis(spec))
+                                    for spec in model.states}
+                    outputs.setdefault(key, []).append(log_probs[row : row + 1])
+        result = {}
+        for key, pieces in outputs.items():
+            stream = self.streams[key]
+            log_probs = np.concatenate(pieces, axis=1)[0]
+            indices = np.arange(stream.frames_emitted, stream.frames_emitted + len(log_probs))
+            stream.frames_emitted += len(log_probs)
+            result[key] = Frames(indices, log_probs, model.phones)
+        return result
+
+    def remove(self, key) -> Frames:
+        """Take a stream out of the set and finish it: its buffered audio and last partial chunk, alone."""
+        stream = self.streams.pop(key)
+        leftover, stream.leftover = stream.leftover, stream.leftover[:, :0]
+        before = stream.push(leftover[0]) if leftover.shape[1] else None
+        last = stream.finish()
+        if before is None or not len(before):
+            return last
+        return Frames(np.concatenate([before.frame_indices, last.frame_indices]),
+                      np.concatenate([before.log_probs, last.log_probs]), self.model.phones)
+
+    def __len__(self) -> int:
+        return len(self.streams)
+
+    def __contains__(self, key) -> bool:
+        return key in self.streams

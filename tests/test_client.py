@@ -167,3 +167,45 @@ def test_an_hour_streams_with_flat_memory_and_no_drift(model):
     compare = 2 * chunk  # the last two chunks
     assert np.abs(fresh[-compare:] - tail_out[-compare:]).max() <= 1e-4
     assert np.array_equal(fresh[-compare:].argmax(-1), tail_out[-compare:].argmax(-1))
+
+
+@pytest.mark.parametrize("max_batch", [None, 2])
+def test_a_stream_set_gives_every_stream_what_it_gets_alone(model, max_batch):
+    """Streams join and leave at different times and push pieces of random size; stepping them together in
+    one graph call per chunk changes nothing for any of them."""
+    rng = np.random.default_rng(5)
+    audios = {f"s{i}": speechlike_signal(float(rng.uniform(0.3, 1.5)), seed=30 + i) for i in range(5)}
+    joins = {"s0": 0, "s1": 0, "s2": 3, "s3": 7, "s4": 12}  # the round each stream joins in
+    streams = model.new_stream_set(4, max_batch=max_batch)
+    positions, got = {}, {key: [] for key in audios}
+    for round_number in range(200):
+        for key, when in joins.items():
+            if when == round_number:
+                streams.add(key)
+                positions[key] = 0
+        for key in list(positions):
+            size = int(rng.integers(0, 1500))
+            streams.push(key, audios[key][positions[key] : positions[key] + size])
+            positions[key] += size
+        for key, frames in streams.step().items():
+            got[key].append(frames.log_probs)
+        for key in [k for k in positions if positions[k] >= len(audios[k])]:
+            got[key].append(streams.remove(key).log_probs)
+            del positions[key]
+        if not positions and round_number > max(joins.values()):
+            break
+    assert len(streams) == 0
+    for key, audio in audios.items():
+        together = np.concatenate(got[key])
+        alone = run_whole(model, audio)
+        assert together.shape == alone.shape, key
+        assert np.abs(together - alone).max() <= 1e-5, key
+
+
+def test_a_stream_set_refuses_a_key_twice_and_an_unknown_key(model):
+    streams = model.new_stream_set()
+    streams.add("a")
+    with pytest.raises(KeyError, match="already"):
+        streams.add("a")
+    with pytest.raises(KeyError):
+        streams.push("b", np.zeros(160, dtype=np.float32))
