@@ -1,0 +1,476 @@
+// speechattn streaming client for JavaScript: onnxruntime-node or onnxruntime-web, no other dependency.
+//
+// The same client as export/stream_client.py, written from the model's metadata alone (CONTRACT.md):
+// sample rate, hop, chunk sizes, phone names, state names, shapes and dtypes all come from the file.
+// The segmenters are ports of the Python runtime's (speechattn/decoder.py, speechattn/segments.py);
+// tests/segmenter-vectors.json keeps the implementations equal.
+//
+//   import * as ort from "onnxruntime-node";            // or "onnxruntime-web"
+//   const model = await StreamingModel.create(ort, modelBytes);
+//   const stream = model.newStream();
+//   const segmenter = newSegmenter("bigram", model.phones, bigramTable);
+//   for (const piece of pieces) {                        // Float32Array, 16 kHz, any length
+//     const frames = await stream.push(piece);            // {frameIndices, logProbs (R x P, row-major), count}
+//     for (const s of segmenter.push(frames.logProbs, frames.count)) console.log(s);
+//   }
+//   const last = await stream.finish();
+
+export const CONTRACT_VERSION = "1";
+export const MAX_CALL_FRAMES = 256; // largest piece of audio (in hops) handed to one graph call
+
+// ---------------------------------------------------------------------------------------------------------
+// ONNX metadata: onnxruntime's JavaScript API does not expose a model's metadata_props, so read them from the
+// file itself (ModelProto field 14: repeated StringStringEntryProto {key = 1, value = 2}).
+
+function readVarint(bytes, position) {
+  let value = 0, shift = 0, byte;
+  do {
+    byte = bytes[position++];
+    value += (byte & 0x7f) * 2 ** shift;
+    shift += 7;
+  } while (byte & 0x80);
+  return [value, position];
+}
+
+function fields(bytes, start = 0, end = bytes.length) {
+  const out = [];
+  let position = start;
+  while (position < end) {
+    let tag;
+    [tag, position] = readVarint(bytes, position);
+    if (position > end) throw new Error("not an ONNX file (truncated or not protobuf)");
+    const number = Math.floor(tag / 8), wire = tag % 8;
+    if (wire === 0) {
+      [, position] = readVarint(bytes, position);
+    } else if (wire === 1) {
+      position += 8;
+    } else if (wire === 5) {
+      position += 4;
+    } else if (wire === 2) {
+      let length;
+      [length, position] = readVarint(bytes, position);
+      if (position + length > end) throw new Error("not an ONNX file (truncated or not protobuf)");
+      out.push({ number, start: position, end: position + length });
+      position += length;
+    } else {
+      throw new Error(`not an ONNX file (protobuf wire type ${wire})`);
+    }
+  }
+  return out;
+}
+
+export function readMetadata(bytes) {
+  const decoder = new TextDecoder();
+  const metadata = {};
+  for (const entry of fields(bytes).filter((f) => f.number === 14)) {
+    let key = "", value = "";
+    for (const f of fields(bytes, entry.start, entry.end)) {
+      const text = decoder.decode(bytes.subarray(f.start, f.end));
+      if (f.number === 1) key = text;
+      else if (f.number === 2) value = text;
+    }
+    metadata[key] = value;
+  }
+  return metadata;
+}
+
+// ---------------------------------------------------------------------------------------------------------
+// The model and its streams.
+
+export class StreamingModel {
+  static async create(ort, bytes, sessionOptions = {}) {
+    bytes = bytes instanceof Uint8Array ? bytes : new Uint8Array(bytes);
+    const metadata = readMetadata(bytes);
+    if (metadata.model_type !== "speechattn-streaming-tagger") {
+      throw new Error("not a speechattn streaming model (metadata model_type is missing)");
+    }
+    if (metadata.contract_version !== CONTRACT_VERSION) {
+      throw new Error(`contract version ${metadata.contract_version} but this client speaks ${CONTRACT_VERSION}`);
+    }
+    const session = await ort.InferenceSession.create(bytes, sessionOptions);
+    return new StreamingModel(ort, session, metadata);
+  }
+
+  constructor(ort, session, metadata) {
+    this.ort = ort;
+    this.session = session;
+    this.metadata = metadata;
+    this.sampleRate = Number(metadata.sample_rate);
+    this.hopSamples = Number(metadata.hop_samples);
+    this.frameShiftMs = Number(metadata.frame_shift_ms);
+    this.phones = metadata.phones.split(",");
+    this.allowedChunkFrames = metadata.allowed_chunk_frames.split(",").map(Number);
+    this.defaultChunkFrames = Number(metadata.default_chunk_frames);
+    this.states = JSON.parse(metadata.states);
+    const io = JSON.parse(metadata.inputs);
+    this.audioInput = io.audio;
+    this.chunkInput = io.chunk_frames;
+    this.flushInput = io.flush;
+    this.logProbsOutput = JSON.parse(metadata.outputs).log_probs;
+  }
+
+  newStream(chunkFrames) {
+    return new Stream(this, chunkFrames ?? this.defaultChunkFrames);
+  }
+
+  initialState() {
+    const state = {};
+    for (const spec of this.states) {
+      const dims = spec.shape.map((d) => (d === "batch" ? 1 : d));
+      const size = dims.reduce((a, b) => a * b, 1);
+      state[spec.name] = spec.dtype === "int64"
+        ? new this.ort.Tensor("int64", new BigInt64Array(size), dims)
+        : new this.ort.Tensor(spec.dtype, new Float32Array(size), dims);
+    }
+    return state;
+  }
+
+  async run(audio, chunkFrames, final, state) {
+    const feeds = {
+      [this.audioInput]: new this.ort.Tensor("float32", audio, [1, audio.length]),
+      [this.chunkInput]: new this.ort.Tensor("int64", BigInt64Array.from([BigInt(chunkFrames)]), []),
+      [this.flushInput]: new this.ort.Tensor("int64", BigInt64Array.from([final ? 1n : 0n]), []),
+      ...state,
+    };
+    const results = await this.session.run(feeds);
+    const newState = {};
+    for (const spec of this.states) newState[spec.name] = results[spec.output];
+    const logProbs = results[this.logProbsOutput];
+    return { logProbs: logProbs.data, count: logProbs.dims[1], state: newState };
+  }
+}
+
+export class Stream {
+  constructor(model, chunkFrames) {
+    if (!model.allowedChunkFrames.includes(chunkFrames)) {
+      throw new Error(`chunk size ${chunkFrames} is not one the model was trained for: ${model.allowedChunkFrames}`);
+    }
+    this.model = model;
+    this.chunkFrames = chunkFrames;
+    this.state = model.initialState();
+    this.leftover = new Float32Array(0);
+    this.framesEmitted = 0;
+    this.nonfiniteSamples = 0;
+    this.finished = false;
+    this.busy = Promise.resolve(); // pushes run one after another even if the caller does not await them
+  }
+
+  push(samples) {
+    const result = this.busy.then(() => this._push(samples, false));
+    this.busy = result.catch(() => {});
+    return result;
+  }
+
+  finish() {
+    const result = this.busy.then(() => this._push(new Float32Array(0), true));
+    this.busy = result.catch(() => {});
+    return result;
+  }
+
+  async _push(samples, final) {
+    if (this.finished) throw new Error("this stream is finished; start a new one with model.newStream()");
+    const hop = this.model.hopSamples;
+    const audio = new Float32Array(this.leftover.length + samples.length);
+    audio.set(this.leftover);
+    for (let i = 0; i < samples.length; i++) {
+      const x = samples[i];
+      if (Number.isFinite(x)) audio[this.leftover.length + i] = x;
+      else this.nonfiniteSamples++; // the graph reads non-finite samples as 0
+    }
+    let usable = Math.floor(audio.length / hop) * hop;
+    let work = audio.subarray(0, usable);
+    this.leftover = audio.slice(usable);
+    if (final) {
+      if (this.leftover.length) { // the last partial hop, zero-padded
+        const padded = new Float32Array(usable + hop);
+        padded.set(audio);
+        work = padded;
+      }
+      this.leftover = new Float32Array(0);
+    }
+    const step = Math.max(this.chunkFrames, Math.floor(MAX_CALL_FRAMES / this.chunkFrames) * this.chunkFrames) * hop;
+    const starts = [];
+    for (let i = 0; i < work.length; i += step) starts.push(i);
+    if (!starts.length) starts.push(0);
+    const parts = [];
+    let count = 0;
+    for (let n = 0; n < starts.length; n++) {
+      const piece = work.subarray(starts[n], Math.min(work.length, starts[n] + step));
+      const last = final && n === starts.length - 1;
+      if (piece.length === 0 && !last) continue;
+      const out = await this.model.run(piece, this.chunkFrames, last, this.state);
+      this.state = out.state;
+      parts.push(out.logProbs);
+      count += out.count;
+    }
+    if (final) this.finished = true;
+    const classes = this.model.phones.length;
+    const logProbs = new Float32Array(count * classes);
+    let offset = 0;
+    for (const part of parts) {
+      logProbs.set(part, offset);
+      offset += part.length;
+    }
+    const first = this.framesEmitted;
+    this.framesEmitted += count;
+    return { firstFrame: first, count, logProbs, classes };
+  }
+}
+
+// ---------------------------------------------------------------------------------------------------------
+// Segmenters: frame log-probabilities in (count rows of P), final segments {startFrame, endFrame, phone,
+// confidence} out.  Both have push(logProbs, count), finish(), and phone / runPhone for live displays.
+
+export const DEFAULT_MIN_FRAMES = 3; // the hysteresis rule's
+export const DECODER_DEFAULTS = { minFrames: 4, lookaheadFrames: 10, lmWeight: 1.0, insertionPenalty: 0.0 };
+
+export class HysteresisSegmenter {
+  // speechattn/segments.py: a new phone starts when it has been the argmax for minFrames frames in a row.
+  constructor(classes, minFrames = DEFAULT_MIN_FRAMES) {
+    if (minFrames < 1) throw new Error("minFrames must be at least 1");
+    this.classes = classes;
+    this.minFrames = minFrames;
+    this.frame = 0;
+    this.phone = -1;
+    this.start = 0;
+    this.posteriorSum = 0;
+    this.runPhone = -1;
+    this.runStart = 0;
+    this.runPosteriors = [];
+  }
+
+  push(logProbs, count) {
+    const P = this.classes, done = [];
+    for (let t = 0; t < count; t++) {
+      const row = new Float64Array(P);
+      let best = 0;
+      for (let p = 0; p < P; p++) {
+        row[p] = Math.exp(logProbs[t * P + p]);
+        if (row[p] > row[best]) best = p;
+      }
+      if (this.phone < 0) {
+        this.phone = best;
+        this.start = this.frame;
+      }
+      if (best === this.runPhone) {
+        this.runPosteriors.push(row);
+      } else {
+        this._absorbRun();
+        this.runPhone = best;
+        this.runStart = this.frame;
+        this.runPosteriors = [row];
+      }
+      this.frame++;
+      if (this.runPhone === this.phone) {
+        this._absorbRun();
+      } else if (this.runPosteriors.length >= this.minFrames) {
+        done.push(this._close(this.runStart));
+        this.phone = this.runPhone;
+        this.start = this.runStart;
+        this._absorbRun();
+      }
+    }
+    return done;
+  }
+
+  finish() {
+    if (this.phone < 0 || this.frame === this.start) return [];
+    this._absorbRun();
+    const segment = this._close(this.frame);
+    this.phone = -1;
+    return [segment];
+  }
+
+  _absorbRun() {
+    for (const row of this.runPosteriors) this.posteriorSum += row[this.phone];
+    this.runPhone = -1;
+    this.runPosteriors = [];
+  }
+
+  _close(end) {
+    const segment = { startFrame: this.start, endFrame: end, phone: this.phone,
+      confidence: this.posteriorSum / Math.max(1, end - this.start) };
+    this.posteriorSum = 0;
+    return segment;
+  }
+}
+
+export function bigramForPhones(bigram, phones) {
+  // bigram: the parsed phone-bigram.json {phones, log_probs}; returns a P x P Float64Array in `phones` order
+  const order = phones.map((p) => {
+    const index = bigram.phones.indexOf(p);
+    if (index < 0) throw new Error(`the phone bigram has no row for ${p}`);
+    return index;
+  });
+  const P = phones.length, table = new Float64Array(P * P);
+  for (let a = 0; a < P; a++) for (let b = 0; b < P; b++) table[a * P + b] = bigram.log_probs[order[a]][order[b]];
+  return table;
+}
+
+export class PhoneDecoder {
+  // speechattn/decoder.py: Viterbi over a phone loop with minimum durations and a phone bigram; a frame's
+  // label is final lookaheadFrames frames after it arrives.
+  constructor(table, classes, config = {}, silence = 0) {
+    const c = { ...DECODER_DEFAULTS, ...config };
+    if (c.minFrames < 1 || c.lookaheadFrames < 0) throw new Error("minFrames must be >= 1 and lookaheadFrames >= 0");
+    const P = classes, D = c.minFrames;
+    this.config = c;
+    this.P = P;
+    this.D = D;
+    this.transitions = new Float64Array(P * P);
+    for (let i = 0; i < P * P; i++) this.transitions[i] = c.lmWeight * table[i] - c.insertionPenalty;
+    for (let p = 0; p < P; p++) this.transitions[p * P + p] = -Infinity;
+    this.initial = Float64Array.from(this.transitions.subarray(silence * P, silence * P + P));
+    this.initial[silence] = 0;
+    this.scores = null;
+    this.back = []; // at most lookahead + 1 entries
+    this.rows = [];
+    this.frame = 0;
+    this.final = 0;
+    this.phone = -1;
+    this.start = 0;
+    this.posteriorSum = 0;
+    this.runPhone = -1;
+  }
+
+  push(logProbs, count) {
+    const done = [];
+    for (let t = 0; t < count; t++) {
+      this._step(logProbs.subarray(t * this.P, (t + 1) * this.P));
+      if (this.frame - this.final > this.config.lookaheadFrames) {
+        done.push(...this._finalise(this._trace(this.frame - this.final).slice(0, 1)));
+      }
+    }
+    return done;
+  }
+
+  finish() {
+    const done = this.frame > this.final ? this._finalise(this._trace(this.frame - this.final)) : [];
+    if (this.phone >= 0 && this.final > this.start) {
+      done.push({ startFrame: this.start, endFrame: this.final, phone: this.phone,
+        confidence: this.posteriorSum / (this.final - this.start) });
+    }
+    this.phone = -1;
+    return done;
+  }
+
+  _step(row) {
+    const P = this.P, D = this.D, back = new Int32Array(P * D), next = new Float64Array(P * D);
+    if (this.scores === null) {
+      next.fill(-Infinity);
+      for (let p = 0; p < P; p++) next[p * D] = this.initial[p];
+      back.fill(-1);
+    } else {
+      const old = this.scores;
+      for (let to = 0; to < P; to++) { // entering a phone: the best predecessor's last duration state
+        let source = 0, best = old[D - 1] + this.transitions[to]; // ties go to the first, as numpy's argmax
+        for (let from = 1; from < P; from++) {
+          const score = old[from * D + D - 1] + this.transitions[from * P + to];
+          if (score > best) {
+            best = score;
+            source = from;
+          }
+        }
+        next[to * D] = best;
+        back[to * D] = source * D + D - 1;
+      }
+      for (let p = 0; p < P; p++) {
+        if (D > 1) {
+          for (let d = 1; d < D; d++) {
+            next[p * D + d] = old[p * D + d - 1];
+            back[p * D + d] = p * D + d - 1;
+          }
+          const stay = old[p * D + D - 1] >= old[p * D + D - 2];
+          next[p * D + D - 1] = stay ? old[p * D + D - 1] : old[p * D + D - 2];
+          back[p * D + D - 1] = stay ? p * D + D - 1 : p * D + D - 2;
+        } else {
+          const stay = old[p] >= next[p];
+          if (stay) {
+            next[p] = old[p];
+            back[p] = p;
+          }
+        }
+      }
+    }
+    let top = -Infinity;
+    for (let i = 0; i < P * D; i++) {
+      next[i] += row[Math.floor(i / D)];
+      if (next[i] > top) top = next[i];
+    }
+    let arg = 0;
+    for (let i = 0; i < P * D; i++) {
+      next[i] -= top;
+      if (next[i] > next[arg]) arg = i;
+    }
+    this.scores = next;
+    this.back.push(back);
+    const posteriors = new Float64Array(P);
+    for (let p = 0; p < P; p++) posteriors[p] = Math.exp(row[p]);
+    this.rows.push(posteriors);
+    const keep = this.config.lookaheadFrames + 1;
+    if (this.back.length > keep) this.back.shift();
+    if (this.rows.length > keep) this.rows.shift();
+    this.frame++;
+    this.runPhone = Math.floor(arg / D);
+  }
+
+  _argmax(values) {
+    let arg = 0;
+    for (let i = 1; i < values.length; i++) if (values[i] > values[arg]) arg = i;
+    return arg;
+  }
+
+  _trace(count) {
+    let state = this._argmax(this.scores);
+    const phones = [];
+    for (let k = this.back.length - 1; k >= this.back.length - count; k--) {
+      phones.push(Math.floor(state / this.D));
+      state = this.back[k][state];
+    }
+    return phones.reverse();
+  }
+
+  _finalise(phones) {
+    const done = [];
+    const rows = this.rows.slice(this.rows.length - (this.frame - this.final));
+    for (let i = 0; i < phones.length && i < rows.length; i++) {
+      const phone = phones[i];
+      if (phone !== this.phone) {
+        if (this.phone >= 0) {
+          done.push({ startFrame: this.start, endFrame: this.final, phone: this.phone,
+            confidence: this.posteriorSum / (this.final - this.start) });
+        }
+        this.phone = phone;
+        this.start = this.final;
+        this.posteriorSum = 0;
+      }
+      this.posteriorSum += rows[i][phone];
+      this.final++;
+    }
+    return done;
+  }
+}
+
+export const DECODERS = ["bigram", "hysteresis"];
+
+export function newSegmenter(kind, phones, bigram = null, options = {}) {
+  if (kind === "hysteresis") return new HysteresisSegmenter(phones.length, options.minFrames ?? DEFAULT_MIN_FRAMES);
+  if (kind !== "bigram") throw new Error(`decoder must be one of ${DECODERS.join(", ")}, not ${kind}`);
+  if (!bigram) throw new Error("the bigram decoder needs the phone bigram (phone-bigram.json)");
+  const config = options.minFrames ? { ...options, minFrames: options.minFrames } : options;
+  return new PhoneDecoder(bigramForPhones(bigram, phones), phones.length, config, phones.indexOf("sil"));
+}
+
+// What `speechattn transcribe --format json` prints for each segment: times in seconds (3 decimals, the end
+// clipped to the audio's duration), the phone's name, the confidence to 4 decimals.
+export function segmentDicts(segments, phones, durationSeconds, framesPerSecond = 100) {
+  const round = (x, digits) => Number(x.toFixed(digits));
+  const out = [];
+  for (const s of segments) {
+    const start = s.startFrame / framesPerSecond, end = Math.min(s.endFrame / framesPerSecond, durationSeconds);
+    if (round(end, 3) > round(start, 3)) {
+      out.push({ start: round(start, 3), end: round(end, 3), phone: phones[s.phone], confidence: round(s.confidence, 4) });
+    }
+  }
+  return out;
+}

@@ -1,0 +1,66 @@
+"""The JavaScript client (export/js/) against the Python runtime: the shared segmenter test vector, and the
+Node.js transcriber's segments equal to `speechattn transcribe`'s on the same recording.
+
+Needs Node.js and `npm ci` in export/node (the README's test command does both)."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from speechattn.cli import main
+
+ROOT = Path(__file__).resolve().parent.parent
+NODE = shutil.which("node")
+SAMPLE = ROOT / "speechattn" / "runtime" / "samples" / "this-no-longer-appears-to-be-the-case.wav"
+
+
+def node(*args: str) -> subprocess.CompletedProcess:
+    assert NODE, "Node.js is not installed (the README's test command installs it: apt-get install nodejs)"
+    return subprocess.run([NODE, *args], cwd=ROOT, capture_output=True, text=True, timeout=120)
+
+
+def test_the_shared_vector_is_what_the_python_segmenters_give_now():
+    import sys
+
+    sys.path.insert(0, str(ROOT / "tools"))
+    from segmenter_vectors import OUTPUT, build
+
+    assert json.loads(OUTPUT.read_text()) == json.loads(json.dumps(build())), \
+        "the Python segmenters changed: run python tools/segmenter_vectors.py and check the JavaScript port"
+
+
+def test_the_javascript_segmenters_pass_the_shared_vector():
+    result = node("export/node/check-vectors.mjs")
+    assert result.returncode == 0, result.stderr
+    assert "6 of 6 cases agree" in result.stdout
+
+
+@pytest.mark.parametrize("options", [[], ["--decoder", "hysteresis"], ["--chunk-frames", "4"]])
+def test_node_transcribes_a_recording_exactly_as_python_does(options, capsys):
+    assert (ROOT / "export" / "node" / "node_modules" / "onnxruntime-node").exists(), \
+        "onnxruntime-node is not installed: (cd export/node && npm ci)"
+    result = node("export/node/transcribe.mjs", str(SAMPLE), *options)
+    assert result.returncode == 0, result.stderr
+    assert main(["transcribe", str(SAMPLE), "--format", "json", *options]) == 0
+    python = json.loads(capsys.readouterr().out)
+    ours = json.loads(result.stdout)
+    assert len(python["segments"]) > 5
+    assert ours["segments"] == python["segments"]
+    assert ours["duration"] == python["duration"] and ours["chunk_frames"] == python["chunk_frames"]
+
+
+def test_node_says_what_is_wrong_in_one_line(tmp_path):
+    garbage = tmp_path / "x.wav"
+    garbage.write_bytes(b"not audio at all")
+    for args, expected in (([str(garbage)], "not a WAV file"),
+                           ([str(ROOT / "speechattn/runtime/samples/please-enter-your-password.wav")], "8000 Hz"),
+                           ([str(SAMPLE), "--decoder", "viterbi"], "--decoder must be one of bigram, hysteresis"),
+                           ([str(SAMPLE), "--model", str(garbage)], "not an ONNX file")):
+        result = node("export/node/transcribe.mjs", *args)
+        assert result.returncode == 2 and expected in result.stderr and len(result.stderr.strip().splitlines()) == 1, \
+            (args, result.stderr)
