@@ -148,7 +148,7 @@ def test_no_source_file_is_hidden_by_gitignore():
     if not (root / ".git").exists():
         pytest.skip("not a git checkout")
     files = [str(p.relative_to(root)) for folder in ("speechattn", "tests", "export", "bench", "tools")
-             for p in (root / folder).rglob("*") if p.is_file() and "__pycache__" not in p.parts]
+             for p in (root / folder).rglob("*") if p.is_file() and not {"__pycache__", "node_modules"} & set(p.parts)]
     ignored = subprocess.run(["git", "check-ignore", "--no-index", "--stdin"], cwd=root, input="\n".join(files),
                              capture_output=True, text=True).stdout.split()
     assert ignored == []
