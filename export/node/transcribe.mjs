@@ -9,6 +9,7 @@ import { fileURLToPath } from "node:url";
 import { parseArgs } from "node:util";
 import * as ort from "onnxruntime-node";
 import { DECODERS, StreamingModel, newSegmenter, segmentDicts } from "../js/speechattn.mjs";
+import { readWav } from "../js/wav.mjs";
 
 const root = resolve(dirname(fileURLToPath(import.meta.url)), "..", "..");
 const models = resolve(root, "speechattn", "runtime", "models");
@@ -18,51 +19,18 @@ function fail(message) {
   process.exit(2);
 }
 
-// A WAV file's samples as mono float32 in [-1, 1] (channels averaged), its rate and channel count.
-export function readWav(path) {
+export function readWavFile(path) {
   let bytes;
   try {
     bytes = readFileSync(path);
   } catch (error) {
     fail(`${path}: cannot read (${error.code ?? error.message})`);
   }
-  const view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
-  const tag = (at) => bytes.toString("latin1", at, at + 4);
-  if (bytes.length < 12 || tag(0) !== "RIFF" || tag(8) !== "WAVE") fail(`${path}: not a WAV file (RIFF/WAVE header missing)`);
-  let format = null, data = null;
-  for (let at = 12; at + 8 <= bytes.length;) {
-    const id = tag(at), size = view.getUint32(at + 4, true), body = at + 8;
-    if (id === "fmt ") {
-      let code = view.getUint16(body, true);
-      if (code === 0xfffe && size >= 26) code = view.getUint16(body + 24, true); // WAVE_FORMAT_EXTENSIBLE
-      format = { code, channels: view.getUint16(body + 2, true), rate: view.getUint32(body + 4, true),
-        bits: view.getUint16(body + 14, true) };
-    } else if (id === "data") {
-      data = { start: body, end: Math.min(bytes.length, body + size) }; // a header may promise more than is there
-    }
-    at = body + size + (size % 2);
+  try {
+    return readWav(bytes);
+  } catch (error) {
+    fail(`${path}: ${error.message}`);
   }
-  if (!format || !data) fail(`${path}: WAV file without ${format ? "a data" : "a fmt"} chunk`);
-  const { code, channels, rate, bits } = format;
-  const width = bits / 8;
-  const read = {
-    "1:16": (at) => view.getInt16(at, true) / 32768,
-    "1:24": (at) => ((view.getUint8(at) | (view.getUint8(at + 1) << 8) | (view.getInt8(at + 2) << 16))) / 8388608,
-    "1:32": (at) => view.getInt32(at, true) / 2147483648,
-    "1:8": (at) => (view.getUint8(at) - 128) / 128,
-    "3:32": (at) => view.getFloat32(at, true),
-    "3:64": (at) => view.getFloat64(at, true),
-  }[`${code}:${bits}`];
-  if (!read) fail(`${path}: WAV encoding ${code}/${bits} bits is not read here (PCM 8/16/24/32-bit or float 32/64 are)`);
-  if (!channels) fail(`${path}: WAV file with 0 channels`);
-  const frames = Math.floor((data.end - data.start) / (width * channels));
-  const samples = new Float32Array(frames);
-  for (let i = 0; i < frames; i++) {
-    let sum = 0;
-    for (let c = 0; c < channels; c++) sum = Math.fround(sum + read(data.start + (i * channels + c) * width));
-    samples[i] = Math.fround(sum / channels);
-  }
-  return { samples, rate, channels };
 }
 
 async function main() {
@@ -90,7 +58,7 @@ async function main() {
   const path = args.positionals[0];
   const { decoder } = args.values;
   if (!DECODERS.includes(decoder)) fail(`--decoder must be one of ${DECODERS.join(", ")}, not ${decoder}`);
-  const { samples, rate, channels } = readWav(path);
+  const { samples, rate, channels } = readWavFile(path);
   let modelBytes;
   try {
     modelBytes = readFileSync(args.values.model);

@@ -400,6 +400,13 @@ def _write_transcript(transcript, output_format: str, target: Path | None, write
         target.write_text(text + "\n")
 
 
+def cmd_web(args) -> int:
+    from speechattn.runtime.web import serve
+
+    serve(args.host, args.port, ready=lambda url: print(f"serving the page at {url} (Ctrl-C stops)", flush=True))
+    return 0
+
+
 def cmd_mic(args) -> int:
     from speechattn.runtime.mic import format_devices, input_devices, run
     from speechattn.runtime.transcribe import resolve_model
@@ -538,6 +545,20 @@ def mic(model, device, list_devices, chunk_frames, min_frames, decoder, output, 
     segment.  Ctrl-C stops, flushes every output and prints a summary."""
     return _run(cmd_mic, model=model, device=device, list_devices=list_devices, chunk_frames=chunk_frames,
                 min_frames=min_frames, decoder=decoder, output=output, save_audio=save_audio, seconds=seconds)
+
+
+@cli.command()
+@_option("--port", type=click.IntRange(0, 65535), default=8000, help="TCP port (0: any free port)")
+@_option("--host", default="127.0.0.1", help="address to listen on (0.0.0.0: every interface)")
+def web(port, host):
+    """Serve the browser page: live phones from the microphone, in the page.
+
+    The page (export/web/) runs the bundled model with onnxruntime-web (WebAssembly): microphone capture
+    through an AudioWorklet, resampling to 16 kHz, 80 ms chunks, provisional and final phones, a scrolling
+    posteriorgram, latency and real-time factor; a dropped audio file is transcribed too.  Needs
+    onnxruntime-web beside the page: (cd export/web && npm ci).  Browsers allow the microphone on
+    localhost; from another machine, serve it over HTTPS."""
+    return _run(cmd_web, port=port, host=host)
 
 
 @cli.command("eval")

@@ -1,0 +1,232 @@
+// The page: the model, the microphone (AudioWorklet -> resampler -> 80 ms pushes), a dropped file, the display.
+// Everything about the model comes from its metadata (export/js/speechattn.mjs reads it from the file).
+import * as ort from "./node_modules/onnxruntime-web/dist/ort.wasm.min.mjs";
+import { StreamingModel, newSegmenter, segmentDicts } from "../js/speechattn.mjs";
+import { checkVectors } from "../js/vectors.mjs";
+import { readWav } from "../js/wav.mjs";
+import { Resampler } from "./resample.mjs";
+
+ort.env.wasm.wasmPaths = new URL("./node_modules/onnxruntime-web/dist/", import.meta.url).href;
+ort.env.wasm.numThreads = 1;
+
+const params = new URLSearchParams(location.search);
+const modelsUrl = new URL(params.get("models") ?? "../models/", location.href);
+const $ = (id) => document.getElementById(id);
+const page = {
+  status: "loading", error: null, model: null, bigram: null, run: null,
+  // for tests and for apps that embed the page
+  transcribeBytes, runVectors, startMicrophone, stop,
+};
+window.speechattn = page;
+
+function say(text, error = false) {
+  $("status").textContent = text;
+  $("status").className = error ? "error" : "";
+  if (error) {
+    page.status = "error";
+    page.error = text;
+  }
+}
+
+async function loadModel() {
+  const name = params.get("model") ?? $("model").value;
+  $("model").value = name;
+  say(`loading ${name} ...`);
+  const response = await fetch(new URL(name, modelsUrl));
+  if (!response.ok) throw new Error(`${name}: HTTP ${response.status}`);
+  const bytes = new Uint8Array(await response.arrayBuffer());
+  page.model = await StreamingModel.create(ort, bytes, { executionProviders: ["wasm"] });
+  page.bigram = await (await fetch(new URL("phone-bigram.json", modelsUrl))).json();
+  const m = page.model;
+  say(`${name}: ${m.phones.length} phones, ${m.metadata.quantization === "none" ? "fp32" : m.metadata.quantization}, ` +
+    `chunks of ${m.defaultChunkFrames * m.frameShiftMs} ms, ${(bytes.length / 1e6).toFixed(1)} MB`);
+  page.status = "ready";
+  $("start").disabled = false;
+}
+
+// One run over one audio source: stream, segmenter, display.
+class Run {
+  constructor(display = true) {
+    const m = page.model;
+    this.stream = m.newStream();
+    this.segmenter = newSegmenter($("decoder").value, m.phones, page.bigram);
+    this.segments = [];
+    this.samples = 0;
+    this.compute = 0;
+    this.latencies = [];
+    this.display = display;
+    this.captured = [];
+    if (display) {
+      $("final").textContent = "";
+      $("provisional").textContent = "";
+    }
+  }
+
+  async push(samples, final = false) {
+    const start = performance.now();
+    const frames = final ? await this.stream.finish() : await this.stream.push(samples);
+    const elapsed = performance.now() - start;
+    this.compute += elapsed;
+    this.samples += samples.length;
+    if (!final) this.latencies.push(elapsed);
+    const done = this.segmenter.push(frames.logProbs, frames.count);
+    if (final) done.push(...this.segmenter.finish());
+    this.segments.push(...done);
+    if (this.display) this.show(frames, done, final);
+    return frames;
+  }
+
+  show(frames, done, final) {
+    const m = page.model;
+    const words = done.map((s) => m.phones[s.phone]).filter((p) => p !== "sil");
+    if (words.length) $("final").textContent += (($("final").textContent ? " " : "") + words.join(" "));
+    const provisional = final ? -1 : this.segmenter.runPhone;
+    $("provisional").textContent = provisional >= 0 && m.phones[provisional] !== "sil" ? m.phones[provisional] : "";
+    drawColumns(frames.logProbs, frames.count, m.phones.length);
+    const recent = this.latencies.slice(-50).sort((a, b) => a - b);
+    if (recent.length) $("latency").textContent = `${recent[Math.floor(recent.length / 2)].toFixed(2)} ms (p50)`;
+    const seconds = this.samples / m.sampleRate;
+    if (seconds > 0) $("rtf").textContent = (this.compute / 1000 / seconds).toFixed(4);
+    $("seconds").textContent = `${seconds.toFixed(1)} s`;
+  }
+
+  labels() {
+    const out = [];
+    for (const s of this.segments) for (let f = s.startFrame; f < s.endFrame; f++) out[f] = page.model.phones[s.phone];
+    return out;
+  }
+}
+
+function drawColumns(logProbs, count, classes) {
+  const canvas = $("gram"), g = canvas.getContext("2d");
+  const width = 2, rowHeight = canvas.height / classes;
+  for (let t = 0; t < count; t++) {
+    g.drawImage(canvas, -width, 0);
+    for (let p = 0; p < classes; p++) {
+      const v = Math.exp(logProbs[t * classes + p]);
+      const shade = Math.round(255 * Math.sqrt(v));
+      g.fillStyle = `rgb(${shade}, ${Math.round(shade * 0.8)}, ${Math.round(40 + 180 * (1 - v) * v)})`;
+      g.fillRect(canvas.width - width, p * rowHeight, width, Math.ceil(rowHeight));
+    }
+  }
+}
+
+// The same samples in as `speechattn transcribe` and the Node.js client: 16 kHz WAV, 80 ms pushes.
+async function transcribeBytes(bytes, display = true) {
+  const { samples, rate } = readWav(new Uint8Array(bytes));
+  const m = page.model;
+  if (rate !== m.sampleRate) throw new Error(`the file is ${rate} Hz; transcribeBytes takes ${m.sampleRate} Hz WAV`);
+  const run = new Run(display);
+  const push = 8 * m.hopSamples;
+  for (let at = 0; at < samples.length; at += push) await run.push(samples.subarray(at, at + push));
+  await run.push(new Float32Array(0), true);
+  return segmentDicts(run.segments, m.phones, samples.length / m.sampleRate, 1000 / m.frameShiftMs);
+}
+
+async function transcribeDropped(file) {
+  const bytes = await file.arrayBuffer();
+  let exact = false;
+  try {
+    exact = readWav(new Uint8Array(bytes)).rate === page.model.sampleRate;
+  } catch { /* not a WAV file: the browser decodes it */ }
+  if (exact) {
+    page.dropped = await transcribeBytes(bytes);
+    say(`${file.name}: ${page.dropped.length} segments (16 kHz WAV, read exactly)`);
+    return;
+  }
+  const decoded = await new AudioContext().decodeAudioData(bytes.slice(0));
+  const offline = new OfflineAudioContext(1, Math.ceil(decoded.duration * page.model.sampleRate), page.model.sampleRate);
+  const source = offline.createBufferSource();
+  source.buffer = decoded;
+  source.connect(offline.destination);
+  source.start();
+  const samples = (await offline.startRendering()).getChannelData(0);
+  const run = new Run(true);
+  for (let at = 0; at < samples.length; at += 1280) await run.push(samples.subarray(at, at + 1280));
+  await run.push(new Float32Array(0), true);
+  page.dropped = segmentDicts(run.segments, page.model.phones, samples.length / page.model.sampleRate,
+    1000 / page.model.frameShiftMs);
+  say(`${file.name}: ${run.segments.length} segments (decoded and resampled to 16 kHz by the browser)`);
+}
+
+async function startMicrophone() {
+  const media = await navigator.mediaDevices.getUserMedia({
+    audio: { channelCount: 1, echoCancellation: false, noiseSuppression: false, autoGainControl: false },
+  });
+  const context = new AudioContext();
+  await context.audioWorklet.addModule(new URL("./capture-worklet.js", import.meta.url));
+  const source = context.createMediaStreamSource(media);
+  const node = new AudioWorkletNode(context, "speechattn-capture");
+  const resampler = new Resampler(context.sampleRate, page.model.sampleRate);
+  const run = new Run(true);
+  const push = 8 * page.model.hopSamples;
+  let pending = new Float32Array(0), queue = Promise.resolve();
+  node.port.onmessage = (event) => {
+    const converted = resampler.process(event.data);
+    if (params.has("keep-audio")) run.captured.push(converted);
+    const joined = new Float32Array(pending.length + converted.length);
+    joined.set(pending);
+    joined.set(converted, pending.length);
+    let at = 0;
+    for (; at + push <= joined.length; at += push) {
+      const piece = joined.slice(at, at + push);
+      queue = queue.then(() => run.push(piece)).catch((error) => say(`streaming failed: ${error.message}`, true));
+    }
+    pending = joined.slice(at);
+  };
+  source.connect(node);
+  page.run = run;
+  page.microphone = { media, context, node, source, flush: () => queue };
+  page.status = "listening";
+  $("rate").textContent = `${context.sampleRate} Hz -> ${page.model.sampleRate} Hz`;
+  $("start").disabled = true;
+  $("stop").disabled = false;
+  say("listening: speak (phones appear as you talk)");
+}
+
+async function stop() {
+  const mic = page.microphone;
+  if (!mic) return;
+  mic.node.port.onmessage = null;
+  mic.source.disconnect();
+  mic.media.getTracks().forEach((track) => track.stop());
+  await mic.context.close();
+  await mic.flush();
+  await page.run.push(new Float32Array(0), true);
+  page.microphone = null;
+  page.status = "stopped";
+  $("start").disabled = false;
+  $("stop").disabled = true;
+  say("stopped");
+}
+
+async function runVectors() {
+  const vectors = await (await fetch(new URL("../tests/segmenter-vectors.json", location.href))).json();
+  return checkVectors(vectors, page.bigram);
+}
+
+$("start").onclick = () => startMicrophone().catch((error) => say(`microphone: ${error.message}`, true));
+$("stop").onclick = () => stop().catch((error) => say(error.message, true));
+$("model").onchange = () => {
+  params.set("model", $("model").value);
+  loadModel().catch((error) => say(error.message, true));
+};
+const drop = $("drop");
+drop.ondragover = (event) => {
+  event.preventDefault();
+  drop.className = "over";
+};
+drop.ondragleave = () => (drop.className = "");
+drop.ondrop = (event) => {
+  event.preventDefault();
+  drop.className = "";
+  const file = event.dataTransfer.files[0];
+  if (file) {
+    page.dropped = null;
+    transcribeDropped(file).catch((error) => say(`${file.name}: ${error.message}`, true));
+  }
+};
+
+loadModel()
+  .then(() => (params.has("autostart") ? startMicrophone() : null))
+  .catch((error) => say(error.message, true));

@@ -1,0 +1,99 @@
+"""`speechattn web`: serve the browser page (export/web/) with the bundled models, on this machine.
+
+URL layout, all from local folders (no CDN): /web/ the page and onnxruntime-web (its npm install beside the
+page), /js/ the JavaScript client, /models/ the bundled models and phone bigram, /samples/ the bundled
+recordings, /tests/ the shared segmenter test vector (in a source checkout).
+"""
+
+from __future__ import annotations
+
+import functools
+import http.server
+import logging
+import posixpath
+import urllib.parse
+from pathlib import Path
+
+from speechattn.errors import SpeechattnError
+
+log = logging.getLogger(__name__)
+MODELS = Path(__file__).resolve().parent / "models"
+ORT_WEB = Path("node_modules") / "onnxruntime-web" / "dist"
+
+
+def export_dir() -> Path:
+    import speechattn_export
+
+    return Path(speechattn_export.__file__).resolve().parent
+
+
+def routes() -> dict[str, Path]:
+    export = export_dir()
+    web = export / "web"
+    if not (web / "index.html").exists():
+        raise SpeechattnError(f"{web}: the browser page is not there (it ships in a source checkout of speechattn)")
+    if not (web / ORT_WEB / "ort.wasm.min.mjs").exists():
+        raise SpeechattnError(f"onnxruntime-web is not installed beside the page: (cd {web} && npm ci)")
+    table = {"/web/": web, "/js/": export / "js", "/models/": MODELS, "/samples/": MODELS.parent / "samples"}
+    tests = export.parent / "tests"
+    if (tests / "segmenter-vectors.json").exists():
+        table["/tests/"] = tests
+    return table
+
+
+class Handler(http.server.SimpleHTTPRequestHandler):
+    extensions_map = {**http.server.SimpleHTTPRequestHandler.extensions_map, ".mjs": "text/javascript",
+                      ".js": "text/javascript", ".wasm": "application/wasm", ".onnx": "application/octet-stream",
+                      ".json": "application/json"}
+
+    def __init__(self, *args, table: dict[str, Path], **kwargs) -> None:
+        self.table = table
+        super().__init__(*args, **kwargs)
+
+    def send_head(self):
+        if urllib.parse.urlsplit(self.path).path in ("", "/"):
+            self.send_response(302)
+            self.send_header("Location", "/web/")
+            self.end_headers()
+            return None
+        return super().send_head()
+
+    def translate_path(self, path: str) -> str:
+        path = posixpath.normpath(urllib.parse.unquote(urllib.parse.urlsplit(path).path))
+        path += "/" if path.endswith("/") is False and path + "/" in self.table else ""
+        for prefix, folder in self.table.items():
+            if path.startswith(prefix) or path + "/" == prefix:
+                relative = path[len(prefix):].lstrip("/")
+                target = (folder / relative).resolve()
+                if target == folder or folder in target.parents:  # nothing outside the folder
+                    return str(target)
+        return str(Path("/nonexistent") / "speechattn")
+
+    def end_headers(self) -> None:
+        self.send_header("Cache-Control", "no-cache")
+        super().end_headers()
+
+    def log_message(self, format: str, *args) -> None:
+        log.debug("%s - %s", self.address_string(), format % args)
+
+
+def make_server(host: str = "127.0.0.1", port: int = 8000) -> tuple[http.server.ThreadingHTTPServer, str]:
+    """The server (not yet serving) and the page's URL."""
+    table = routes()
+    try:
+        server = http.server.ThreadingHTTPServer((host, port), functools.partial(Handler, table=table))
+    except OSError as error:
+        raise SpeechattnError(f"cannot listen on {host}:{port} ({error.strerror or error})") from None
+    return server, f"http://{host if host not in ('0.0.0.0', '') else 'localhost'}:{server.server_address[1]}/web/"
+
+
+def serve(host: str = "127.0.0.1", port: int = 8000, ready=None) -> None:
+    """Serve until interrupted; `ready(url)` is called once the socket listens."""
+    server, url = make_server(host, port)
+    if ready:
+        ready(url)
+    with server:
+        try:
+            server.serve_forever()
+        except KeyboardInterrupt:
+            pass
