@@ -64,6 +64,34 @@ def cmd_init(args) -> int:
     return 0
 
 
+CALIBRATION_SECONDS = 300.0  # enough for stable min/max; the calibrator holds every activation in memory
+
+
+def calibration_audio(paths: list[Path], limit_seconds: float = CALIBRATION_SECONDS) -> list:
+    """16 kHz audio from recordings, directories of them, or prepared *_supervisions_* manifests (their utterances),
+    in the order given, up to `limit_seconds` in all."""
+    from speechattn.audio import AUDIO_SUFFIXES, SAMPLE_RATE, load_audio
+
+    audio, total, share = [], 0.0, limit_seconds / max(1, len(paths))  # an equal share from each source
+    for path in paths:
+        start = total
+        if not path.exists():
+            raise SpeechattnError(f"{path}: no such file or directory")
+        if path.name.endswith(".jsonl.gz"):
+            pieces = (cut.load_audio()[0] for cut in _manifest_cuts([path], None))
+        else:
+            files = sorted(p for p in path.rglob("*") if p.suffix.lower() in AUDIO_SUFFIXES) if path.is_dir() else [path]
+            pieces = (load_audio(f) for f in files)
+        for piece in pieces:
+            if total - start >= share:
+                break
+            audio.append(piece.astype("float32"))
+            total += len(piece) / SAMPLE_RATE
+    if not audio:
+        raise SpeechattnError(f"{', '.join(map(str, paths))}: no audio to calibrate on")
+    return audio
+
+
 def cmd_export(args) -> int:
     from speechattn.model.export import export_onnx
     from speechattn.model.encoder import load
@@ -82,15 +110,8 @@ def cmd_export(args) -> int:
     if args.calibrate:
         if not args.int8:
             raise SpeechattnError("--calibrate is for --int8: an fp32 file needs no calibration")
-        from speechattn.audio import AUDIO_SUFFIXES, load_audio
-
-        files = []
-        for path in map(Path, args.calibrate):
-            files += sorted(p for p in path.rglob("*") if p.suffix.lower() in AUDIO_SUFFIXES) if path.is_dir() else [path]
-        if not files:
-            raise SpeechattnError(f"{', '.join(args.calibrate)}: no audio files to calibrate on")
-        calibration = [load_audio(f) for f in files]
-        print(f"calibrating int8 scales on {len(files)} recordings "
+        calibration = calibration_audio([Path(p) for p in args.calibrate])
+        print(f"calibrating int8 scales on {len(calibration)} recordings "
               f"({sum(len(a) for a in calibration) / 16000 / 60:.1f} min)", file=sys.stderr)
     try:
         result = export_onnx(model, output, chunk_frames=args.chunk_frames, int8=args.int8, verify_audio=verify_audio,
@@ -615,8 +636,8 @@ def train(recipe, out, resume, overwrite, init_from, allow_command_sources, over
 @_option("--int8", is_flag=True,
          help="quantize the encoder's matmuls to 8 bits, activation scales calibrated once (static; chunking-exact)")
 @_option("--calibrate", type=PATH, multiple=True, metavar="AUDIO",
-         help="recordings or directories of them to calibrate --int8 on (repeatable)  [default: the --verify-audio "
-              "recording, else a generated speech-like signal]")
+         help="recordings, directories of them or prepared *_supervisions_* manifests to calibrate --int8 on "
+              "(repeatable; the first 5 minutes)  [default: the --verify-audio recording, else a speech-like signal]")
 @chunk_option
 @_option("--verify-audio", type=PATH, default=None, metavar="AUDIO",
          help="verify on this recording instead of a generated speech-like signal (give speech for an int8 file)")

@@ -27,7 +27,9 @@ from speechattn.model.stream import StreamingGraph, StreamingSession, state_spec
 
 OPSET = 17
 FP32_TOLERANCE = 1e-4  # max |delta log-prob| between ONNX and torch
-INT8_MIN_AGREEMENT = 0.99  # share of frames whose argmax the int8 model must keep
+INT8_MIN_AGREEMENT = 0.95  # share of frames whose argmax the int8 model must keep: a broken quantization (int8
+# weights through the saturating AVX2 kernel) keeps ~60 %; static uint8 keeps 97 % of real speech's frames here
+# (README, "int8"), the rest being frames whose top two phones are nearly tied
 VERIFY_SECONDS = 4.0
 VERIFY_PUSHES = 12
 
@@ -186,7 +188,8 @@ def _quantize(fp32_path: Path, int8_path: Path, feeds: list[dict]) -> None:
     frontend).  Weights are uint8, not int8: on AVX2 CPUs without VNNI, onnxruntime's u8 x s8 kernel
     (VPMADDUBSW) saturates its int16 pair sums, which measured 60 % argmax agreement here against 98-99 %
     for u8 x u8.  Scales per tensor from the calibration's min/max: per-channel weights, percentile and
-    entropy calibration measured no better on real speech (README, "int8").  Dynamic quantization (scales
+    entropy calibration, and SmoothQuant's migration of activation outliers into the weights, measured no better
+    on real speech (README, "int8").  Dynamic quantization (scales
     from each call's own activations) was dropped: its labels depended on how the audio was cut."""
     import logging
 
