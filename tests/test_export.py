@@ -186,3 +186,21 @@ def test_subsampled_model_exports_exactly(tmp_path, subsampling):
             assert streamed.shape == reference.shape
             assert np.abs(streamed - reference).max() <= TOLERANCE
             assert np.array_equal(streamed.argmax(-1), reference.argmax(-1))
+
+
+def test_conv_module_exports_with_its_state_and_streams_exactly(tmp_path):
+    model = random_model(tiny_config(frame_subsampling=4, conv_kernel=5, left_context_frames=8,
+                                     chunk_frames_choices=(4, 8), default_chunk_frames=4), seed=5)
+    path = tmp_path / "conv.onnx"
+    export_onnx(model, path)
+    streaming = StreamingModel(path)
+    conv = [s for s in streaming.states if s["name"] == "conv_cache"]
+    assert conv and conv[0]["shape"] == [model.config.num_layers, "batch", 4, model.config.model_dim]
+    audio = speechlike_signal(1.5, seed=14)
+    for chunk_frames in (4, 8):
+        reference = offline_log_probs(model, torch.from_numpy(audio)[None], chunk_frames)[0].numpy()
+        for sizes in (random_sizes(5, 12), [HOP_SAMPLES] * 20):
+            streamed = stream_file(streaming, audio, chunk_frames, sizes)
+            assert streamed.shape == reference.shape
+            assert np.abs(streamed - reference).max() <= TOLERANCE
+            assert np.array_equal(streamed.argmax(-1), reference.argmax(-1))

@@ -198,3 +198,46 @@ def test_subsampling_must_divide_chunks_and_left_context():
         tiny_config(frame_subsampling=3)
     with pytest.raises(ConfigError, match="at least 1"):
         tiny_config(num_layers=0)
+
+
+@pytest.fixture(scope="module", params=[(1, 3), (4, 5)], ids=["S1-W3", "S4-W5"])
+def conv_model(request):
+    S, W = request.param
+    return random_model(tiny_config(frame_subsampling=S, conv_kernel=W, left_context_frames=8,
+                                    chunk_frames_choices=(4, 8), default_chunk_frames=4), seed=W)
+
+
+@settings(max_examples=30, deadline=None)
+@given(data=st.data(), chunk_frames=st.sampled_from([4, 8]), frames=st.integers(1, 45))
+def test_conv_module_streams_exactly(conv_model, data, chunk_frames, frames):
+    """The convolution's left context travels as state: any chunking gives forward's result."""
+    feats = torch.randn(1, frames, conv_model.config.frontend.feature_dim, generator=torch.Generator().manual_seed(frames))
+    sizes = data.draw(st.lists(st.integers(0, 11), max_size=12))
+    with torch.no_grad():
+        reference = conv_model(feats, torch.tensor([frames]), chunk_frames)
+        streamed = stream_in_pieces(conv_model, feats, chunk_frames, sizes)
+    assert_same(streamed, reference)
+
+
+def test_conv_module_is_causal_and_matters(conv_model):
+    """A change at a frame moves no earlier frame's output (no look-ahead beyond the chunk, none at all from the
+    convolution), and the module changes the result (it is in the path)."""
+    c = conv_model.config
+    feats = torch.randn(1, 40, c.frontend.feature_dim, generator=torch.Generator().manual_seed(1))
+    changed = feats.clone()
+    changed[:, 24:] += 1.0
+    with torch.no_grad():
+        a = conv_model(feats, torch.tensor([40]), 8)
+        b = conv_model(changed, torch.tensor([40]), 8)
+        plain = PhoneTagger(tiny_config(**{**c.to_dict(), "frontend": c.frontend, "conv_kernel": 0}))
+        state = {k: v for k, v in conv_model.state_dict().items() if ".conv." not in k}
+        plain.load_state_dict(state)
+        without = plain.eval()(feats, torch.tensor([40]), 8)
+    assert (a[:, :24] - b[:, :24]).abs().max() == 0
+    assert (a[:, 24:] - b[:, 24:]).abs().max() > 1e-3
+    assert (a - without).abs().max() > 1e-3
+
+
+def test_conv_kernel_must_be_0_or_at_least_2():
+    with pytest.raises(ConfigError, match="conv_kernel must be 0"):
+        tiny_config(conv_kernel=1)

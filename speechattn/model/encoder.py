@@ -55,6 +55,7 @@ class ModelConfig:
     num_classes: int = NUM_PHONES
     dropout: float = 0.1
     frame_subsampling: int = 1  # 10 ms frames per encoder position: 1, 2 or 4
+    conv_kernel: int = 0  # a causal depthwise convolution module over this many positions in each layer (0: none)
 
     def __post_init__(self) -> None:
         if self.num_layers < 1 or self.model_dim < 1 or self.num_heads < 1 or self.ffn_dim < 1:
@@ -73,6 +74,8 @@ class ModelConfig:
             raise ConfigError(f"default_chunk_frames {self.default_chunk_frames} is not in {self.chunk_frames_choices}")
         if self.left_context_frames < 0:
             raise ConfigError("left_context_frames must be >= 0")
+        if self.conv_kernel < 0 or self.conv_kernel == 1:
+            raise ConfigError(f"conv_kernel must be 0 (no convolution module) or at least 2, not {self.conv_kernel}")
 
     @property
     def left_context_positions(self) -> int:  # L' = L / S: key/value cache slots per layer
@@ -104,6 +107,8 @@ class EncoderState(NamedTuple):
     key_cache: torch.Tensor  # (N, B, L', D): attention keys of the last L' positions, layer first
     value_cache: torch.Tensor  # (N, B, L', D)
     cached_frames: torch.Tensor  # (B,) int64: how many cache slots hold real positions (0..L')
+    conv_cache: torch.Tensor | None = None  # (N, B, W - 1, D): each layer's convolution input at the last W - 1
+    # positions (W = conv_kernel); zeros at the start, as the causal padding of `forward`; None without the module
 
 
 class ChunkLayout(NamedTuple):
@@ -160,11 +165,38 @@ class ChunkedSelfAttention(nn.Module):
         return self.out(attended), keys, values
 
 
+class ConvModule(nn.Module):
+    """Conformer-style local convolution, causal: LayerNorm -> depthwise convolution over the last W positions
+    (this one and W - 1 before it, never later ones) -> SiLU -> pointwise Linear.  Its left context arrives as
+    explicit input (`left`, the previous W - 1 normalised positions), so streaming carries it as state."""
+
+    def __init__(self, config: ModelConfig) -> None:
+        super().__init__()
+        W, D = config.conv_kernel, config.model_dim
+        self.norm = nn.LayerNorm(D)
+        self.depthwise = nn.Parameter(torch.randn(W, D) / math.sqrt(W))
+        self.depthwise_bias = nn.Parameter(torch.zeros(D))
+        self.pointwise = nn.Linear(D, D)
+
+    def forward(self, x: torch.Tensor, left: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        """x (B, T, D), left (B, W - 1, D) -> output (B, T, D) and this call's convolution input (B, T, D)."""
+        y = self.norm(x)
+        sequence = torch.cat([left, y], dim=1)  # (B, W - 1 + T, D)
+        T, W = y.shape[1], self.depthwise.shape[0]
+        # Shifted slices, not conv1d: a call with T = 0 positions gives an empty result (onnxruntime's Conv
+        # rejects an input shorter than its kernel), and there is no Python branch on sizes.
+        total = self.depthwise_bias + sequence[:, 0:T] * self.depthwise[0]
+        for j in range(1, W):
+            total = total + sequence[:, j : j + T] * self.depthwise[j]
+        return self.pointwise(nn.functional.silu(total)), y
+
+
 class EncoderLayer(nn.Module):
     def __init__(self, config: ModelConfig) -> None:
         super().__init__()
         self.attention_norm = nn.LayerNorm(config.model_dim)
         self.attention = ChunkedSelfAttention(config)
+        self.conv = ConvModule(config) if config.conv_kernel else None
         self.ffn_norm = nn.LayerNorm(config.model_dim)
         self.ffn = nn.Sequential(
             nn.Linear(config.model_dim, config.ffn_dim),
@@ -174,11 +206,15 @@ class EncoderLayer(nn.Module):
         )
         self.dropout = nn.Dropout(config.dropout)
 
-    def forward(self, x, left_keys, left_values, layout: ChunkLayout):
+    def forward(self, x, left_keys, left_values, layout: ChunkLayout, left_conv=None):
         attended, keys, values = self.attention(self.attention_norm(x), left_keys, left_values, layout)
         x = x + self.dropout(attended)
+        conv_input = None
+        if self.conv is not None:
+            convolved, conv_input = self.conv(x, left_conv)
+            x = x + self.dropout(convolved)
         x = x + self.dropout(self.ffn(self.ffn_norm(x)))
-        return x, keys, values
+        return x, keys, values, conv_input
 
 
 class PhoneTagger(nn.Module):
@@ -210,22 +246,27 @@ class PhoneTagger(nn.Module):
         key_mask = torch.where(key_valid[:, key_index], 0.0, hidden)[:, :, None, None, :]  # (B, K, 1, 1, L + C)
         return ChunkLayout(batch, num_chunks, C, key_index, bias_index, key_mask)
 
-    def _encode(self, feats, left_keys, left_values, key_valid, chunk_frames):
-        """feats (B, T, F), T a multiple of C; left_keys/values (N, B, L', D); key_valid (B, L' + T').
+    def _encode(self, feats, left_keys, left_values, key_valid, chunk_frames, left_conv=None):
+        """feats (B, T, F), T a multiple of C; left_keys/values (N, B, L', D); key_valid (B, L' + T');
+        left_conv (N, B, W - 1, D) with the convolution module.
 
-        Returns log-probabilities (B, T, classes) and the new keys and values, each (N, B, T', D).
+        Returns log-probabilities (B, T, classes) and the new keys, values and convolution inputs, each
+        (N, B, T', D) (the last None without the module).
         """
         S = self.config.frame_subsampling
         B, T, F = feats.shape[0], feats.shape[1], feats.shape[2]
         layout = self._layout(B, T // S, left_keys.shape[2], key_valid, chunk_frames // S)
         x = self.input_projection(feats.reshape(B, T // S, S * F))  # (B, T', D)
-        new_keys, new_values = [], []
-        for layer, keys, values in zip(self.layers, left_keys, left_values):
-            x, layer_keys, layer_values = layer(x, keys, values, layout)
+        new_keys, new_values, new_conv = [], [], []
+        lefts = left_conv if left_conv is not None else [None] * len(self.layers)
+        for layer, keys, values, conv in zip(self.layers, left_keys, left_values, lefts):
+            x, layer_keys, layer_values, conv_input = layer(x, keys, values, layout, conv)
             new_keys.append(layer_keys)
             new_values.append(layer_values)
+            new_conv.append(conv_input)
         logits = self.classifier(self.final_norm(x)).reshape(B, T, self.config.num_classes)  # (B, T', S * classes)
-        return torch.log_softmax(logits, dim=-1), torch.stack(new_keys), torch.stack(new_values)
+        conv_inputs = torch.stack(new_conv) if left_conv is not None else None
+        return torch.log_softmax(logits, dim=-1), torch.stack(new_keys), torch.stack(new_values), conv_inputs
 
     def forward(self, feats: torch.Tensor, lengths: torch.Tensor, chunk_frames: int | None) -> torch.Tensor:
         """Batched, padded: feats (B, T, F), lengths (B,) -> log-probs (B, T, classes).
@@ -244,8 +285,13 @@ class PhoneTagger(nn.Module):
         position_valid = frame_valid[:, ::S]  # a position is real when its first frame is
         key_valid = torch.cat([torch.zeros(B, L, dtype=torch.bool, device=feats.device), position_valid], dim=1)
         left = feats.new_zeros(self.config.num_layers, B, L, self.config.model_dim)
-        log_probs, _, _ = self._encode(feats, left, left, key_valid, C)
+        left_conv = self._zero_conv_state(B, feats)
+        log_probs, _, _, _ = self._encode(feats, left, left, key_valid, C, left_conv)
         return log_probs[:, :T]
+
+    def _zero_conv_state(self, batch_size: int, like: torch.Tensor) -> torch.Tensor | None:
+        c = self.config
+        return like.new_zeros(c.num_layers, batch_size, c.conv_kernel - 1, c.model_dim) if c.conv_kernel else None
 
     def initial_state(self, batch_size: int = 1) -> EncoderState:
         c = self.config
@@ -255,6 +301,7 @@ class PhoneTagger(nn.Module):
             key_cache=cache,
             value_cache=cache.clone(),
             cached_frames=torch.zeros(batch_size, dtype=torch.int64),
+            conv_cache=self._zero_conv_state(batch_size, cache),
         )
 
     def step(
@@ -288,7 +335,12 @@ class PhoneTagger(nn.Module):
         slot = torch.arange(L, device=feats.device)[None, :]
         cache_valid = slot >= (L - state.cached_frames)[:, None]  # (B, L'): the newest cached_frames slots are real
         key_valid = torch.cat([cache_valid, position_valid], dim=1)
-        log_probs, keys, values = self._encode(chunk_input, state.key_cache, state.value_cache, key_valid, C)
+        log_probs, keys, values, conv_inputs = self._encode(chunk_input, state.key_cache, state.value_cache, key_valid,
+                                                            C, state.conv_cache)
+        new_conv = None
+        if state.conv_cache is not None:  # the last W - 1 real positions' convolution inputs, per layer
+            all_conv = torch.cat([state.conv_cache, conv_inputs[:, :, :ready_positions]], dim=2)
+            new_conv = all_conv[:, :, all_conv.shape[2] - (self.config.conv_kernel - 1) :]
 
         all_keys = torch.cat([state.key_cache, keys[:, :, :ready_positions]], dim=2)  # (N, B, L' + ready', D)
         all_values = torch.cat([state.value_cache, values[:, :, :ready_positions]], dim=2)
@@ -297,6 +349,7 @@ class PhoneTagger(nn.Module):
             key_cache=all_keys[:, :, all_keys.shape[2] - L :],
             value_cache=all_values[:, :, all_values.shape[2] - L :],
             cached_frames=torch.clamp(state.cached_frames + ready_positions, max=L),
+            conv_cache=new_conv,
         )
         return log_probs[:, :ready], new_state
 

@@ -9,6 +9,8 @@ State (all zeros at the start of a stream; B batch, N layers, L left context, D 
   key_cache         (N, B, L', D)    float32  attention keys of the last L' = L / S encoder positions, layer first
   value_cache       (N, B, L', D)    float32
   cached_frames     (B,)             int64    how many of the L' cache slots hold real positions
+  conv_cache        (N, B, W-1, D)   float32  each layer's convolution input at the last W - 1 positions (only
+                                              with the convolution module, model.conv_kernel = W)
 """
 
 from __future__ import annotations
@@ -38,6 +40,9 @@ def state_specs(model: PhoneTagger) -> list[dict]:
         {"name": "value_cache", "shape": list(cache_shape), "dtype": "float32"},
         {"name": "cached_frames", "shape": [BATCH], "dtype": "int64"},
     ]
+    if c.conv_kernel:
+        specs.append({"name": "conv_cache", "shape": [c.num_layers, BATCH, c.conv_kernel - 1, c.model_dim],
+                      "dtype": "float32"})
     for spec in specs:
         spec["output"] = "new_" + spec["name"]
     return specs
@@ -68,7 +73,8 @@ class StreamingGraph(nn.Module):
         history = state.get("feature_history", audio.new_zeros(audio.shape[0], 0, 0))
         feats, new_tail, new_history = self.model.frontend.step(audio, state["audio_tail"], history)
         encoder_state = EncoderState(
-            state["pending_features"], state["key_cache"], state["value_cache"], state["cached_frames"]
+            state["pending_features"], state["key_cache"], state["value_cache"], state["cached_frames"],
+            state.get("conv_cache"),
         )
         log_probs, encoder_state = self.model.step(feats, encoder_state, chunk_frames, flush)
         new_state = {"audio_tail": new_tail, "feature_history": new_history, **encoder_state._asdict()}
