@@ -11,9 +11,10 @@ from speechattn.training.recipes import load_recipe
 from speechattn.training.train import initial_weights
 
 
-def test_the_default_recipe_starts_from_the_shipped_weights():
-    recipe = load_recipe("recipes/default-round2.yaml")  # the recipe of the shipped weights
-    assert recipe.train.init_from == "default"
+def test_the_default_recipe_continues_from_the_shipped_weights():
+    """recipes/default.yaml made the shipped weights (from scratch); its next round starts from them."""
+    recipe = load_recipe("recipes/default.yaml")
+    assert recipe.train.init_from is None
     model = initial_weights("default", recipe.model)
     shipped = load(MODELS_DIR / "default.pt")
     assert model.config.dropout == recipe.model.dropout  # the recipe's training settings ...
