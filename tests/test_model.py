@@ -34,15 +34,21 @@ def assert_same(streamed, reference):
     assert torch.equal(streamed.argmax(-1), reference.argmax(-1))
 
 
+def assert_streaming_equals_forward(model, data, chunk_frames, frames, max_piece, max_pieces):
+    """Random features of `frames` frames, streamed in pieces hypothesis draws, against one forward call."""
+    feats = torch.randn(1, frames, model.config.frontend.feature_dim, generator=torch.Generator().manual_seed(frames))
+    sizes = data.draw(st.lists(st.integers(0, max_piece), max_size=max_pieces))
+    with torch.no_grad():
+        reference = model(feats, torch.tensor([frames]), chunk_frames)
+        streamed = stream_in_pieces(model, feats, chunk_frames, sizes)
+    assert reference.shape[1] == frames  # one distribution per 10 ms frame, whatever the subsampling
+    assert_same(streamed, reference)
+
+
 @settings(max_examples=40, deadline=None)
 @given(data=st.data(), chunk_frames=st.sampled_from([1, 2, 4, 8]), frames=st.integers(1, 45))
 def test_step_over_any_chunking_equals_forward(tiny_model, data, chunk_frames, frames):
-    feats = torch.randn(1, frames, tiny_model.config.frontend.feature_dim, generator=torch.Generator().manual_seed(frames))
-    sizes = data.draw(st.lists(st.integers(0, 12), max_size=20))
-    with torch.no_grad():
-        reference = tiny_model(feats, torch.tensor([frames]), chunk_frames)
-        streamed = stream_in_pieces(tiny_model, feats, chunk_frames, sizes)
-    assert_same(streamed, reference)
+    assert_streaming_equals_forward(tiny_model, data, chunk_frames, frames, max_piece=12, max_pieces=20)
 
 
 @pytest.mark.parametrize("chunk_frames", [1, 4, 8])
@@ -170,14 +176,7 @@ def subsampled_model(request):
 @given(data=st.data(), chunk_frames=st.sampled_from([4, 8]), frames=st.integers(1, 45))
 def test_subsampled_step_over_any_chunking_equals_forward(subsampled_model, data, chunk_frames, frames):
     """Call sizes that are not multiples of the subsampling, and utterances that end inside a position."""
-    feats = torch.randn(1, frames, subsampled_model.config.frontend.feature_dim,
-                        generator=torch.Generator().manual_seed(frames))
-    sizes = data.draw(st.lists(st.integers(0, 11), max_size=12))
-    with torch.no_grad():
-        reference = subsampled_model(feats, torch.tensor([frames]), chunk_frames)
-        streamed = stream_in_pieces(subsampled_model, feats, chunk_frames, sizes)
-    assert reference.shape[1] == frames  # still one distribution per 10 ms frame
-    assert_same(streamed, reference)
+    assert_streaming_equals_forward(subsampled_model, data, chunk_frames, frames, max_piece=11, max_pieces=12)
 
 
 def test_subsampled_batch_padding_does_not_change_results(subsampled_model):
@@ -211,12 +210,7 @@ def conv_model(request):
 @given(data=st.data(), chunk_frames=st.sampled_from([4, 8]), frames=st.integers(1, 45))
 def test_conv_module_streams_exactly(conv_model, data, chunk_frames, frames):
     """The convolution's left context travels as state: any chunking gives forward's result."""
-    feats = torch.randn(1, frames, conv_model.config.frontend.feature_dim, generator=torch.Generator().manual_seed(frames))
-    sizes = data.draw(st.lists(st.integers(0, 11), max_size=12))
-    with torch.no_grad():
-        reference = conv_model(feats, torch.tensor([frames]), chunk_frames)
-        streamed = stream_in_pieces(conv_model, feats, chunk_frames, sizes)
-    assert_same(streamed, reference)
+    assert_streaming_equals_forward(conv_model, data, chunk_frames, frames, max_piece=11, max_pieces=12)
 
 
 def test_conv_module_is_causal_and_matters(conv_model):
