@@ -242,16 +242,14 @@ def verify(onnx_path: Path, model: PhoneTagger, chunk_frames: int, seconds: floa
 
 def chunking_difference(onnx_path: Path, audio: np.ndarray, chunk_frames: int, seed: int = 0) -> float:
     """max |Δ log-prob| between the file fed `audio` in one call and the same audio pushed in random pieces."""
+    from speechattn.model.streamcheck import stream_pieces
     from speechattn_export.stream_client import StreamingModel
 
     model = StreamingModel(onnx_path, num_threads=1)
-    whole = model.new_stream(chunk_frames)
-    reference = np.concatenate([whole.push(audio).log_probs, whole.finish().log_probs])
+    reference, _ = stream_pieces(model, audio, chunk_frames, [len(audio)])
     rng = np.random.default_rng(seed)
     cuts = np.sort(rng.choice(np.arange(1, len(audio)), size=min(VERIFY_PUSHES * 4, len(audio) - 1), replace=False))
-    stream = model.new_stream(chunk_frames)
-    pieces = [stream.push(piece).log_probs for piece in np.split(audio, cuts)] + [stream.finish().log_probs]
-    streamed = np.concatenate(pieces)
+    streamed, _ = stream_pieces(model, audio, chunk_frames, np.diff([0, *cuts, len(audio)]).tolist())
     return float(np.abs(streamed - reference).max()) if streamed.shape == reference.shape else float("inf")
 
 

@@ -60,7 +60,6 @@ class Handler(http.server.SimpleHTTPRequestHandler):
 
     def translate_path(self, path: str) -> str:
         path = posixpath.normpath(urllib.parse.unquote(urllib.parse.urlsplit(path).path))
-        path += "/" if path.endswith("/") is False and path + "/" in self.table else ""
         for prefix, folder in self.table.items():
             if path.startswith(prefix) or path + "/" == prefix:
                 relative = path[len(prefix):].lstrip("/")
