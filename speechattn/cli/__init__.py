@@ -168,6 +168,22 @@ def cmd_prepare(args) -> int:
     return 0
 
 
+def cmd_pseudo_label(args) -> int:
+    import time
+
+    from speechattn.training.pseudo import pseudo_label
+
+    output = Path(args.out)
+    started = time.perf_counter()
+    summary = pseudo_label(args.root, output, args.name, args.teacher, args.min_confidence,
+                           progress=sys.stderr.isatty())
+    print(f"{args.name}: {summary.utterances} utterances, {summary.speakers} speakers, {summary.hours:.2f} h, "
+          f"{time.perf_counter() - started:.0f} s; {summary.labelled_share:.1%} of frames labelled "
+          f"(posterior >= {args.min_confidence}), mean posterior of the decoded phone {summary.mean_confidence:.3f}")
+    print(f"wrote {output / args.name}_{{recordings,supervisions}}_train.jsonl.gz (list it in train.sets)")
+    return 0
+
+
 def cmd_data_stats(args) -> int:
     from speechattn.data.datastats import format_stats, manifest_stats, plot_phone_distribution
 
@@ -689,6 +705,23 @@ def prepare(recipe, out, overrides):
     TextGrid phone tiers, audio + HTK .lab).  Phones are mapped into the 40 classes (an unknown symbol
     stops with the file and symbol named).  Finished work (synthesized audio, alignments) is reused."""
     return _run(cmd_prepare, recipe=recipe, out=out, set=list(overrides))
+
+
+@cli.command("pseudo-label")
+@click.argument("root", type=click.Path(exists=True, file_okay=False, path_type=Path), metavar="DIR")
+@_option("--out", type=PATH, required=True, help="directory for the manifests")
+@_option("--name", default="pseudo", help="manifest name (the prefix train.sets lists is OUT/NAME)")
+@_option("--teacher", default="default", metavar="CHECKPOINT|default", help="the tagger that labels")
+@_option("--min-confidence", type=click.FloatRange(0, 1, max_open=True), default=0.5,
+         help="frames whose decoded phone has a lower posterior stay unlabelled")
+def pseudo_label(root, out, name, teacher, min_confidence):
+    """Label untranscribed speech with a trained tagger (DIR/utterances.tsv + DIR/audio/).
+
+    The teacher sees each whole utterance (full context); the bigram decoder gives the phone path; unsure
+    frames are left out.  A streaming model trained on the result learns what the same weights know when
+    they see the future, on whatever speakers DIR holds.  Labels made this way are bronze: measure on
+    labelled dev speech whether they help."""
+    return _run(cmd_pseudo_label, root=root, out=out, name=name, teacher=teacher, min_confidence=min_confidence)
 
 
 @cli.command("data-stats")

@@ -30,6 +30,7 @@ class TrainConfig:
     grad_clip: float = 1.0
     label_smoothing: float = 0.1
     full_context_share: float = 0.2  # share of batches trained at full context; the rest draw a chunk size
+    chunk_weights: tuple = ()  # relative odds of model.chunk_frames_choices for those draws; () = equal
     eval_every: int = 1000
     checkpoint_every: int = 500
     normalization_items: int = 200  # training utterances the feature mean/std are computed from
@@ -49,6 +50,9 @@ class TrainConfig:
             raise ConfigError("train.batch_size, max_steps, eval_every and checkpoint_every must be at least 1")
         if not 0 <= self.full_context_share <= 1 or not 0 <= self.label_smoothing < 1:
             raise ConfigError("train.full_context_share must be in [0, 1] and train.label_smoothing in [0, 1)")
+        if any(not isinstance(w, (int, float)) or w < 0 for w in self.chunk_weights) or (
+                self.chunk_weights and not sum(self.chunk_weights) > 0):
+            raise ConfigError("train.chunk_weights must be non-negative numbers with a positive sum")
         if self.device not in ("auto", "cpu", "cuda"):
             raise ConfigError(f"train.device must be auto, cpu or cuda, not {self.device!r}")
         if self.precision not in ("auto", "fp32", "bf16", "fp16"):
@@ -167,6 +171,10 @@ def recipe_from_mapping(raw: dict, path: Path, recipe_name: str | None = None) -
             raise ConfigError(message if message.startswith(str(path)) else f"{path}: {message}") from None
     recipe = Recipe(name=recipe_name or path.stem, path=path, **sections)
     _check_data(recipe)
+    weights, choices = recipe.train.chunk_weights, recipe.model.chunk_frames_choices
+    if weights and len(weights) != len(choices):
+        raise ConfigError(f"{path}: train.chunk_weights has {len(weights)} entries; model.chunk_frames_choices "
+                          f"{list(choices)} needs one each")
     return recipe
 
 

@@ -392,8 +392,10 @@ class Trainer:
         config, step, rank = self.config, self.step, self.rank
         audio, labels, lengths = audio.to(self.device), labels.to(self.device), lengths.to(self.device)
         rng = np.random.default_rng([config.seed, step])
+        choices = self.recipe.model.chunk_frames_choices
+        odds = np.asarray(config.chunk_weights, dtype=np.float64) if config.chunk_weights else None
         chunk = None if rng.random() < config.full_context_share else int(
-            rng.choice(self.recipe.model.chunk_frames_choices))
+            rng.choice(choices, p=None if odds is None else odds / odds.sum()))
         torch.manual_seed(config.seed * 1_000_003 + step * 7919 + rank)  # dropout, reproducible on resume
         self.model.train()
         with torch.no_grad():
