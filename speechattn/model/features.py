@@ -8,9 +8,11 @@ take the power spectrum, apply triangular mel filters (1127 ln(1 + f/700)),
 and take the log with a floor of float32 epsilon.  MFCC adds Kaldi's DCT,
 cepstral liftering and (optionally) the raw log energy in place of C0.
 
-DC removal, pre-emphasis, the window and the DFT are all linear in the 400
-samples of a frame, so they are folded into one (400, 2*257) matrix: the whole
-spectral analysis is a single matmul.
+The spectral analysis runs in float64 up to the log: DC removal, pre-emphasis
+and the window as element-wise ops, then a real FFT of 512 points (torch.fft
+in training; the ONNX DFT operator in the exported graph, radix-2 in
+onnxruntime), each frame on its own, so a frame's spectrum cannot depend on
+how many frames one call holds.
 
 Framing (see audio.py): frame i ends at sample 160*(i+1) and reaches 240
 samples back; a stream carries those 240 samples between calls as state, so
@@ -80,18 +82,24 @@ def povey_window() -> np.ndarray:
     return (0.5 - 0.5 * np.cos(2 * np.pi * n / (WINDOW_SAMPLES - 1))) ** 0.85
 
 
-def frame_transform_matrix(preemphasis: float) -> np.ndarray:
-    """(400, 2*257) matrix: frame samples -> [real | imag] spectrum after DC removal, pre-emphasis, window."""
-    n = WINDOW_SAMPLES
-    remove_dc = np.eye(n) - np.full((n, n), 1.0 / n)
-    emphasise = np.eye(n) - preemphasis * np.eye(n, k=-1)
-    emphasise[0, 0] = 1.0 - preemphasis  # Kaldi: x[0] -= coeff * x[0]
-    window = np.diag(povey_window())
-    k = np.arange(NUM_FFT_BINS)[:, None]
-    t = np.arange(n)[None, :]
-    angle = 2 * np.pi * k * t / FFT_SIZE
-    dft = np.concatenate([np.cos(angle), -np.sin(angle)])  # (514, 400): zero padding to 512 is implicit
-    return (dft @ window @ emphasise @ remove_dc).T  # (400, 514)
+class RealFFT(torch.autograd.Function):
+    """(..., 400) float64 frames -> (..., 257, 2) [real, imag] of their 512-point FFT (zero-padded).
+
+    torch.fft.rfft in torch; the ONNX DFT operator (opset 17, onesided) in the exported graph, which the
+    TorchScript exporter cannot write from torch.fft itself."""
+
+    @staticmethod
+    def forward(ctx, frames: torch.Tensor) -> torch.Tensor:
+        if frames.numel() == 0:  # a call that brings no new frame (MKL's FFT refuses an empty batch)
+            return frames.new_zeros(*frames.shape[:-1], NUM_FFT_BINS, 2)
+        spectrum = torch.fft.rfft(frames, n=FFT_SIZE)
+        return torch.stack([spectrum.real, spectrum.imag], dim=-1)
+
+    @staticmethod
+    def symbolic(g, frames):
+        signal = g.op("Unsqueeze", frames, g.op("Constant", value_t=torch.tensor([-1])))  # a real signal: (..., 400, 1)
+        length = g.op("Constant", value_t=torch.tensor(FFT_SIZE, dtype=torch.int64))
+        return g.op("DFT", signal, length, axis_i=-2, onesided_i=1)
 
 
 def mel_filterbank(num_bins: int, low_freq_hz: float, high_freq_hz: float) -> np.ndarray:
@@ -137,8 +145,8 @@ class Frontend(nn.Module):
         super().__init__()
         self.config = config
         f32 = torch.float32
-        # Stored as float32 (half the file size); the analysis runs in float64, see _static_features.
-        self.register_buffer("frame_transform", torch.tensor(frame_transform_matrix(config.preemphasis), dtype=f32))
+        # Computed from the config, not stored in checkpoints (persistent=False); float64 like the analysis.
+        self.register_buffer("window", torch.tensor(povey_window(), dtype=torch.float64), persistent=False)
         banks = mel_filterbank(config.num_mel_bins, config.low_freq_hz, config.high_freq_hz)
         self.register_buffer("mel_banks", torch.tensor(banks, dtype=f32))
         if config.kind == "mfcc":
@@ -171,8 +179,12 @@ class Frontend(nn.Module):
         # float64 up to the log: a quiet bin in a loud frame is a near-cancelling sum, and float32 rounding
         # there would depend on how many frames one matmul holds (measured: 1e-2 differences in log-mel
         # between one-hop and one-shot computation); in float64 the frames come out the same either way.
-        spectrum = frames.double() @ self.frame_transform.double()  # (B, T, 514): [real | imag]
-        real, imag = spectrum[..., :NUM_FFT_BINS], spectrum[..., NUM_FFT_BINS:]
+        samples = frames.double()
+        samples = samples - samples.mean(-1, keepdim=True)  # DC removal (a 0-frame ReduceMean broadcasts alike)
+        a = self.config.preemphasis  # Kaldi: x[0] -= a * x[0]; x[t] -= a * x[t - 1]
+        samples = torch.cat([samples[..., :1] * (1.0 - a), samples[..., 1:] - a * samples[..., :-1]], dim=-1)
+        spectrum = RealFFT.apply(samples * self.window)  # (B, T, 257, 2)
+        real, imag = spectrum[..., 0], spectrum[..., 1]
         power = (real * real + imag * imag) @ self.mel_banks.double()  # (B, T, num_mel_bins)
         log_mel = torch.log(torch.clamp(power, min=LOG_FLOOR)).to(frames.dtype)
         if self.config.kind == "fbank":
@@ -187,6 +199,12 @@ class Frontend(nn.Module):
             log_energy = torch.log(torch.clamp(energy, min=LOG_FLOOR)).to(frames.dtype)
             ceps = torch.cat([log_energy, ceps[..., 1:]], dim=-1)
         return ceps
+
+    def _load_from_state_dict(self, state_dict, prefix, *args, **kwargs):
+        # Checkpoints written before the FFT frontend hold the (400, 514) analysis matrix it replaced; the
+        # FFT computes the same transform, so the matrix is dropped.
+        state_dict.pop(prefix + "frame_transform", None)
+        super()._load_from_state_dict(state_dict, prefix, *args, **kwargs)
 
     def _deltas(self, sequence: torch.Tensor) -> torch.Tensor:
         # sequence: (B, T + 2N, S) -> (B, T, S), the regression slope over each window of 2N+1 frames.
