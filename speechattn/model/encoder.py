@@ -143,7 +143,8 @@ class ChunkedSelfAttention(nn.Module):
         B, K, C = layout.batch, layout.num_chunks, layout.chunk_frames
         H, Dh = self.num_heads, self.head_dim
         window = layout.key_index.shape[1]  # L + C
-        queries, keys, values = self.qkv(x).chunk(3, dim=-1)  # each (B, T, D)
+        D = H * Dh  # split with constant sizes: `chunk` exports as a chain of shape arithmetic per layer
+        queries, keys, values = self.qkv(x).split([D, D, D], dim=-1)  # each (B, T, D)
         q = queries.reshape(B, K, C, H, Dh).transpose(2, 3)  # (B, K, H, C, Dh)
         if isinstance(C, int) and isinstance(K, int) and K > 0:
             # Python sizes (training, evaluation): each chunk's window is a strided view of the left-extended
