@@ -109,16 +109,6 @@ def test_help_is_instant_and_imports_no_heavy_module():
     assert result.stdout.strip() == "[]"
 
 
-def test_export_calibrate_mistakes_are_one_line(tmp_path, checkpoint, capsys):
-    assert main(["export", str(checkpoint), "-o", str(tmp_path / "x.onnx"), "--calibrate", str(tmp_path)]) == 2
-    assert "--calibrate is for --int8" in capsys.readouterr().err
-    (tmp_path / "empty").mkdir()
-    assert main(["export", str(checkpoint), "-o", str(tmp_path / "x.onnx"), "--int8", "--calibrate",
-                 str(tmp_path / "empty")]) == 2
-    assert "no audio to calibrate on" in capsys.readouterr().err
-    assert not (tmp_path / "x.onnx").exists()
-
-
 def test_web_without_onnxruntime_web_says_how_to_install_it(monkeypatch, capsys):
     from speechattn.runtime import web
 

@@ -63,29 +63,28 @@ def test_mfcc_with_deltas_exports_exactly(tmp_path):
 @pytest.mark.slow
 def test_int8_keeps_at_least_99_percent_of_labels(trained_model, tmp_path):
     path = tmp_path / "int8.onnx"
-    calibration = [speechlike_signal(6.0, seed=s) for s in (20, 21)]
-    export_onnx(trained_model, path, int8=True, calibration_audio=calibration)
-    audio = speechlike_signal(8.0, seed=13)  # audio neither calibration nor the exporter's own check used
+    export_onnx(trained_model, path, int8=True)
+    audio = speechlike_signal(8.0, seed=13)  # audio the exporter's own check did not use
     reference = offline_log_probs(trained_model, torch.from_numpy(audio)[None], 4)[0].numpy()
     streamed = stream_file(StreamingModel(path), audio, 4, random_sizes(2, 40))
     assert (streamed.argmax(-1) == reference.argmax(-1)).mean() >= 0.99
-    # the weights really are 8-bit: every Linear's weight is stored as uint8, and no MatMul reads a float constant
+    # the weights really are 8-bit: every Linear is a MatMulNBits with uint8 weights, no MatMul reads a float constant
     graph = onnx.load(str(path)).graph
     constants = {i.name: i for i in graph.initializer}
     linears = sum(isinstance(m, torch.nn.Linear) for m in trained_model.modules())
-    weights = [n for n in graph.node if n.op_type == "DequantizeLinear" and n.input[0] in constants
-               and len(constants[n.input[0]].dims) == 2]
-    assert len(weights) == linears
-    assert all(constants[n.input[0]].data_type == onnx.TensorProto.UINT8 for n in weights)
+    quantized = [n for n in graph.node if n.op_type == "MatMulNBits"]
+    assert len(quantized) == linears
+    assert all({a.name: a.i for a in n.attribute}["bits"] == 8 for n in quantized)
+    assert all(constants[n.input[1]].data_type == onnx.TensorProto.UINT8 for n in quantized)
     assert not [n.name for n in graph.node if n.op_type == "MatMul" and set(constants).intersection(n.input)]
-    assert StreamingModel(path).metadata["quantization"] == "int8-static"
+    assert StreamingModel(path).metadata["quantization"] == "int8-weights"
 
 
 @pytest.mark.slow
 def test_int8_streams_exactly_at_every_chunk_size_and_push_pattern(trained_model, tmp_path):
-    """Static scales: a frame's integer arithmetic does not depend on what else one call holds."""
+    """Per-position activation quantization: a frame's integer arithmetic does not depend on what else one call holds."""
     path = tmp_path / "int8.onnx"
-    export_onnx(trained_model, path, int8=True, calibration_audio=[speechlike_signal(6.0, seed=20)])
+    export_onnx(trained_model, path, int8=True)
     model = StreamingModel(path)
     audio = speechlike_signal(3.0, seed=14)
     for chunk in model.allowed_chunk_frames:
