@@ -72,13 +72,13 @@ def wait_for(browser, states, seconds=60.0) -> str:
     raise AssertionError(f"the page did not reach {states}: {browser.find_element('id', 'status').text}")
 
 
-def python_json(path=SAMPLE) -> dict:
+def python_json(path=SAMPLE, model: str = "default") -> dict:
     import contextlib
     import io
 
     out = io.StringIO()
     with contextlib.redirect_stdout(out):
-        assert main(["transcribe", str(path), "--format", "json"]) == 0
+        assert main(["transcribe", str(path), "--format", "json", "--model", model]) == 0
     return json.loads(out.getvalue())
 
 
@@ -87,8 +87,10 @@ def call(browser, script: str):
                                         "(e) => done({error: String(e)}))")
 
 
-def test_the_page_passes_the_segmenter_vector_and_a_dropped_file_gives_pythons_segments(browser, server):
-    browser.get(server + "?model=default.onnx")
+@pytest.mark.parametrize("model", ["default", "default-int8"])
+def test_the_page_passes_the_segmenter_vector_and_a_dropped_file_gives_pythons_segments(browser, server, model):
+    """fp32 and int8 (onnxruntime's MatMulNBits in the WASM build) give what they give in Python."""
+    browser.get(server + f"?model={model}.onnx")
     assert wait_for(browser, {"ready"}) == "ready", browser.find_element("id", "status").text
     assert call(browser, "window.speechattn.runVectors()") == []
     # a real drop event carrying the file, as a user's drag and drop delivers it
@@ -99,7 +101,15 @@ def test_the_page_passes_the_segmenter_vector_and_a_dropped_file_gives_pythons_s
         return new Promise((resolve) => {{ const wait = () => window.speechattn.dropped ? resolve(1) : setTimeout(wait, 50); wait(); }});
     }})""")
     dropped = browser.execute_script("return window.speechattn.dropped")
-    assert dropped == python_json()["segments"]
+    expected = python_json(model=model)["segments"]
+    if model == "default-int8":
+        # The WASM build runs MatMulNBits on another kernel than x86 onnxruntime (measured: the same phones and
+        # boundaries, confidences within 0.005); fp32 agrees exactly.
+        assert [(s["start"], s["end"], s["phone"]) for s in dropped] == [
+            (s["start"], s["end"], s["phone"]) for s in expected]
+        assert max(abs(a["confidence"] - b["confidence"]) for a, b in zip(dropped, expected)) < 0.01
+    else:
+        assert dropped == expected
     assert len(dropped) > 5
 
 

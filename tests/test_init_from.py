@@ -12,9 +12,9 @@ from speechattn.training.train import initial_weights
 
 
 def test_the_default_recipe_continues_from_the_shipped_weights():
-    """recipes/default.yaml made the shipped weights (from scratch); its next round starts from them."""
+    """recipes/default.yaml made the shipped weights from the round before's; its next round starts from them."""
     recipe = load_recipe("recipes/default.yaml")
-    assert recipe.train.init_from is None
+    assert recipe.train.init_from == "default"
     model = initial_weights("default", recipe.model)
     shipped = load(MODELS_DIR / "default.pt")
     assert model.config.dropout == recipe.model.dropout  # the recipe's training settings ...
