@@ -9,7 +9,8 @@ Exports the checkpoint (default: the shipped default.pt) to fp32 and quantizes i
                       training-split speech (what the project shipped before);
   - static-qdq-edges  the same with the input projection and the classifier left in float.
 Agreement: share of frames whose argmax equals fp32's, streaming in 80 ms chunks, over the last N utterances of
-the speechocean762 and LJ Speech *training* splits (held out from calibration; the dev sets stay for judging).
+the speechocean762 and LJ Speech *training* splits (held out from calibration), and over the first N utterances
+of each real dev set (asterisk prompts, speechocean762 dev, LJ050), where the README judges the model.
 Chunking: max |Δ log-prob| between one call and random pieces.  Latency: one 80 ms chunk, one thread, the
 files interleaved call by call.  Needs the prepared manifests (recipes/speechocean762.yaml, ljspeech.yaml,
 synth-en.yaml).
@@ -33,6 +34,9 @@ from speechattn_export.stream_client import StreamingModel
 MODELS = Path(__file__).resolve().parent.parent / "speechattn" / "runtime" / "models"
 TRAIN = {name: Path(f"data/{name}/{name}_supervisions_train.jsonl.gz") for name in ("speechocean762", "ljspeech")}
 SYNTH = Path("data/synth-en/synth-en_supervisions_train.jsonl.gz")
+DEV = [Path("data/real-dev/real-dev_supervisions_dev.jsonl.gz"),
+       Path("data/speechocean762/speechocean762_supervisions_dev.jsonl.gz"),
+       Path("data/ljspeech/ljspeech_supervisions_dev.jsonl.gz")]
 
 
 def cut_audio(manifest: Path, first: int | None = None, last: int | None = None) -> list[np.ndarray]:
@@ -107,6 +111,7 @@ def main() -> None:
     logging.getLogger().setLevel(logging.ERROR)
     model = load(args.checkpoint)
     held_out = [a for m in TRAIN.values() for a in cut_audio(m, last=args.utterances)]
+    dev = [a for m in DEV for a in cut_audio(m, first=args.utterances)]
     calibration = []
     for manifest in (SYNTH, *TRAIN.values()):  # 30 s from the start of each training split
         taken = 0.0
@@ -130,15 +135,19 @@ def main() -> None:
             if name != "fp32":
                 _write_metadata(files[name], build_metadata(model, 8, name))
         reference = streamed(fp32, held_out).argmax(-1)
+        dev_reference = streamed(fp32, dev).argmax(-1)
         p50 = latency(files, held_out[0] if len(held_out[0]) > 32000 else np.concatenate(held_out[:10]), args.calls)
-        print(f"{args.checkpoint}: {len(held_out)} held-out training-split utterances, {len(reference):,} frames; "
+        print(f"{args.checkpoint}: agreement with fp32 on {len(held_out)} held-out training-split utterances "
+              f"({len(reference):,} frames) and {len(dev)} real dev utterances ({len(dev_reference):,} frames); "
               f"calibration for static-qdq: {total:.0f} s")
-        print(f"{'file':<18} {'agreement':>10} {'chunking Δ':>11} {'size MB':>8} {'p50 ms (80 ms chunk)':>21}")
+        print(f"{'file':<18} {'train-split':>11} {'real dev':>9} {'chunking Δ':>11} {'size MB':>8} "
+              f"{'p50 ms (80 ms chunk)':>21}")
         for name, path in files.items():
             agreement = (streamed(path, held_out).argmax(-1) == reference).mean()
+            dev_agreement = (streamed(path, dev).argmax(-1) == dev_reference).mean()
             difference = chunking_difference(path, held_out[0], 8)
-            print(f"{name:<18} {100 * agreement:>9.2f}% {difference:>11.2e} {path.stat().st_size / 1e6:>8.2f} "
-                  f"{p50[name]:>21.3f}")
+            print(f"{name:<18} {100 * agreement:>10.2f}% {100 * dev_agreement:>8.2f}% {difference:>11.2e} "
+                  f"{path.stat().st_size / 1e6:>8.2f} {p50[name]:>21.3f}")
 
 
 if __name__ == "__main__":
