@@ -47,11 +47,17 @@ def _clip_directory(root, clips: dict[str, tuple[str, float]]):
 
 def test_pseudo_label_writes_training_manifests_whose_labels_are_the_teachers(tmp_path, tiny_model, capsys):
     _clip_directory(tmp_path / "clips", {"a-1": ("a", 1.5), "b-1": ("b", 2.0), "b-2": ("b", 0.05)})
+    (tmp_path / "clips" / "audio" / "c-1.flac").write_bytes(b"not audio at all")
+    with (tmp_path / "clips" / "utterances.tsv").open("a") as table:
+        table.write("c-1\tc\ttest\t1.0\n")
     save_checkpoint(tiny_model, tmp_path / "teacher.pt")
     code = main(["pseudo-label", str(tmp_path / "clips"), "--out", str(tmp_path / "out"), "--name", "pl",
                  "--teacher", str(tmp_path / "teacher.pt"), "--min-confidence", "0.05"])
-    out = capsys.readouterr().out
-    assert code == 0 and "pl: 2 utterances, 2 speakers" in out  # the 50 ms clip is left out
+    captured = capsys.readouterr()
+    # the 50 ms clip and the corrupt one are left out, named, exit status 1; the rest are labelled
+    assert code == 1 and "pl: 2 utterances, 2 speakers" in captured.out
+    reasons = captured.err.strip().splitlines()
+    assert len(reasons) == 2 and "b-2.flac: shorter than 0.1 s" in reasons[0] and "c-1.flac" in reasons[1]
     with gzip.open(tmp_path / "out" / "pl_supervisions_dev.jsonl.gz", "rt") as handle:
         assert handle.read().strip() == ""  # every utterance trains; dev and test exist, empty
     cuts = list(cuts_from_manifests(tmp_path / "out" / "pl_recordings_train.jsonl.gz",

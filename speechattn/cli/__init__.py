@@ -145,7 +145,9 @@ def cmd_pseudo_label(args) -> int:
           f"{time.perf_counter() - started:.0f} s; {summary.labelled_share:.1%} of frames labelled "
           f"(posterior >= {args.min_confidence}), mean posterior of the decoded phone {summary.mean_confidence:.3f}")
     print(f"wrote {output / args.name}_{{recordings,supervisions}}_train.jsonl.gz (list it in train.sets)")
-    return 0
+    for reason in summary.skipped:
+        print(f"left out: {reason}", file=sys.stderr)
+    return 1 if summary.skipped else 0
 
 
 def cmd_data_stats(args) -> int:

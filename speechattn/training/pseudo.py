@@ -36,6 +36,7 @@ class PseudoLabelSummary:
     hours: float
     labelled_share: float  # of frames, after the confidence cut
     mean_confidence: float
+    skipped: list[str]  # clips left out: unreadable or under 0.1 s, each with the reason
 
 
 def read_clip_list(root: Path) -> list[tuple[str, str, Path]]:
@@ -101,15 +102,24 @@ def pseudo_label(root: str | Path, output: str | Path, name: str = "pseudo", tea
     model = load(MODELS_DIR / "default.pt" if teacher == "default" else Path(teacher)).eval()
     log_bigram = PhoneBigram.load().for_phones(list(PHONES))
     silence = PHONES.index("sil")
-    recordings, supervisions, labelled, total, confidence_sum = [], [], 0, 0, 0.0
+    from speechattn.data.corpora import CorpusError
+
+    recordings, supervisions, labelled, total, confidence_sum, skipped = [], [], 0, 0, 0.0, []
     with torch.no_grad():
         for utterance, speaker, path in tqdm(clips, desc="pseudo-labelling", unit="utt", disable=not progress):
-            recording = _recording(path, utterance)
-            audio = recording.load_audio()
+            try:  # one bad clip is reported and left out; the others are still labelled
+                recording = _recording(path, utterance)
+                audio = recording.load_audio()
+            except CorpusError as error:
+                skipped.append(str(error).splitlines()[0][:200])
+                continue
+            except Exception as error:  # decoders raise many types for a damaged file
+                skipped.append(f"{path}: cannot read audio ({str(error).splitlines()[0][:120] if str(error) else type(error).__name__})")
+                continue
             audio = audio.mean(0) if audio.ndim == 2 else audio
             frames = num_frames(audio.shape[-1])
             if frames < 10:
-                log.warning("%s: shorter than 0.1 s, left out", utterance)
+                skipped.append(f"{path}: shorter than 0.1 s")
                 continue
             samples = torch.from_numpy(np.ascontiguousarray(audio, dtype=np.float32))[None]
             log_probs = model(model.frontend(samples), torch.tensor([frames]), None)[0, :frames].float().numpy()
@@ -123,6 +133,8 @@ def pseudo_label(root: str | Path, output: str | Path, name: str = "pseudo", tea
                 "fixed_split": "train", "labels": f"pseudo: {teacher} at full context, bigram decoder, "
                                                   f"posterior >= {min_confidence}"}))
             recordings.append(recording)
+    if not supervisions:
+        raise SpeechattnError(f"{root}: no clip could be labelled ({'; '.join(skipped[:3])})")
     output.mkdir(parents=True, exist_ok=True)
     for split in SPLITS:
         recordings_path, supervisions_path = manifest_pair(output / name, split)
@@ -131,4 +143,4 @@ def pseudo_label(root: str | Path, output: str | Path, name: str = "pseudo", tea
         SupervisionSet.from_segments(supervisions if keep else []).to_file(supervisions_path)
     return PseudoLabelSummary(len(supervisions), len({s.speaker for s in supervisions}),
                               sum(s.duration for s in supervisions) / 3600, labelled / max(1, total),
-                              confidence_sum / max(1, total))
+                              confidence_sum / max(1, total), skipped)
