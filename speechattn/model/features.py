@@ -176,9 +176,9 @@ class Frontend(nn.Module):
 
     def _static_features(self, frames: torch.Tensor) -> torch.Tensor:
         # frames: (B, T, 400) -> (B, T, S)
-        # float64 up to the log: a quiet bin in a loud frame is a near-cancelling sum, and float32 rounding
-        # there would depend on how many frames one matmul holds (measured: 1e-2 differences in log-mel
-        # between one-hop and one-shot computation); in float64 the frames come out the same either way.
+        # float64 up to the log: a quiet bin in a loud frame is a near-cancelling sum, where float32 rounding
+        # moved log-mel by up to 1e-2 (measured with the earlier matmul analysis, whose rounding also depended
+        # on how many frames one call held).  Each frame is transformed on its own, so calls never matter.
         samples = frames.double()
         samples = samples - samples.mean(-1, keepdim=True)  # DC removal (a 0-frame ReduceMean broadcasts alike)
         a = self.config.preemphasis  # Kaldi: x[0] -= a * x[0]; x[t] -= a * x[t - 1]
