@@ -29,6 +29,7 @@ import numpy as np
 from speechattn.model.encoder import load
 from speechattn.model.export import _frontend_nodes, _quantize, _trace, _write_metadata, build_metadata, \
     chunking_difference
+from speechattn.training.evaluate import streamed_log_probs
 from speechattn_export.stream_client import StreamingModel
 
 MODELS = Path(__file__).resolve().parent.parent / "speechattn" / "runtime" / "models"
@@ -50,11 +51,7 @@ def cut_audio(manifest: Path, first: int | None = None, last: int | None = None)
 
 def streamed(path: Path, audios: list[np.ndarray]) -> np.ndarray:
     model = StreamingModel(path, num_threads=1)
-    out = []
-    for audio in audios:
-        stream = model.new_stream(8)
-        out.append(np.concatenate([stream.push(audio).log_probs, stream.finish().log_probs]))
-    return np.concatenate(out)
+    return np.concatenate([streamed_log_probs(model, audio, 8) for audio in audios])
 
 
 def static_qdq(fp32: Path, out: Path, calibration: list[np.ndarray], exclude: list[str]) -> None:
