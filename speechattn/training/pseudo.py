@@ -80,30 +80,27 @@ def frame_pseudo_labels(log_probs: np.ndarray, log_bigram: np.ndarray, silence: 
 
 
 def pseudo_label(root: str | Path, output: str | Path, name: str = "pseudo", teacher: str = "default",
-                 min_confidence: float = 0.6, progress: bool = True) -> PseudoLabelSummary:
+                 min_confidence: float = 0.5, progress: bool = True) -> PseudoLabelSummary:
     import torch
     from lhotse import RecordingSet, SupervisionSet
     from tqdm import tqdm
 
     from speechattn.audio import FRAMES_PER_SECOND, num_frames
-    from speechattn.data.corpora import _recording, _supervision
+    from speechattn.data.corpora import CorpusError, _recording, _supervision
     from speechattn.data.manifests import SPLITS, manifest_pair
     from speechattn.decoder import PhoneBigram
+    from speechattn.model.encoder import load
     from speechattn.phones import IGNORE, PHONES
     from speechattn.segments import label_intervals
+    from speechattn.training.train import checkpoint_source
 
     if not 0 <= min_confidence < 1:
         raise SpeechattnError("--min-confidence must be in [0, 1)")
     root, output = Path(root), Path(output)
     clips = read_clip_list(root)
-    from speechattn.model.encoder import load
-    from speechattn.runtime.transcribe import MODELS_DIR
-
-    model = load(MODELS_DIR / "default.pt" if teacher == "default" else Path(teacher)).eval()
+    model = load(checkpoint_source(teacher)).eval()
     log_bigram = PhoneBigram.load().for_phones(list(PHONES))
     silence = PHONES.index("sil")
-    from speechattn.data.corpora import CorpusError
-
     recordings, supervisions, labelled, total, confidence_sum, skipped = [], [], 0, 0, 0.0, []
     with torch.no_grad():
         for utterance, speaker, path in tqdm(clips, desc="pseudo-labelling", unit="utt", disable=not progress):

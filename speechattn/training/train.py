@@ -173,14 +173,19 @@ def config_differences(ours: dict, theirs: dict, prefix: str = "") -> list[str]:
     return differing
 
 
+def checkpoint_source(source: str) -> Path:
+    """The checkpoint a recipe or command names: "default" is the bundled one, anything else a path."""
+    from speechattn.runtime.transcribe import MODELS_DIR
+
+    return MODELS_DIR / "default.pt" if source == "default" else Path(source)
+
+
 def initial_weights(source: str, config):
     """The model to fine-tune: `source` is "default" (the bundled checkpoint) or a checkpoint path; its
     architecture must equal the recipe's (dropout aside), its normalisation statistics are kept."""
     from speechattn.model.encoder import CheckpointError, load
 
-    from speechattn.runtime.transcribe import MODELS_DIR
-
-    path = MODELS_DIR / "default.pt" if source == "default" else Path(source)
+    path = checkpoint_source(source)
     model = load(path)
     differing = [d for d in config_differences(config.to_dict(), model.config.to_dict())
                  if not d.startswith("dropout")]
