@@ -158,3 +158,34 @@ def test_device_and_precision_choices_are_checked():
             choose_device(TrainConfig(precision="bf16"))
         with pytest.raises(SpeechattnError, match="sees no GPU"):
             choose_device(TrainConfig(device="cuda"))
+
+
+def test_distillation_loss_is_the_kl_from_the_teacher_over_real_frames_only():
+    from speechattn.training.train import distillation_loss
+
+    generator = torch.Generator().manual_seed(0)
+    teacher = torch.log_softmax(torch.randn(2, 5, 7, generator=generator), -1)
+    student = torch.log_softmax(torch.randn(2, 5, 7, generator=generator), -1)
+    lengths = torch.tensor([5, 2])
+    assert distillation_loss(teacher, teacher, lengths).item() == pytest.approx(0.0, abs=1e-7)
+    kl = (teacher.exp() * (teacher - student)).sum(-1)  # (B, T)
+    expected = (kl[0].sum() + kl[1, :2].sum()) / 7
+    assert distillation_loss(student, teacher, lengths).item() == pytest.approx(expected.item(), rel=1e-6)
+    garbage = student.clone()
+    garbage[1, 2:] = 0.0  # padding past item 1's length counts for nothing
+    assert distillation_loss(garbage, teacher, lengths).item() == pytest.approx(expected.item(), rel=1e-6)
+
+
+def test_a_run_with_distillation_trains_and_records_the_setting(tiny, tmp_path):
+    from speechattn.errors import ConfigError
+
+    recipe = load_recipe("recipes/tiny.yaml", {"data": {"output": tiny.data.output},
+                                               "train": {"max_steps": 3, "full_context_share": 0.0,
+                                                         "distill_weight": 0.5, "final_eval": False}})
+    result = train_module.train(recipe, tmp_path / "run", progress=False)
+    assert result["steps"] == 3
+    losses = [float(r["loss"]) for r in rows(tmp_path / "run" / "train.csv")]
+    assert all(0 < loss < 10 for loss in losses) and all(int(r["chunk_frames"]) for r in rows(tmp_path / "run" / "train.csv"))
+    assert "distill_weight: 0.5" in (tmp_path / "run" / "recipe.yaml").read_text()
+    with pytest.raises(ConfigError, match="train.distill_weight"):
+        load_recipe("recipes/tiny.yaml", {"train": {"distill_weight": 1.5}})

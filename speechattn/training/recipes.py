@@ -31,6 +31,8 @@ class TrainConfig:
     label_smoothing: float = 0.1
     full_context_share: float = 0.2  # share of batches trained at full context; the rest draw a chunk size
     chunk_weights: tuple = ()  # relative odds of model.chunk_frames_choices for those draws; () = equal
+    distill_weight: float = 0.0  # in-place distillation: on chunked batches, this share of the loss is the KL
+    # divergence from the same model's full-context output on the same batch (no gradient through it); 0 = off
     eval_every: int = 1000
     checkpoint_every: int = 500
     normalization_items: int = 200  # training utterances the feature mean/std are computed from
@@ -50,6 +52,8 @@ class TrainConfig:
             raise ConfigError("train.batch_size, max_steps, eval_every and checkpoint_every must be at least 1")
         if not 0 <= self.full_context_share <= 1 or not 0 <= self.label_smoothing < 1:
             raise ConfigError("train.full_context_share must be in [0, 1] and train.label_smoothing in [0, 1)")
+        if not 0 <= self.distill_weight <= 1:
+            raise ConfigError(f"train.distill_weight must be in [0, 1], not {self.distill_weight}")
         if any(not isinstance(w, (int, float)) or w < 0 for w in self.chunk_weights) or (
                 self.chunk_weights and not sum(self.chunk_weights) > 0):
             raise ConfigError("train.chunk_weights must be non-negative numbers with a positive sum")

@@ -2,7 +2,8 @@
 
 AdamW with linear warm-up and cosine decay, gradient clipping, label smoothing, the attention
 chunk size drawn per batch (full context included) so one set of weights serves every chunk size,
-SpecAugment, on-the-fly waveform augmentation (augment.py).  Every random draw is a function of
+SpecAugment, on-the-fly waveform augmentation (augment.py), and optionally in-place distillation (on a
+chunked batch, part of the loss pulls the chunked output toward the same model's full-context output).  Every random draw is a function of
 (seed, step) or (seed, epoch, item), so a run resumed from its last checkpoint continues exactly
 as if it had never stopped.  Checkpoints are written atomically (a kill at any moment leaves a
 loadable one): last.pt every `checkpoint_every` steps, best.pt whenever dev frame accuracy improves.
@@ -57,6 +58,16 @@ def frame_loss(log_probs: torch.Tensor, labels: torch.Tensor, smoothing: float) 
     loss = (per_frame * mask).sum() / max(count, 1)
     correct = int(((log_probs.argmax(-1) == labels) & mask).sum())
     return loss, correct, count
+
+
+def distillation_loss(student: torch.Tensor, teacher: torch.Tensor, lengths: torch.Tensor) -> torch.Tensor:
+    """KL(teacher || student) per frame, averaged over the real frames (t < length) of the batch.
+
+    student, teacher (B, T, classes) log-probabilities; every frame counts, labelled or not (the teacher has an
+    opinion on the frames pseudo-labelling left out)."""
+    valid = torch.arange(student.shape[1], device=student.device)[None, :] < lengths[:, None]  # (B, T)
+    per_frame = (teacher.exp() * (teacher - student)).sum(-1)  # (B, T)
+    return (per_frame * valid).sum() / valid.sum().clamp(min=1)
 
 
 def learning_rate_factor(step: int, config: TrainConfig) -> float:
@@ -411,7 +422,14 @@ class Trainer:
         dtype = self.autocast_dtype
         with torch.autocast(self.device.type, dtype=dtype or torch.float32, enabled=dtype is not None):
             log_probs = self.network(features, lengths, chunk)
+            teacher = None
+            if chunk is not None and config.distill_weight > 0:
+                with torch.no_grad():  # the unwrapped model: DDP has nothing to reduce for a forward without grad
+                    teacher = self.model(features, lengths, None).float()
         loss, correct, count = frame_loss(log_probs.float(), labels, config.label_smoothing)
+        if teacher is not None:
+            loss = ((1 - config.distill_weight) * loss
+                    + config.distill_weight * distillation_loss(log_probs.float(), teacher, lengths))
         self.optimizer.zero_grad(set_to_none=True)
         self.scaler.scale(loss).backward()
         self.scaler.unscale_(self.optimizer)
