@@ -119,7 +119,46 @@ class ChunkLayout(NamedTuple):
     chunk_frames: int | torch.Tensor  # C
     key_index: torch.Tensor  # (K, L + C): positions of each chunk's keys in the left-extended sequence
     bias_index: torch.Tensor  # (C, L + C): index into the relative-bias table for query i, key j of a chunk
-    key_mask: torch.Tensor  # (B, K, 1, 1, L + C) float: 0 where the key is visible, a huge negative where not
+    key_mask: torch.Tensor  # (B, K, 1, 1, L + C) float: 0 where the key is visible, a huge negative where not;
+    # (B * K, 1, 1, L + C) when the sizes are tensors (the graph path, chunks folded into the batch)
+    shapes: tuple | None = None  # graph path: int64 shapes (B * K, C, D), (B * K, L + C, D), (1, B, T, D)
+
+
+def _none(g):  # an omitted optional input of an ONNX node
+    from torch.onnx._internal.torchscript_exporter.symbolic_helper import _optional_input_placeholder_tensor
+
+    return _optional_input_placeholder_tensor(g)
+
+
+class WindowAttention(torch.autograd.Function):
+    """Chunked attention with the chunks folded into the batch, as one node in the ONNX graph.
+
+    queries (1, B, T, D); keys, values (1, B, L + T, D) (the left context, then this call's positions);
+    key_index (K, L + C); bias (B * K, H, C, L + C) (relative bias and key mask); shapes from the layout.
+    Returns (1, B, T, D).  Torch computes it with plain ops; the graph gathers each chunk's window and runs
+    onnxruntime's com.microsoft MultiHeadAttention (softmax(q k^T / sqrt(Dh) + bias) v per head), one node
+    where the plain ops exported as about a dozen small ones (bench/streaming_speed.py)."""
+
+    @staticmethod
+    def forward(ctx, queries, keys, values, key_index, bias, query_shape, window_shape, output_shape, num_heads):
+        BK, C, D = query_shape.tolist()
+        W = window_shape[1].item()
+        H, Dh = num_heads, D // num_heads
+        q = queries.reshape(BK, C, H, Dh).transpose(1, 2)  # (B * K, H, C, Dh)
+        k = keys[:, :, key_index].reshape(BK, W, H, Dh).permute(0, 2, 3, 1)  # (B * K, H, Dh, L + C)
+        v = values[:, :, key_index].reshape(BK, W, H, Dh).transpose(1, 2)  # (B * K, H, L + C, Dh)
+        weights = torch.softmax((q @ k) * (1.0 / math.sqrt(Dh)) + bias, dim=-1)  # (B * K, H, C, L + C)
+        return (weights @ v).transpose(1, 2).reshape(output_shape.tolist())  # (B * K, C, H, Dh) -> (1, B, T, D)
+
+    @staticmethod
+    def symbolic(g, queries, keys, values, key_index, bias, query_shape, window_shape, output_shape, num_heads):
+        # allowzero: a call with no complete chunk has B * K = 0 (without it a 0 in a shape copies a dimension)
+        query = g.op("Reshape", queries, query_shape, allowzero_i=1)  # (B * K, C, D)
+        key = g.op("Reshape", g.op("Gather", keys, key_index, axis_i=2), window_shape, allowzero_i=1)  # (B * K, L + C, D)
+        value = g.op("Reshape", g.op("Gather", values, key_index, axis_i=2), window_shape, allowzero_i=1)
+        attended = g.op("com.microsoft::MultiHeadAttention", query, key, value, _none(g), _none(g), bias,
+                        num_heads_i=num_heads)  # scale defaults to 1 / sqrt(Dh)
+        return g.op("Reshape", attended, output_shape, allowzero_i=1)
 
 
 class ChunkedSelfAttention(nn.Module):
@@ -136,34 +175,33 @@ class ChunkedSelfAttention(nn.Module):
     def forward(
         self, x: torch.Tensor, left_keys: torch.Tensor, left_values: torch.Tensor, layout: ChunkLayout
     ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
-        """x (B, T, D), T = K * C; left_keys/values (B, L, D).
+        """x (1, B, T, D), T = K * C; left_keys/values (1, B, L, D).
 
-        Returns the attended output (B, T, D) and this layer's keys and values of x, each (B, T, D).
+        Returns the attended output (1, B, T, D) and the keys and values of the left context followed by those
+        of x, each (1, B, L + T, D): the streaming cache is cut from them.
         """
         B, K, C = layout.batch, layout.num_chunks, layout.chunk_frames
         H, Dh = self.num_heads, self.head_dim
         window = layout.key_index.shape[1]  # L + C
         D = H * Dh  # split with constant sizes: `chunk` exports as a chain of shape arithmetic per layer
-        queries, keys, values = self.qkv(x).split([D, D, D], dim=-1)  # each (B, T, D)
+        queries, keys, values = self.qkv(x).split([D, D, D], dim=-1)  # each (1, B, T, D)
+        all_keys = torch.cat([left_keys, keys], dim=2)  # (1, B, L + T, D)
+        all_values = torch.cat([left_values, values], dim=2)
+        bias = self.relative_bias[:, layout.bias_index]  # (H, C, L + C)
+        if layout.shapes is not None:  # sizes are tensors: the ONNX graph and torch streaming
+            attended = WindowAttention.apply(queries, all_keys, all_values, layout.key_index, bias + layout.key_mask,
+                                             *layout.shapes, H)
+            return self.out(attended), all_keys, all_values
+        # Python sizes (training, evaluation): each chunk's window is a strided view of the left-extended
+        # sequence, so there is no gather whose backward is a slow scatter (bench/train_speed.py: ~25 % of
+        # a training step).
         q = queries.reshape(B, K, C, H, Dh).transpose(2, 3)  # (B, K, H, C, Dh)
-        if isinstance(C, int) and isinstance(K, int) and K > 0:
-            # Python sizes (training, evaluation): each chunk's window is a strided view of the left-extended
-            # sequence, so there is no gather whose backward is a slow scatter (bench/train_speed.py: ~25 % of
-            # a training step).  The ONNX graph (sizes are tensors there) gathers the same windows by index.
-            k = torch.cat([left_keys, keys], dim=1).unfold(1, window, C)  # (B, K, D, L + C)
-            k = k.reshape(B, K, H, Dh, window)  # (B, K, H, Dh, L + C)
-            v = torch.cat([left_values, values], dim=1).unfold(1, window, C).reshape(B, K, H, Dh, window)
-            v = v.transpose(3, 4)  # (B, K, H, L + C, Dh)
-        else:
-            all_keys = torch.cat([left_keys, keys], dim=1)[:, layout.key_index]  # (B, K, L + C, D)
-            all_values = torch.cat([left_values, values], dim=1)[:, layout.key_index]
-            k = all_keys.reshape(B, K, window, H, Dh).permute(0, 1, 3, 4, 2)  # (B, K, H, Dh, L + C)
-            v = all_values.reshape(B, K, window, H, Dh).transpose(2, 3)  # (B, K, H, L + C, Dh)
+        k = all_keys[0].unfold(1, window, C).reshape(B, K, H, Dh, window)  # (B, K, D, L + C) -> (B, K, H, Dh, L + C)
+        v = all_values[0].unfold(1, window, C).reshape(B, K, H, Dh, window).transpose(3, 4)  # (B, K, H, L + C, Dh)
         scores = (q @ k) * (1.0 / math.sqrt(Dh))  # (B, K, H, C, L + C)
-        scores = scores + self.relative_bias[:, layout.bias_index] + layout.key_mask  # bias (H, C, L + C)
-        weights = self.dropout(torch.softmax(scores, dim=-1))
-        attended = (weights @ v).transpose(2, 3).reshape(B, K * C, H * Dh)  # (B, K, C, H, Dh) -> (B, T, D)
-        return self.out(attended), keys, values
+        weights = self.dropout(torch.softmax(scores + bias + layout.key_mask, dim=-1))
+        attended = (weights @ v).transpose(2, 3).reshape(1, B, K * C, H * Dh)  # (B, K, C, H, Dh) -> (1, B, T, D)
+        return self.out(attended), all_keys, all_values
 
 
 class ConvModule(nn.Module):
@@ -180,16 +218,17 @@ class ConvModule(nn.Module):
         self.pointwise = nn.Linear(D, D)
 
     def forward(self, x: torch.Tensor, left: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
-        """x (B, T, D), left (B, W - 1, D) -> output (B, T, D) and this call's convolution input (B, T, D)."""
+        """x (1, B, T, D), left (1, B, W - 1, D) -> output (1, B, T, D) and the convolution input of the left
+        context followed by this call's, (1, B, W - 1 + T, D): the streaming state is cut from it."""
         y = self.norm(x)
-        sequence = torch.cat([left, y], dim=1)  # (B, W - 1 + T, D)
-        T, W = y.shape[1], self.depthwise.shape[0]
+        sequence = torch.cat([left, y], dim=2)  # (1, B, W - 1 + T, D)
+        T, W = y.shape[2], self.depthwise.shape[0]
         # Shifted slices, not conv1d: a call with T = 0 positions gives an empty result (onnxruntime's Conv
         # rejects an input shorter than its kernel), and there is no Python branch on sizes.
-        total = self.depthwise_bias + sequence[:, 0:T] * self.depthwise[0]
+        total = self.depthwise_bias + sequence[:, :, 0:T] * self.depthwise[0]
         for j in range(1, W):
-            total = total + sequence[:, j : j + T] * self.depthwise[j]
-        return self.pointwise(nn.functional.silu(total)), y
+            total = total + sequence[:, :, j : j + T] * self.depthwise[j]
+        return self.pointwise(nn.functional.silu(total)), sequence
 
 
 class EncoderLayer(nn.Module):
@@ -208,14 +247,16 @@ class EncoderLayer(nn.Module):
         self.dropout = nn.Dropout(config.dropout)
 
     def forward(self, x, left_keys, left_values, layout: ChunkLayout, left_conv=None):
+        """x (1, B, T, D) and this layer's left context (1, B, L, D) each -> x and the left-extended keys,
+        values and convolution inputs (see ChunkedSelfAttention, ConvModule)."""
         attended, keys, values = self.attention(self.attention_norm(x), left_keys, left_values, layout)
         x = x + self.dropout(attended)
-        conv_input = None
+        conv_sequence = None
         if self.conv is not None:
-            convolved, conv_input = self.conv(x, left_conv)
+            convolved, conv_sequence = self.conv(x, left_conv)
             x = x + self.dropout(convolved)
         x = x + self.dropout(self.ffn(self.ffn_norm(x)))
-        return x, keys, values, conv_input
+        return x, keys, values, conv_sequence
 
 
 class PhoneTagger(nn.Module):
@@ -245,29 +286,43 @@ class PhoneTagger(nn.Module):
         bias_index = offset.clamp(-c.max_relative_future, c.max_relative_past) + c.max_relative_future
         hidden = torch.finfo(torch.float32).min
         key_mask = torch.where(key_valid[:, key_index], 0.0, hidden)[:, :, None, None, :]  # (B, K, 1, 1, L + C)
-        return ChunkLayout(batch, num_chunks, C, key_index, bias_index, key_mask)
+        if isinstance(C, int) and isinstance(num_chunks, int) and num_chunks > 0:
+            return ChunkLayout(batch, num_chunks, C, key_index, bias_index, key_mask)
+        # Sizes are tensors (the ONNX graph, torch streaming): the chunks fold into the batch of one attention
+        # node per layer, with the shapes it needs computed here once for all layers.
+        D = self.config.model_dim
+        folded = torch.stack([torch.as_tensor(batch) * num_chunks, torch.as_tensor(C), torch.tensor(D)])
+        window_shape = torch.stack([folded[0], torch.as_tensor(L) + C, torch.tensor(D)])
+        output_shape = torch.stack([torch.tensor(1), torch.as_tensor(batch), torch.as_tensor(num_chunks * C),
+                                    torch.tensor(D)])
+        key_mask = key_mask.reshape(-1, 1, 1, key_index.shape[1])  # (B * K, 1, 1, L + C)
+        return ChunkLayout(batch, num_chunks, C, key_index, bias_index, key_mask, (folded, window_shape, output_shape))
 
     def _encode(self, feats, left_keys, left_values, key_valid, chunk_frames, left_conv=None):
         """feats (B, T, F), T a multiple of C; left_keys/values (N, B, L', D); key_valid (B, L' + T');
         left_conv (N, B, W - 1, D) with the convolution module.
 
-        Returns log-probabilities (B, T, classes) and the new keys, values and convolution inputs, each
-        (N, B, T', D) (the last None without the module).
+        Returns log-probabilities (B, T, classes) and, per layer, the left context followed by this call's
+        positions: keys and values (N, B, L' + T', D) and convolution inputs (N, B, W - 1 + T', D) (None without
+        the module).  Hidden states are (1, B, T', D) so that each layer's slice of the stacked state is used
+        as it comes (one Split for all layers in the graph, no squeezing) and the new state is one Concat.
         """
         S = self.config.frame_subsampling
         B, T, F = feats.shape[0], feats.shape[1], feats.shape[2]
         layout = self._layout(B, T // S, left_keys.shape[2], key_valid, chunk_frames // S)
-        x = self.input_projection(feats.reshape(B, T // S, S * F))  # (B, T', D)
+        # (B, T', ...) where a size may be 0: the exported Reshape reads a 0 in its shape as "copy that dimension"
+        x = self.input_projection(feats.reshape(B, T // S, S * F))[None]  # (1, B, T', D)
+        N = len(self.layers)
         new_keys, new_values, new_conv = [], [], []
-        lefts = left_conv if left_conv is not None else [None] * len(self.layers)
-        for layer, keys, values, conv in zip(self.layers, left_keys, left_values, lefts):
-            x, layer_keys, layer_values, conv_input = layer(x, keys, values, layout, conv)
+        lefts = left_conv.split(1) if left_conv is not None else [None] * N
+        for layer, keys, values, conv in zip(self.layers, left_keys.split(1), left_values.split(1), lefts):
+            x, layer_keys, layer_values, conv_sequence = layer(x, keys, values, layout, conv)
             new_keys.append(layer_keys)
             new_values.append(layer_values)
-            new_conv.append(conv_input)
-        logits = self.classifier(self.final_norm(x)).reshape(B, T, self.config.num_classes)  # (B, T', S * classes)
-        conv_inputs = torch.stack(new_conv) if left_conv is not None else None
-        return torch.log_softmax(logits, dim=-1), torch.stack(new_keys), torch.stack(new_values), conv_inputs
+            new_conv.append(conv_sequence)
+        logits = self.classifier(self.final_norm(x[0])).reshape(B, T, self.config.num_classes)  # (B, T', S * classes)
+        conv_sequences = torch.cat(new_conv) if left_conv is not None else None
+        return torch.log_softmax(logits, dim=-1), torch.cat(new_keys), torch.cat(new_values), conv_sequences
 
     def forward(self, feats: torch.Tensor, lengths: torch.Tensor, chunk_frames: int | None) -> torch.Tensor:
         """Batched, padded: feats (B, T, F), lengths (B,) -> log-probs (B, T, classes).
@@ -336,19 +391,17 @@ class PhoneTagger(nn.Module):
         slot = torch.arange(L, device=feats.device)[None, :]
         cache_valid = slot >= (L - state.cached_frames)[:, None]  # (B, L'): the newest cached_frames slots are real
         key_valid = torch.cat([cache_valid, position_valid], dim=1)
-        log_probs, keys, values, conv_inputs = self._encode(chunk_input, state.key_cache, state.value_cache, key_valid,
-                                                            C, state.conv_cache)
+        log_probs, all_keys, all_values, all_conv = self._encode(chunk_input, state.key_cache, state.value_cache,
+                                                                 key_valid, C, state.conv_cache)
+        # all_* hold the old state followed by this call's positions (N, B, L' + padded', D); the new state is the
+        # last L' (W - 1) of them that are real: positions ready' - L' .. ready' - 1 of this call, cache included.
         new_conv = None
-        if state.conv_cache is not None:  # the last W - 1 real positions' convolution inputs, per layer
-            all_conv = torch.cat([state.conv_cache, conv_inputs[:, :, :ready_positions]], dim=2)
-            new_conv = all_conv[:, :, all_conv.shape[2] - (self.config.conv_kernel - 1) :]
-
-        all_keys = torch.cat([state.key_cache, keys[:, :, :ready_positions]], dim=2)  # (N, B, L' + ready', D)
-        all_values = torch.cat([state.value_cache, values[:, :, :ready_positions]], dim=2)
+        if state.conv_cache is not None:
+            new_conv = all_conv[:, :, ready_positions : ready_positions + (self.config.conv_kernel - 1)]
         new_state = EncoderState(
             pending_features=frames[:, ready:],
-            key_cache=all_keys[:, :, all_keys.shape[2] - L :],
-            value_cache=all_values[:, :, all_values.shape[2] - L :],
+            key_cache=all_keys[:, :, ready_positions : ready_positions + L],
+            value_cache=all_values[:, :, ready_positions : ready_positions + L],
             cached_frames=torch.clamp(state.cached_frames + ready_positions, max=L),
             conv_cache=new_conv,
         )
