@@ -386,11 +386,10 @@ class PhoneTagger(nn.Module):
         frame_valid = (frame < ready)[None, :, None]  # (1, padded, 1)
         chunk_input = frames[:, frame.clamp(max=n - 1)] * frame_valid  # (B, padded, F); padding is zeros, as in forward
         ready_positions = (ready + S - 1) // S
-        position_valid = (torch.arange(padded // S, device=feats.device) < ready_positions)[None, :].expand(
-            frames.shape[0], -1)  # (B, padded / S)
-        slot = torch.arange(L, device=feats.device)[None, :]
-        cache_valid = slot >= (L - state.cached_frames)[:, None]  # (B, L'): the newest cached_frames slots are real
-        key_valid = torch.cat([cache_valid, position_valid], dim=1)
+        # Keys are the L' cache slots, then this call's padded / S positions: a slot is real when it holds one of the
+        # newest cached_frames cached positions, a position when it is one of the first ready_positions.
+        slot = torch.arange(L + padded // S, device=feats.device)[None, :]  # (1, L' + padded / S)
+        key_valid = (slot >= (L - state.cached_frames)[:, None]) & (slot < L + ready_positions)  # (B, L' + padded / S)
         log_probs, all_keys, all_values, all_conv = self._encode(chunk_input, state.key_cache, state.value_cache,
                                                                  key_valid, C, state.conv_cache)
         # all_* hold the old state followed by this call's positions (N, B, L' + padded', D); the new state is the

@@ -226,7 +226,8 @@ class Frontend(nn.Module):
         audio: (B, 160*m) float in [-1, 1]; non-finite samples count as 0 and values are clipped to [-1, 1].
         Returns features (B, m, F), new audio_tail (B, 240), new feature_history (B, H, S).
         """
-        audio = torch.where(torch.isfinite(audio), audio, torch.zeros_like(audio)).clamp(-1.0, 1.0)
+        # x - x is 0 exactly when x is finite (NaN for NaN and +-Inf): 3 graph nodes where isfinite exported as 7
+        audio = torch.where(audio - audio == 0, audio, torch.zeros((), dtype=audio.dtype)).clamp(-1.0, 1.0)
         buffer = torch.cat([audio_tail, audio], dim=1)  # (B, 240 + 160*m)
         num_new_frames = audio.shape[1] // HOP_SAMPLES
         starts = torch.arange(num_new_frames, device=audio.device) * HOP_SAMPLES  # (m,)
