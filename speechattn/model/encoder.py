@@ -120,8 +120,30 @@ class ChunkLayout(NamedTuple):
     key_index: torch.Tensor  # (K, L + C): positions of each chunk's keys in the left-extended sequence
     bias_index: torch.Tensor  # (C, L + C): index into the relative-bias table for query i, key j of a chunk
     key_mask: torch.Tensor  # (B, K, 1, 1, L + C) float: 0 where the key is visible, a huge negative where not;
-    # (B * K, 1, 1, L + C) when the sizes are tensors (the graph path, chunks folded into the batch)
+    # on the graph path (sizes are tensors, chunks folded into the batch) (B * K, L + C) int32: 1 visible, 0 not
     shapes: tuple | None = None  # graph path: int64 shapes (B * K, C, D), (B * K, L + C, D), (1, B, T, D)
+
+
+class CopyReshape(torch.autograd.Function):
+    """x.reshape(shape) with shape in ONNX's convention: 0 copies that dimension of x, -1 is inferred.  Exported
+    as one Reshape with a constant shape, where a shape built from traced sizes exports as a chain of Shape,
+    Gather, Unsqueeze and Concat nodes.  0 and -1 must not meet a 0-sized dimension in the same call."""
+
+    @staticmethod
+    def forward(ctx, x, size0: int, size1: int, size2: int):  # 3-D; ints one by one (the exporter takes no tuple)
+        ctx.input_shape = x.shape
+        sizes = [x.shape[i] if d == 0 else d for i, d in enumerate((size0, size1, size2))]
+        if 0 in x.shape:  # no elements: -1 can only be 0 (torch refuses to infer it; numel() breaks the export)
+            sizes = [0 if size == -1 else size for size in sizes]
+        return x.reshape(sizes)
+
+    @staticmethod
+    def backward(ctx, grad):
+        return grad.reshape(ctx.input_shape), None, None, None
+
+    @staticmethod
+    def symbolic(g, x, size0, size1, size2):
+        return g.op("Reshape", x, g.op("Constant", value_t=torch.tensor([size0, size1, size2], dtype=torch.int64)))
 
 
 def _none(g):  # an omitted optional input of an ONNX node
@@ -134,29 +156,33 @@ class WindowAttention(torch.autograd.Function):
     """Chunked attention with the chunks folded into the batch, as one node in the ONNX graph.
 
     queries (1, B, T, D); keys, values (1, B, L + T, D) (the left context, then this call's positions);
-    key_index (K, L + C); bias (B * K, H, C, L + C) (relative bias and key mask); shapes from the layout.
-    Returns (1, B, T, D).  Torch computes it with plain ops; the graph gathers each chunk's window and runs
-    onnxruntime's com.microsoft MultiHeadAttention (softmax(q k^T / sqrt(Dh) + bias) v per head), one node
-    where the plain ops exported as about a dozen small ones (bench/streaming_speed.py)."""
+    key_index (K, L + C); bias (1, H, C, L + C) relative-position bias; key_mask (B * K, L + C) int32, 1 where
+    the key is visible; shapes from the layout.  Returns (1, B, T, D).  Torch computes it with plain ops; the
+    graph gathers each chunk's window and runs onnxruntime's com.microsoft MultiHeadAttention (softmax(q k^T /
+    sqrt(Dh) + bias + mask) v per head; a hidden key's weight is exactly 0 either way: onnxruntime adds -10000,
+    torch the float32 minimum), one node where the plain ops exported as about a dozen small ones."""
 
     @staticmethod
-    def forward(ctx, queries, keys, values, key_index, bias, query_shape, window_shape, output_shape, num_heads):
+    def forward(ctx, queries, keys, values, key_index, bias, key_mask, query_shape, window_shape, output_shape,
+                num_heads):
         BK, C, D = query_shape.tolist()
         W = window_shape[1].item()
         H, Dh = num_heads, D // num_heads
         q = queries.reshape(BK, C, H, Dh).transpose(1, 2)  # (B * K, H, C, Dh)
         k = keys[:, :, key_index].reshape(BK, W, H, Dh).permute(0, 2, 3, 1)  # (B * K, H, Dh, L + C)
         v = values[:, :, key_index].reshape(BK, W, H, Dh).transpose(1, 2)  # (B * K, H, L + C, Dh)
-        weights = torch.softmax((q @ k) * (1.0 / math.sqrt(Dh)) + bias, dim=-1)  # (B * K, H, C, L + C)
+        hidden = torch.where(key_mask.bool(), 0.0, torch.finfo(torch.float32).min)[:, None, None, :]  # (B * K, 1, 1, W)
+        weights = torch.softmax((q @ k) * (1.0 / math.sqrt(Dh)) + bias + hidden, dim=-1)  # (B * K, H, C, L + C)
         return (weights @ v).transpose(1, 2).reshape(output_shape.tolist())  # (B * K, C, H, Dh) -> (1, B, T, D)
 
     @staticmethod
-    def symbolic(g, queries, keys, values, key_index, bias, query_shape, window_shape, output_shape, num_heads):
+    def symbolic(g, queries, keys, values, key_index, bias, key_mask, query_shape, window_shape, output_shape,
+                 num_heads):
         # allowzero: a call with no complete chunk has B * K = 0 (without it a 0 in a shape copies a dimension)
         query = g.op("Reshape", queries, query_shape, allowzero_i=1)  # (B * K, C, D)
         key = g.op("Reshape", g.op("Gather", keys, key_index, axis_i=2), window_shape, allowzero_i=1)  # (B * K, L + C, D)
         value = g.op("Reshape", g.op("Gather", values, key_index, axis_i=2), window_shape, allowzero_i=1)
-        attended = g.op("com.microsoft::MultiHeadAttention", query, key, value, _none(g), _none(g), bias,
+        attended = g.op("com.microsoft::MultiHeadAttention", query, key, value, _none(g), key_mask, bias,
                         num_heads_i=num_heads)  # scale defaults to 1 / sqrt(Dh)
         return g.op("Reshape", attended, output_shape, allowzero_i=1)
 
@@ -173,9 +199,11 @@ class ChunkedSelfAttention(nn.Module):
         self.dropout = nn.Dropout(config.dropout)
 
     def forward(
-        self, x: torch.Tensor, left_keys: torch.Tensor, left_values: torch.Tensor, layout: ChunkLayout
+        self, x: torch.Tensor, left_keys: torch.Tensor, left_values: torch.Tensor, layout: ChunkLayout,
+        bias: torch.Tensor | None = None,
     ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
-        """x (1, B, T, D), T = K * C; left_keys/values (1, B, L, D).
+        """x (1, B, T, D), T = K * C; left_keys/values (1, B, L, D); on the graph path `bias` is this layer's
+        relative bias for the layout, (1, H, C, L + C) (PhoneTagger._encode gathers all layers' at once).
 
         Returns the attended output (1, B, T, D) and the keys and values of the left context followed by those
         of x, each (1, B, L + T, D): the streaming cache is cut from them.
@@ -187,11 +215,11 @@ class ChunkedSelfAttention(nn.Module):
         queries, keys, values = self.qkv(x).split([D, D, D], dim=-1)  # each (1, B, T, D)
         all_keys = torch.cat([left_keys, keys], dim=2)  # (1, B, L + T, D)
         all_values = torch.cat([left_values, values], dim=2)
-        bias = self.relative_bias[:, layout.bias_index]  # (H, C, L + C)
         if layout.shapes is not None:  # sizes are tensors: the ONNX graph and torch streaming
-            attended = WindowAttention.apply(queries, all_keys, all_values, layout.key_index, bias + layout.key_mask,
+            attended = WindowAttention.apply(queries, all_keys, all_values, layout.key_index, bias, layout.key_mask,
                                              *layout.shapes, H)
             return self.out(attended), all_keys, all_values
+        bias = self.relative_bias[:, layout.bias_index]  # (H, C, L + C)
         # Python sizes (training, evaluation): each chunk's window is a strided view of the left-extended
         # sequence, so there is no gather whose backward is a slow scatter (bench/train_speed.py: ~25 % of
         # a training step).
@@ -246,10 +274,10 @@ class EncoderLayer(nn.Module):
         )
         self.dropout = nn.Dropout(config.dropout)
 
-    def forward(self, x, left_keys, left_values, layout: ChunkLayout, left_conv=None):
+    def forward(self, x, left_keys, left_values, layout: ChunkLayout, left_conv=None, bias=None):
         """x (1, B, T, D) and this layer's left context (1, B, L, D) each -> x and the left-extended keys,
         values and convolution inputs (see ChunkedSelfAttention, ConvModule)."""
-        attended, keys, values = self.attention(self.attention_norm(x), left_keys, left_values, layout)
+        attended, keys, values = self.attention(self.attention_norm(x), left_keys, left_values, layout, bias)
         x = x + self.dropout(attended)
         conv_sequence = None
         if self.conv is not None:
@@ -284,9 +312,9 @@ class PhoneTagger(nn.Module):
         offset = L + torch.arange(C, device=device)[:, None] - window[None, :]  # (C, L + C)
         c = self.config
         bias_index = offset.clamp(-c.max_relative_future, c.max_relative_past) + c.max_relative_future
-        hidden = torch.finfo(torch.float32).min
-        key_mask = torch.where(key_valid[:, key_index], 0.0, hidden)[:, :, None, None, :]  # (B, K, 1, 1, L + C)
         if isinstance(C, int) and isinstance(num_chunks, int) and num_chunks > 0:
+            hidden = torch.finfo(torch.float32).min
+            key_mask = torch.where(key_valid[:, key_index], 0.0, hidden)[:, :, None, None, :]  # (B, K, 1, 1, L + C)
             return ChunkLayout(batch, num_chunks, C, key_index, bias_index, key_mask)
         # Sizes are tensors (the ONNX graph, torch streaming): the chunks fold into the batch of one attention
         # node per layer, with the shapes it needs computed here once for all layers.
@@ -295,7 +323,7 @@ class PhoneTagger(nn.Module):
         window_shape = torch.stack([folded[0], torch.as_tensor(L) + C, torch.tensor(D)])
         output_shape = torch.stack([torch.tensor(1), torch.as_tensor(batch), torch.as_tensor(num_chunks * C),
                                     torch.tensor(D)])
-        key_mask = key_mask.reshape(-1, 1, 1, key_index.shape[1])  # (B * K, 1, 1, L + C)
+        key_mask = key_valid[:, key_index].to(torch.int32).reshape(-1, key_index.shape[1])  # (B * K, L + C)
         return ChunkLayout(batch, num_chunks, C, key_index, bias_index, key_mask, (folded, window_shape, output_shape))
 
     def _encode(self, feats, left_keys, left_values, key_valid, chunk_frames, left_conv=None):
@@ -310,17 +338,22 @@ class PhoneTagger(nn.Module):
         S = self.config.frame_subsampling
         B, T, F = feats.shape[0], feats.shape[1], feats.shape[2]
         layout = self._layout(B, T // S, left_keys.shape[2], key_valid, chunk_frames // S)
-        # (B, T', ...) where a size may be 0: the exported Reshape reads a 0 in its shape as "copy that dimension"
-        x = self.input_projection(feats.reshape(B, T // S, S * F))[None]  # (1, B, T', D)
+        x = self.input_projection(CopyReshape.apply(feats, 0, -1, S * self.config.frontend.feature_dim))[None]  # (B, T', S * F) -> (1, B, T', D)
         N = len(self.layers)
         new_keys, new_values, new_conv = [], [], []
         lefts = left_conv.split(1) if left_conv is not None else [None] * N
-        for layer, keys, values, conv in zip(self.layers, left_keys.split(1), left_values.split(1), lefts):
-            x, layer_keys, layer_values, conv_sequence = layer(x, keys, values, layout, conv)
+        biases = [None] * N
+        if layout.shapes is not None:  # every layer's relative bias in one gather: N x (1, H, C', L' + C')
+            table = torch.stack([layer.attention.relative_bias for layer in self.layers])  # (N, H, offsets)
+            biases = table[:, :, layout.bias_index].split(1)
+        for layer, keys, values, conv, bias in zip(self.layers, left_keys.split(1), left_values.split(1), lefts,
+                                                   biases):
+            x, layer_keys, layer_values, conv_sequence = layer(x, keys, values, layout, conv, bias)
             new_keys.append(layer_keys)
             new_values.append(layer_values)
             new_conv.append(conv_sequence)
-        logits = self.classifier(self.final_norm(x[0])).reshape(B, T, self.config.num_classes)  # (B, T', S * classes)
+        logits = self.classifier(self.final_norm(x[0]))  # (B, T', S * classes)
+        logits = CopyReshape.apply(logits, 0, -1, self.config.num_classes)  # (B, T, classes)
         conv_sequences = torch.cat(new_conv) if left_conv is not None else None
         return torch.log_softmax(logits, dim=-1), torch.cat(new_keys), torch.cat(new_values), conv_sequences
 

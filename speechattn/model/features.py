@@ -82,24 +82,30 @@ def povey_window() -> np.ndarray:
     return (0.5 - 0.5 * np.cos(2 * np.pi * n / (WINDOW_SAMPLES - 1))) ** 0.85
 
 
-class RealFFT(torch.autograd.Function):
-    """(..., 400) float64 frames -> (..., 257, 2) [real, imag] of their 512-point FFT (zero-padded).
+class SquaredSpectrum(torch.autograd.Function):
+    """(B, T, 400) float64 frames -> (B, T, 514): real and imaginary part of each bin of their 512-point FFT
+    (zero-padded), squared and interleaved (re0², im0², re1², im1², ...), so that the power spectrum's mel
+    filterbank is one matmul with each filter row repeated (`Frontend._static_features`).
 
-    torch.fft.rfft in torch; the ONNX DFT operator (opset 17, onesided) in the exported graph, which the
-    TorchScript exporter cannot write from torch.fft itself."""
+    torch.fft.rfft in torch; in the exported graph the ONNX DFT operator (opset 17, onesided), which the
+    TorchScript exporter cannot write from torch.fft itself, then Mul and one Reshape (4 nodes where the
+    real/imag split, squares and sum exported as 7)."""
 
     @staticmethod
     def forward(ctx, frames: torch.Tensor) -> torch.Tensor:
         if frames.numel() == 0:  # a call that brings no new frame (MKL's FFT refuses an empty batch)
-            return frames.new_zeros(*frames.shape[:-1], NUM_FFT_BINS, 2)
-        spectrum = torch.fft.rfft(frames, n=FFT_SIZE)
-        return torch.stack([spectrum.real, spectrum.imag], dim=-1)
+            return frames.new_zeros(*frames.shape[:-1], 2 * NUM_FFT_BINS)
+        spectrum = torch.view_as_real(torch.fft.rfft(frames, n=FFT_SIZE))  # (B, T, 257, 2)
+        return (spectrum * spectrum).flatten(-2)
 
     @staticmethod
     def symbolic(g, frames):
         signal = g.op("Unsqueeze", frames, g.op("Constant", value_t=torch.tensor([-1])))  # a real signal: (..., 400, 1)
         length = g.op("Constant", value_t=torch.tensor(FFT_SIZE, dtype=torch.int64))
-        return g.op("DFT", signal, length, axis_i=-2, onesided_i=1)
+        spectrum = g.op("DFT", signal, length, axis_i=-2, onesided_i=1)  # (B, T, 257, 2)
+        # shape (0, -1, 514): 0 copies B, T is inferred (0 when the call brings no frame)
+        flat = g.op("Constant", value_t=torch.tensor([0, -1, 2 * NUM_FFT_BINS], dtype=torch.int64))
+        return g.op("Reshape", g.op("Mul", spectrum, spectrum), flat)
 
 
 def mel_filterbank(num_bins: int, low_freq_hz: float, high_freq_hz: float) -> np.ndarray:
@@ -182,10 +188,10 @@ class Frontend(nn.Module):
         samples = frames.double()
         samples = samples - samples.mean(-1, keepdim=True)  # DC removal (a 0-frame ReduceMean broadcasts alike)
         a = self.config.preemphasis  # Kaldi: x[0] -= a * x[0]; x[t] -= a * x[t - 1]
-        samples = torch.cat([samples[..., :1] * (1.0 - a), samples[..., 1:] - a * samples[..., :-1]], dim=-1)
-        spectrum = RealFFT.apply(samples * self.window)  # (B, T, 257, 2)
-        real, imag = spectrum[..., 0], spectrum[..., 1]
-        power = (real * real + imag * imag) @ self.mel_banks.double()  # (B, T, num_mel_bins)
+        samples = samples - a * torch.cat([samples[..., :1], samples[..., :-1]], dim=-1)
+        squares = SquaredSpectrum.apply(samples * self.window)  # (B, T, 514): re², im² of each bin
+        # power = re² + im² of each bin, then the filterbank: one matmul with each filter row repeated
+        power = squares @ self.mel_banks.double().repeat_interleave(2, dim=0)  # (B, T, num_mel_bins)
         log_mel = torch.log(torch.clamp(power, min=LOG_FLOOR)).to(frames.dtype)
         if self.config.kind == "fbank":
             return log_mel
@@ -229,12 +235,11 @@ class Frontend(nn.Module):
         # x - x is 0 exactly when x is finite (NaN for NaN and +-Inf): 3 graph nodes where isfinite exported as 7
         audio = torch.where(audio - audio == 0, audio, torch.zeros((), dtype=audio.dtype)).clamp(-1.0, 1.0)
         buffer = torch.cat([audio_tail, audio], dim=1)  # (B, 240 + 160*m)
-        num_new_frames = audio.shape[1] // HOP_SAMPLES
-        starts = torch.arange(num_new_frames, device=audio.device) * HOP_SAMPLES  # (m,)
+        starts = torch.arange(0, audio.shape[1], HOP_SAMPLES, device=audio.device)  # (m,): one frame per hop
         sample_index = starts[:, None] + torch.arange(WINDOW_SAMPLES, device=audio.device)[None, :]  # (m, 400)
         frames = buffer[:, sample_index]  # (B, m, 400)
         static = self._static_features(frames)  # (B, m, S)
-        new_tail = buffer[:, buffer.shape[1] - TAIL_SAMPLES :]
+        new_tail = buffer[:, -TAIL_SAMPLES:]
 
         order, window = self.config.delta_order, self.config.delta_window
         if order == 0:
