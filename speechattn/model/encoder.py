@@ -336,9 +336,9 @@ class PhoneTagger(nn.Module):
         as it comes (one Split for all layers in the graph, no squeezing) and the new state is one Concat.
         """
         S = self.config.frame_subsampling
-        B, T, F = feats.shape[0], feats.shape[1], feats.shape[2]
+        B, T, F = feats.shape[0], feats.shape[1], self.config.frontend.feature_dim  # F a plain int, even when traced
         layout = self._layout(B, T // S, left_keys.shape[2], key_valid, chunk_frames // S)
-        x = self.input_projection(CopyReshape.apply(feats, 0, -1, S * self.config.frontend.feature_dim))[None]  # (B, T', S * F) -> (1, B, T', D)
+        x = self.input_projection(CopyReshape.apply(feats, 0, -1, S * F))[None]  # (B, T', S * F) -> (1, B, T', D)
         N = len(self.layers)
         new_keys, new_values, new_conv = [], [], []
         lefts = left_conv.split(1) if left_conv is not None else [None] * N
