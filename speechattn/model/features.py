@@ -8,11 +8,12 @@ take the power spectrum, apply triangular mel filters (1127 ln(1 + f/700)),
 and take the log with a floor of float32 epsilon.  MFCC adds Kaldi's DCT,
 cepstral liftering and (optionally) the raw log energy in place of C0.
 
-The spectral analysis runs in float64 up to the log: DC removal, pre-emphasis
-and the window as element-wise ops, then a real FFT of 512 points (torch.fft
-in training; the ONNX DFT operator in the exported graph, radix-2 in
+The spectral analysis runs in float64 up to the power spectrum: DC removal,
+pre-emphasis and the window as element-wise ops, then a real FFT of 512 points
+(torch.fft in training; the ONNX DFT operator in the exported graph, radix-2 in
 onnxruntime), each frame on its own, so a frame's spectrum cannot depend on
-how many frames one call holds.
+how many frames one call holds.  The mel filterbank sums non-negative powers
+and runs in float32.
 
 Framing (see audio.py): frame i ends at sample 160*(i+1) and reaches 240
 samples back; a stream carries those 240 samples between calls as state, so
@@ -182,7 +183,7 @@ class Frontend(nn.Module):
 
     def _static_features(self, frames: torch.Tensor) -> torch.Tensor:
         # frames: (B, T, 400) -> (B, T, S)
-        # float64 up to the log: a quiet bin in a loud frame is a near-cancelling sum, where float32 rounding
+        # float64 up to the power spectrum: a quiet bin in a loud frame is a near-cancelling sum, where float32 rounding
         # moved log-mel by up to 1e-2 (measured with the earlier matmul analysis, whose rounding also depended
         # on how many frames one call held).  Each frame is transformed on its own, so calls never matter.
         samples = frames.double()
@@ -190,8 +191,10 @@ class Frontend(nn.Module):
         a = self.config.preemphasis  # Kaldi: x[0] -= a * x[0]; x[t] -= a * x[t - 1]
         samples = samples - a * torch.cat([samples[..., :1], samples[..., :-1]], dim=-1)
         squares = SquaredSpectrum.apply(samples * self.window)  # (B, T, 514): re², im² of each bin
-        # power = re² + im² of each bin, then the filterbank: one matmul with each filter row repeated
-        power = squares @ self.mel_banks.double().repeat_interleave(2, dim=0)  # (B, T, num_mel_bins)
+        # power = re² + im² of each bin, then the filterbank: one matmul with each filter row repeated.  A sum of
+        # non-negative terms, so float32 loses nothing here (the cancellation is in the FFT, which stays float64)
+        # and reads half the bytes.
+        power = squares.float() @ self.mel_banks.repeat_interleave(2, dim=0)  # (B, T, num_mel_bins)
         log_mel = torch.log(torch.clamp(power, min=LOG_FLOOR)).to(frames.dtype)
         if self.config.kind == "fbank":
             return log_mel
