@@ -127,15 +127,12 @@ class ChunkLayout(NamedTuple):
 class CopyReshape(torch.autograd.Function):
     """x.reshape(shape) with shape in ONNX's convention: 0 copies that dimension of x, -1 is inferred.  Exported
     as one Reshape with a constant shape, where a shape built from traced sizes exports as a chain of Shape,
-    Gather, Unsqueeze and Concat nodes.  0 and -1 must not meet a 0-sized dimension in the same call."""
+    Gather, Unsqueeze and Concat nodes."""
 
     @staticmethod
     def forward(ctx, x, size0: int, size1: int, size2: int):  # 3-D; ints one by one (the exporter takes no tuple)
         ctx.input_shape = x.shape
-        sizes = [x.shape[i] if d == 0 else d for i, d in enumerate((size0, size1, size2))]
-        if 0 in x.shape:  # no elements: -1 can only be 0 (torch refuses to infer it; numel() breaks the export)
-            sizes = [0 if size == -1 else size for size in sizes]
-        return x.reshape(sizes)
+        return x.reshape([x.shape[i] if d == 0 else d for i, d in enumerate((size0, size1, size2))])
 
     @staticmethod
     def backward(ctx, grad):
@@ -144,6 +141,19 @@ class CopyReshape(torch.autograd.Function):
     @staticmethod
     def symbolic(g, x, size0, size1, size2):
         return g.op("Reshape", x, g.op("Constant", value_t=torch.tensor([size0, size1, size2], dtype=torch.int64)))
+
+
+class ShapeReshape(torch.autograd.Function):
+    """x.reshape(shape) with shape an int64 tensor computed in the graph: one Reshape node fed that tensor (a
+    traced reshape rebuilds its shape from scalars at the call).  No gradient: the graph path only."""
+
+    @staticmethod
+    def forward(ctx, x, shape):
+        return x.reshape(shape.tolist())
+
+    @staticmethod
+    def symbolic(g, x, shape):
+        return g.op("Reshape", x, shape)
 
 
 def _none(g):  # an omitted optional input of an ONNX node
@@ -317,13 +327,15 @@ class PhoneTagger(nn.Module):
             key_mask = torch.where(key_valid[:, key_index], 0.0, hidden)[:, :, None, None, :]  # (B, K, 1, 1, L + C)
             return ChunkLayout(batch, num_chunks, C, key_index, bias_index, key_mask)
         # Sizes are tensors (the ONNX graph, torch streaming): the chunks fold into the batch of one attention
-        # node per layer, with the shapes it needs computed here once for all layers.
+        # node per layer, with the shapes it needs computed here once for all layers (-1 for the sizes that
+        # follow from the others: fewer nodes to compute them).
         D = self.config.model_dim
-        folded = torch.stack([torch.as_tensor(batch) * num_chunks, torch.as_tensor(C), torch.tensor(D)])
-        window_shape = torch.stack([folded[0], torch.as_tensor(L) + C, torch.tensor(D)])
-        output_shape = torch.stack([torch.tensor(1), torch.as_tensor(batch), torch.as_tensor(num_chunks * C),
-                                    torch.tensor(D)])
-        key_mask = key_valid[:, key_index].to(torch.int32).reshape(-1, key_index.shape[1])  # (B * K, L + C)
+        one = torch.ones(1, dtype=torch.int64)
+        chunk, width = torch.as_tensor(C).reshape(1), (torch.as_tensor(L) + C).reshape(1)  # C, L + C
+        folded = torch.cat([-one, chunk, one * D])  # (B * K, C, D)
+        window_shape = torch.cat([-one, width, one * D])  # (B * K, L + C, D)
+        output_shape = torch.cat([one, torch.as_tensor(batch).reshape(1), -one, one * D])  # (1, B, T, D)
+        key_mask = ShapeReshape.apply(key_valid[:, key_index].to(torch.int32), torch.cat([-one, width]))  # (B * K, L + C)
         return ChunkLayout(batch, num_chunks, C, key_index, bias_index, key_mask, (folded, window_shape, output_shape))
 
     def _encode(self, feats, left_keys, left_values, key_valid, chunk_frames, left_conv=None):
