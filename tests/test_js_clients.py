@@ -51,7 +51,12 @@ def test_node_transcribes_a_recording_exactly_as_python_does(options, capsys):
     python = json.loads(capsys.readouterr().out)
     ours = json.loads(result.stdout)
     assert len(python["segments"]) > 5
-    assert ours["segments"] == python["segments"]
+    # Phones and boundaries exactly; confidences (printed to 4 decimals) within 1e-3: onnxruntime-node 1.30 and
+    # Python's onnxruntime 1.31 round MultiHeadAttention differently in the last bits (measured: one confidence of
+    # ~40 one unit apart in the 4th decimal at C = 4, none at C = 8).
+    assert [(s["start"], s["end"], s["phone"]) for s in ours["segments"]] == [
+        (s["start"], s["end"], s["phone"]) for s in python["segments"]]
+    assert max(abs(a["confidence"] - b["confidence"]) for a, b in zip(ours["segments"], python["segments"])) < 1e-3
     assert ours["duration"] == python["duration"] and ours["chunk_frames"] == python["chunk_frames"]
 
 
