@@ -349,15 +349,23 @@ class PhoneTagger(nn.Module):
         """
         S = self.config.frame_subsampling
         B, T, F = feats.shape[0], feats.shape[1], self.config.frontend.feature_dim  # F a plain int, even when traced
-        layout = self._layout(B, T // S, left_keys.shape[2], key_valid, chunk_frames // S)
+        L = int(left_keys.shape[2])  # L': a constant of the graph (the cache's size), not a computed shape
+        layout = self._layout(B, T // S, L, key_valid, chunk_frames // S)
         x = self.input_projection(CopyReshape.apply(feats, 0, -1, S * F))[None]  # (B, T', S * F) -> (1, B, T', D)
         N = len(self.layers)
         new_keys, new_values, new_conv = [], [], []
         lefts = left_conv.split(1) if left_conv is not None else [None] * N
         biases = [None] * N
-        if layout.shapes is not None:  # every layer's relative bias in one gather: N x (1, H, C', L' + C')
-            table = torch.stack([layer.attention.relative_bias for layer in self.layers])  # (N, H, offsets)
-            biases = table[:, :, layout.bias_index].split(1)
+        if layout.shapes is not None:  # every layer's relative bias: N x (1, H, C', L' + C')
+            # For the largest chunk the biases are a constant of the graph; a smaller chunk's are its top-left
+            # corner (query i, key j: offset L' + i - j either way), so a call slices them instead of gathering.
+            c = self.config
+            largest = max(c.chunk_frames_choices) // S
+            offset = L + torch.arange(largest)[:, None] - torch.arange(L + largest)[None, :]  # (C'max, L' + C'max)
+            index = offset.clamp(-c.max_relative_future, c.max_relative_past) + c.max_relative_future
+            table = torch.stack([layer.attention.relative_bias for layer in self.layers])[:, :, index]
+            C = layout.chunk_frames
+            biases = table[:, :, :C, : L + C].split(1)
         for layer, keys, values, conv, bias in zip(self.layers, left_keys.split(1), left_values.split(1), lefts,
                                                    biases):
             x, layer_keys, layer_values, conv_sequence = layer(x, keys, values, layout, conv, bias)
