@@ -3,7 +3,9 @@
 The exporter keeps every parameter under its own name except the linear layers' weights, which it
 stores transposed under generated names; each of those feeds a MatMul whose result is added to the
 layer's named bias, which names the layer.  The rebuilt model is checked against the ONNX file on
-speech before anything is written.
+speech before anything is written.  For files exported before attention became one MultiHeadAttention node
+per layer (round 5 and earlier): later files keep every layer's relative-position bias only inside one
+constant table, which this does not unpick (every checkpoint since round 3 ships anyway, as default.pt).
 
     python tools/checkpoint_from_onnx.py speechattn/runtime/models/default.onnx -o speechattn/runtime/models/default.pt
 """
