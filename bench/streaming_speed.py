@@ -9,6 +9,7 @@ Prints:
   5. frontend throughput vs kaldi-native-fbank and librosa.
 
     python bench/streaming_speed.py [--fp32 F.onnx --int8 I.onnx] [--checkpoint M.pt] [--calls 2000]
+                                    [--baseline OLD.onnx ...]   (earlier files, interleaved in section 1)
 
 Default: the shipped files (speechattn/runtime/models/default.onnx, default-int8.onnx, default.pt).
 With --checkpoint alone it exports that checkpoint; --random measures the default-size model with
@@ -57,18 +58,19 @@ def percentiles(seconds: list[float]) -> dict:
 
 
 class ChunkRunner:
-    """One 80 ms chunk per call through a streaming file, state carried, content varying."""
+    """One chunk (default 80 ms) per call through a streaming file, state carried, content varying."""
 
-    def __init__(self, path, audio: np.ndarray) -> None:
+    def __init__(self, path, audio: np.ndarray, chunk_frames: int = CHUNK_FRAMES) -> None:
         self.sess = session(path)
+        self.chunk_frames = chunk_frames
         self.states = json.loads(self.sess.get_modelmeta().custom_metadata_map["states"])
         self.state = {s["name"]: np.zeros([1 if d == "batch" else d for d in s["shape"]], s["dtype"]) for s in self.states}
-        step = CHUNK_FRAMES * HOP_SAMPLES
+        step = chunk_frames * HOP_SAMPLES
         self.pieces = [audio[i : i + step][None] for i in range(0, len(audio) - step, step)]
         self.calls = 0
 
     def __call__(self) -> float:
-        feeds = {"audio": self.pieces[self.calls % len(self.pieces)], "chunk_frames": np.array(CHUNK_FRAMES),
+        feeds = {"audio": self.pieces[self.calls % len(self.pieces)], "chunk_frames": np.array(self.chunk_frames),
                  "flush": np.array(0), **self.state}
         start = time.perf_counter()
         outputs = self.sess.run(None, feeds)
@@ -252,6 +254,9 @@ def main() -> None:
     parser.add_argument("--checkpoint", type=Path, default=MODELS / "default.pt",
                         help="checkpoint for the frontend section (and exported when --fp32/--int8 are not given)")
     parser.add_argument("--random", action="store_true", help="the default-size model with random weights instead")
+    parser.add_argument("--baseline", type=Path, action="append", default=[],
+                        help="an earlier streaming file to time beside these in section 1 (repeatable), e.g. "
+                             "git show REV:speechattn/runtime/models/default.onnx > old.onnx")
     parser.add_argument("--streams", type=int, nargs="+", default=[1, 8, 32, 128], help="stream counts for section 4")
     parser.add_argument("--calls", type=int, default=2000, help="timed 80 ms chunks per model (default 2000)")
     parser.add_argument("--seconds", type=float, default=60.0, help="audio length for RTF and throughput")
@@ -271,7 +276,8 @@ def main() -> None:
         print(f"onnxruntime {ort.__version__}, torch {torch.__version__}, one thread everywhere\n")
 
         runners = {"fp32": ChunkRunner(fp32, audio), "int8": ChunkRunner(int8, audio), "silero": SileroRunner(audio)}
-        latency = interleaved_latency(runners, args.calls)
+        baselines = {f"baseline {path}": ChunkRunner(path, audio) for path in args.baseline}
+        latency = interleaved_latency({**runners, **baselines}, args.calls)
         silero_call = latency["silero"]
         silero_per_second = silero_call["mean"] / 1000 / (512 / SAMPLE_RATE)
         print(f"1. one 80 ms chunk (C = {CHUNK_FRAMES}) through the ONNX graph, frontend included, {args.calls} calls "
@@ -284,6 +290,9 @@ def main() -> None:
               f"{latency['int8']['mean']:.2f} | p50 <= 0.5, p99 <= 2 |")
         print(f"| silero-vad (one 32 ms call) | {silero_call['p50']:.3f} | {silero_call['p99']:.3f} | "
               f"{silero_call['mean']:.3f} | peer |")
+        for name in baselines:
+            print(f"| {name} | {latency[name]['p50']:.2f} | {latency[name]['p99']:.2f} | {latency[name]['mean']:.2f} | "
+                  "earlier file |")
 
         print(f"\n2. real-time factor through the portable client ({args.seconds:.0f} s of audio; target <= 0.01 fp32, whole file)")
         print("| model | pushes of 80 ms | whole file in one push |")
@@ -298,6 +307,15 @@ def main() -> None:
         for name in ("fp32", "int8"):
             per_second = latency[name]["mean"] / (CHUNK_FRAMES * 10 / 1000)
             print(f"| speechattn {name} | {per_second:.2f} | {per_second / (silero_per_second * 1000):.2f} |")
+        # Larger chunks spread each call's fixed cost over more audio, at the price of latency (the chunk size is
+        # the caller's choice at run time): the same measure at 160 and 320 ms, again interleaved with silero-vad.
+        runners = {f"int8 C = {c}": ChunkRunner(int8, audio, c) for c in (16, 32)}
+        larger = interleaved_latency({**runners, "silero": SileroRunner(audio)}, args.calls // 2)
+        silero_here = larger["silero"]["mean"] / 1000 / (512 / SAMPLE_RATE)
+        for name, runner in runners.items():
+            per_second = larger[name]["mean"] / (runner.chunk_frames * 10 / 1000)
+            print(f"| speechattn {name} ({runner.chunk_frames * 10} ms chunks, same run as a silero-vad at "
+                  f"{silero_here * 1000:.2f} ms/s) | {per_second:.2f} | {per_second / (silero_here * 1000):.2f} |")
 
         print("\n4. many streams at once: the client's StreamSet, every stream pushed 80 ms per step, one thread")
         print("| model | streams | audio-s per CPU-s | p95 ms per step (all streams' chunks) |")
