@@ -281,7 +281,7 @@ def main() -> None:
         silero_call = latency["silero"]
         silero_per_second = silero_call["mean"] / 1000 / (512 / SAMPLE_RATE)
         print(f"1. one 80 ms chunk (C = {CHUNK_FRAMES}) through the ONNX graph, frontend included, {args.calls} calls "
-              "each, the three models interleaved call by call")
+              "each, all the files and silero-vad interleaved call by call")
         print("| model | p50 ms | p99 ms | mean ms | target |")
         print("|---|---|---|---|---|")
         print(f"| speechattn fp32 | {latency['fp32']['p50']:.2f} | {latency['fp32']['p99']:.2f} | "
