@@ -118,10 +118,12 @@ class ChunkLayout(NamedTuple):
     num_chunks: int | torch.Tensor  # K
     chunk_frames: int | torch.Tensor  # C
     key_index: torch.Tensor  # (K, L + C): positions of each chunk's keys in the left-extended sequence
-    bias_index: torch.Tensor  # (C, L + C): index into the relative-bias table for query i, key j of a chunk
+    bias_index: torch.Tensor | None  # (C, L + C): index into the relative-bias table for query i, key j of a chunk
+    # (None on the graph path, where _encode slices every layer's biases from one constant table)
     key_mask: torch.Tensor  # (B, K, 1, 1, L + C) float: 0 where the key is visible, a huge negative where not;
     # on the graph path (sizes are tensors, chunks folded into the batch) (B * K, L + C) int32: 1 visible, 0 not
-    shapes: tuple | None = None  # graph path: int64 shapes (B * K, C, D), (B * K, L + C, D), (1, B, T, D)
+    shapes: tuple | None = None  # graph path: int64 shapes (-1, C, D), (-1, L + C, D), (1, B, -1, D): the folded
+    # queries, the folded key windows and the output (-1 = B * K or T, inferred)
 
 
 class CopyReshape(torch.autograd.Function):
@@ -318,14 +320,10 @@ class PhoneTagger(nn.Module):
         num_chunks = num_frames // C
         window = torch.arange(L + C, device=device)  # (L + C,)
         key_index = torch.arange(num_chunks, device=device)[:, None] * C + window[None, :]  # (K, L + C)
-        # Query i of a chunk sits at window position L + i, so its offset to key j is L + i - j, whatever the chunk.
-        offset = L + torch.arange(C, device=device)[:, None] - window[None, :]  # (C, L + C)
-        c = self.config
-        bias_index = offset.clamp(-c.max_relative_future, c.max_relative_past) + c.max_relative_future
         if isinstance(C, int) and isinstance(num_chunks, int) and num_chunks > 0:
             hidden = torch.finfo(torch.float32).min
             key_mask = torch.where(key_valid[:, key_index], 0.0, hidden)[:, :, None, None, :]  # (B, K, 1, 1, L + C)
-            return ChunkLayout(batch, num_chunks, C, key_index, bias_index, key_mask)
+            return ChunkLayout(batch, num_chunks, C, key_index, self._bias_index(C, L, device), key_mask)
         # Sizes are tensors (the ONNX graph, torch streaming): the chunks fold into the batch of one attention
         # node per layer, with the shapes it needs computed here once for all layers (-1 for the sizes that
         # follow from the others: fewer nodes to compute them).
@@ -336,7 +334,14 @@ class PhoneTagger(nn.Module):
         window_shape = torch.cat([-one, width, one * D])  # (B * K, L + C, D)
         output_shape = torch.cat([one, torch.as_tensor(batch).reshape(1), -one, one * D])  # (1, B, T, D)
         key_mask = ShapeReshape.apply(key_valid[:, key_index].to(torch.int32), torch.cat([-one, width]))  # (B * K, L + C)
-        return ChunkLayout(batch, num_chunks, C, key_index, bias_index, key_mask, (folded, window_shape, output_shape))
+        return ChunkLayout(batch, num_chunks, C, key_index, None, key_mask, (folded, window_shape, output_shape))
+
+    def _bias_index(self, C: int, L: int, device=None) -> torch.Tensor:
+        """(C, L + C) index into the relative-bias table: query i of a chunk sits at window position L + i, so its
+        offset to key j is L + i - j, whatever the chunk (clipped to the offsets the table holds)."""
+        c = self.config
+        offset = L + torch.arange(C, device=device)[:, None] - torch.arange(L + C, device=device)[None, :]
+        return offset.clamp(-c.max_relative_future, c.max_relative_past) + c.max_relative_future
 
     def _encode(self, feats, left_keys, left_values, key_valid, chunk_frames, left_conv=None):
         """feats (B, T, F), T a multiple of C; left_keys/values (N, B, L', D); key_valid (B, L' + T');
@@ -345,7 +350,7 @@ class PhoneTagger(nn.Module):
         Returns log-probabilities (B, T, classes) and, per layer, the left context followed by this call's
         positions: keys and values (N, B, L' + T', D) and convolution inputs (N, B, W - 1 + T', D) (None without
         the module).  Hidden states are (1, B, T', D) so that each layer's slice of the stacked state is used
-        as it comes (one Split for all layers in the graph, no squeezing) and the new state is one Concat.
+        as it comes (one Split for all layers in the graph, no squeezing) and the layers restack in one Concat.
         """
         S = self.config.frame_subsampling
         B, T, F = feats.shape[0], feats.shape[1], self.config.frontend.feature_dim  # F a plain int, even when traced
@@ -359,10 +364,7 @@ class PhoneTagger(nn.Module):
         if layout.shapes is not None:  # every layer's relative bias: N x (1, H, C', L' + C')
             # For the largest chunk the biases are a constant of the graph; a smaller chunk's are its top-left
             # corner (query i, key j: offset L' + i - j either way), so a call slices them instead of gathering.
-            c = self.config
-            largest = max(c.chunk_frames_choices) // S
-            offset = L + torch.arange(largest)[:, None] - torch.arange(L + largest)[None, :]  # (C'max, L' + C'max)
-            index = offset.clamp(-c.max_relative_future, c.max_relative_past) + c.max_relative_future
+            index = self._bias_index(max(self.config.chunk_frames_choices) // S, L)  # (C'max, L' + C'max)
             table = torch.stack([layer.attention.relative_bias for layer in self.layers])[:, :, index]
             C = layout.chunk_frames
             biases = table[:, :, :C, : L + C].split(1)
