@@ -109,33 +109,6 @@ def _trace(model: PhoneTagger, path: Path) -> None:
             input_names=["audio", "chunk_frames", "flush", *names], output_names=["log_probs", *outputs],
             dynamic_axes=dynamic_axes, do_constant_folding=True,
         )
-    _store_float64_constants_as_float32(path)
-
-
-def _store_float64_constants_as_float32(path: Path) -> None:
-    """Constant folding turns `mel_banks.double()` into a float64 initializer, twice the size of the float32
-    buffer it came from.  Store such constants as float32 plus a Cast to float64 where that is lossless (every
-    value came from float32; the float64 window stays as it is); onnxruntime folds the Cast again on load."""
-    import onnx
-    from onnx import numpy_helper
-
-    proto = onnx.load(str(path))
-    graph = proto.graph
-    casts = []
-    for index, initializer in enumerate(graph.initializer):
-        if initializer.data_type != onnx.TensorProto.DOUBLE:
-            continue
-        name, values = initializer.name, numpy_helper.to_array(initializer)
-        if not np.array_equal(values.astype(np.float32).astype(np.float64), values):
-            continue
-        initializer.CopyFrom(numpy_helper.from_array(values.astype(np.float32), name + "_float32"))
-        casts.append(onnx.helper.make_node("Cast", [name + "_float32"], [name], to=onnx.TensorProto.DOUBLE,
-                                           name=f"/frontend/cast_{index}"))
-    if casts:
-        nodes = casts + list(graph.node)
-        del graph.node[:]
-        graph.node.extend(nodes)
-        onnx.save(proto, str(path))
 
 
 def _write_metadata(path: Path, metadata: dict[str, str]) -> None:
