@@ -225,6 +225,15 @@ def optimized_node_count(path, workdir: Path) -> int:
     return len(onnx.load(options.optimized_model_filepath, load_external_data=False).graph.node)
 
 
+def unverified_int8(model: PhoneTagger, int8: Path, traced: Path) -> None:
+    """The int8 file of `model` without the exporter's agreement check: random weights have near-tied scores, so
+    their int8 labels flip; speed is what is measured with them."""
+    _trace(model, traced)
+    _write_metadata(traced, build_metadata(model, CHUNK_FRAMES, "none"))
+    _quantize(traced, int8)
+    _write_metadata(int8, build_metadata(model, CHUNK_FRAMES, "int8-weights"))
+
+
 def build_models(args, workdir: Path) -> tuple[PhoneTagger, Path, Path, str]:
     if args.random:
         torch.manual_seed(0)
@@ -238,11 +247,7 @@ def build_models(args, workdir: Path) -> tuple[PhoneTagger, Path, Path, str]:
     try:
         export_onnx(model, int8, int8=True)
     except ExportError:
-        # Random weights have near-tied scores, so their int8 labels flip; speed is what is measured here.
-        _trace(model, workdir / "traced.onnx")
-        _write_metadata(workdir / "traced.onnx", build_metadata(model, CHUNK_FRAMES, "none"))
-        _quantize(workdir / "traced.onnx", int8)
-        _write_metadata(int8, build_metadata(model, CHUNK_FRAMES, "int8-weights"))
+        unverified_int8(model, int8, workdir / "traced.onnx")
         note += " (int8 built without the agreement check)"
     return model, fp32, int8, note
 

@@ -426,10 +426,11 @@ class Trainer:
             if chunk is not None and config.distill_weight > 0:
                 with torch.no_grad():  # the unwrapped model: DDP has nothing to reduce for a forward without grad
                     teacher = self.model(features, lengths, None).float()
-        loss, correct, count = frame_loss(log_probs.float(), labels, config.label_smoothing)
+        log_probs = log_probs.float()
+        loss, correct, count = frame_loss(log_probs, labels, config.label_smoothing)
         if teacher is not None:
             loss = ((1 - config.distill_weight) * loss
-                    + config.distill_weight * distillation_loss(log_probs.float(), teacher, lengths))
+                    + config.distill_weight * distillation_loss(log_probs, teacher, lengths))
         self.optimizer.zero_grad(set_to_none=True)
         self.scaler.scale(loss).backward()
         self.scaler.unscale_(self.optimizer)
