@@ -2,9 +2,10 @@
 not depend on them), beside silero-vad, one thread, interleaved call by call: where the next model could go for
 the 0.5 ms target.  Accuracy of these shapes is not measured here (each needs its own training).
 
-    python bench/model_shape_speed.py [--shape 6x192 --shape 4x224 --shape 3x256] [--calls 2000]
+    python bench/model_shape_speed.py [--shape 6x192 --shape 4x224 --shape 3x256 --shape 6x192@64] [--calls 2000]
 
-A shape LAYERSxDIM has FFN 4 x DIM, 4 heads, frame subsampling 4, left context 128 frames, as the shipped model.
+A shape LAYERSxDIM has FFN 4 x DIM, 4 heads, frame subsampling 4, left context 128 frames, as the shipped model;
+LAYERSxDIM@LEFT sets another left context (10 ms frames).
 """
 
 from __future__ import annotations
@@ -25,18 +26,20 @@ from speechattn.model.encoder import ModelConfig, PhoneTagger  # noqa: E402
 from streaming_speed import ChunkRunner, SileroRunner, interleaved_latency, unverified_int8  # noqa: E402
 
 
-def int8_file(layers: int, dim: int, workdir: Path) -> tuple[Path, int]:
+def int8_file(layers: int, dim: int, left: int, workdir: Path) -> tuple[Path, int]:
     torch.manual_seed(0)
-    model = PhoneTagger(ModelConfig(num_layers=layers, model_dim=dim, ffn_dim=4 * dim, left_context_frames=128,
+    model = PhoneTagger(ModelConfig(num_layers=layers, model_dim=dim, ffn_dim=4 * dim, left_context_frames=left,
                                     frame_subsampling=4, dropout=0.0)).eval()
-    int8 = workdir / f"{layers}x{dim}-int8.onnx"
-    unverified_int8(model, int8, workdir / f"{layers}x{dim}.onnx")
+    int8 = workdir / f"{layers}x{dim}@{left}-int8.onnx"
+    unverified_int8(model, int8, workdir / f"{layers}x{dim}@{left}.onnx")
     return int8, model.num_parameters()
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--shape", action="append", help="LAYERSxDIM (repeatable; default 6x192, 4x224, 3x256)")
+    parser.add_argument("--shape", action="append",
+                        help="LAYERSxDIM[@LEFT] (repeatable; LEFT is the left context in 10 ms frames, default 128; "
+                             "default shapes 6x192, 4x224, 3x256)")
     parser.add_argument("--calls", type=int, default=2000, help="timed 80 ms chunks per model")
     args = parser.parse_args()
     torch.set_num_threads(1)
@@ -45,8 +48,9 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as tmp:
         runners, sizes = {}, {}
         for shape in shapes:
-            layers, dim = (int(x) for x in shape.split("x"))
-            path, sizes[shape] = int8_file(layers, dim, Path(tmp))
+            size, _, left = shape.partition("@")
+            layers, dim = (int(x) for x in size.split("x"))
+            path, sizes[shape] = int8_file(layers, dim, int(left or 128), Path(tmp))
             runners[shape] = ChunkRunner(path, audio)
         latency = interleaved_latency({**runners, "silero": SileroRunner(audio)}, args.calls)
     silero_per_second = latency["silero"]["mean"] / 32  # ms per ms of audio

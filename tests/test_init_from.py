@@ -29,3 +29,40 @@ def test_init_from_a_checkpoint_of_another_architecture_is_refused_by_name(capsy
     assert "default.pt: cannot start from it, its model differs from the recipe's" in err
     assert "model_dim (192 there, 64 here)" in err and "num_layers (6 there, 2 here)" in err
     assert not (tmp_path / "run" / "train.csv").exists()
+
+
+def test_a_recipe_with_another_left_context_starts_from_the_same_weights(tmp_path):
+    """Left context is the one architecture setting init_from adapts: the weights stay, each layer's relative-bias
+    table keeps the entries both contexts reach, and where no key lies beyond the shorter reach the output is
+    the original model's."""
+    from dataclasses import replace
+
+    recipe = load_recipe("recipes/default.yaml")
+    shorter = replace(recipe.model, left_context_frames=32)
+    model = initial_weights("default", shorter).eval()
+    shipped = load(MODELS_DIR / "default.pt")
+    assert model.config.left_context_frames == 32
+    for (name, value), (_, expected) in zip(model.state_dict().items(), shipped.state_dict().items()):
+        if name.endswith("relative_bias"):
+            assert value.shape[1] == model.config.max_relative_past + model.config.max_relative_future + 1
+            assert torch.equal(value, expected[:, : value.shape[1]]), name
+        else:
+            assert torch.equal(value, expected), name
+    torch.manual_seed(0)
+    feats, lengths = torch.randn(1, 40, 80), torch.tensor([40])  # 40 frames: every key within 32 + 8 frames
+    with torch.no_grad():
+        torch.testing.assert_close(model(feats, lengths, 8), shipped(feats, lengths, 8), atol=1e-4, rtol=0)
+        longer = torch.randn(1, 200, 80)
+        assert not torch.allclose(model(longer, torch.tensor([200]), 8), shipped(longer, torch.tensor([200]), 8),
+                                  atol=1e-3)  # beyond the shorter reach the far keys are no longer seen
+
+
+def test_a_longer_left_context_gives_far_offsets_the_farthest_bias():
+    from speechattn.model.encoder import with_left_context
+
+    shipped = load(MODELS_DIR / "default.pt")
+    longer = with_left_context(shipped, 256)
+    for (name, value), (_, old) in zip(longer.state_dict().items(), shipped.state_dict().items()):
+        if name.endswith("relative_bias"):
+            assert torch.equal(value[:, : old.shape[1]], old)
+            assert torch.equal(value[:, old.shape[1]:], old[:, -1:].expand(-1, value.shape[1] - old.shape[1]))

@@ -36,7 +36,7 @@ from torch import nn
 
 from speechattn.config import checked_fields
 from speechattn.errors import ConfigError, SpeechattnError
-from speechattn.model.features import Frontend, FrontendConfig
+from speechattn.model.features import CopyReshape, Frontend, FrontendConfig
 from speechattn.phones import NUM_PHONES
 
 CHECKPOINT_FORMAT = "speechattn-checkpoint-1"
@@ -124,25 +124,6 @@ class ChunkLayout(NamedTuple):
     # on the graph path (sizes are tensors, chunks folded into the batch) (B * K, L + C) int32: 1 visible, 0 not
     shapes: tuple | None = None  # graph path: int64 shapes (-1, C, D), (-1, L + C, D), (1, B, -1, D): the folded
     # queries, the folded key windows and the output (-1 = B * K or T, inferred)
-
-
-class CopyReshape(torch.autograd.Function):
-    """x.reshape(shape) with shape in ONNX's convention: 0 copies that dimension of x, -1 is inferred.  Exported
-    as one Reshape with a constant shape, where a shape built from traced sizes exports as a chain of Shape,
-    Gather, Unsqueeze and Concat nodes."""
-
-    @staticmethod
-    def forward(ctx, x, size0: int, size1: int, size2: int):  # 3-D; ints one by one (the exporter takes no tuple)
-        ctx.input_shape = x.shape
-        return x.reshape([x.shape[i] if d == 0 else d for i, d in enumerate((size0, size1, size2))])
-
-    @staticmethod
-    def backward(ctx, grad):
-        return grad.reshape(ctx.input_shape), None, None, None
-
-    @staticmethod
-    def symbolic(g, x, size0, size1, size2):
-        return g.op("Reshape", x, g.op("Constant", value_t=torch.tensor([size0, size1, size2], dtype=torch.int64)))
 
 
 class ShapeReshape(torch.autograd.Function):
@@ -460,6 +441,27 @@ class PhoneTagger(nn.Module):
             conv_cache=new_conv,
         )
         return log_probs[:, :ready], new_state
+
+
+def with_left_context(model: PhoneTagger, left_context_frames: int) -> PhoneTagger:
+    """The same weights with another left context L: every layer's relative-bias table keeps its entries for the
+    offsets both contexts can meet; a longer context gives the new far offsets the bias of the old farthest one,
+    which is what full-context attention already used for them (offsets beyond the table are clamped to its end).
+    With L unchanged, or on an utterance no longer than the shorter context reaches, the output is unchanged."""
+    from dataclasses import replace
+
+    config = replace(model.config, left_context_frames=left_context_frames)
+    adapted = PhoneTagger(config)
+    state = dict(model.state_dict())
+    size = config.max_relative_past + config.max_relative_future + 1
+    for name, table in state.items():
+        if name.endswith("attention.relative_bias"):
+            if table.shape[1] >= size:
+                state[name] = table[:, :size].clone()
+            else:
+                state[name] = torch.cat([table, table[:, -1:].expand(-1, size - table.shape[1])], dim=1)
+    adapted.load_state_dict(state)
+    return adapted.train(model.training)
 
 
 def save_checkpoint(model: PhoneTagger, path: str | Path, **extra) -> None:

@@ -123,12 +123,21 @@ def _write_metadata(path: Path, metadata: dict[str, str]) -> None:
 
 
 def _frontend_nodes(fp32_path: Path) -> list[str]:
-    """Nodes fed by the frontend's constants: they stay float, quantizing them would wreck the log spectrum."""
+    """The frontend's nodes: everything the feature normalisation (the node reading the frontend's
+    feature_mean) is computed from.  They stay float; quantizing the FFT's or the mel filters' matmuls would
+    wreck the log spectrum."""
     import onnx
 
     graph = onnx.load(str(fp32_path)).graph
-    frontend_weights = {init.name for init in graph.initializer if ".frontend." in init.name}
-    return [node.name for node in graph.node if frontend_weights.intersection(node.input)]
+    producer = {output: node for node in graph.node for output in node.output}
+    pending = [node for node in graph.node if "model.frontend.feature_mean" in node.input]
+    frontend = {}
+    while pending:
+        node = pending.pop()
+        if node.name not in frontend:
+            frontend[node.name] = node
+            pending += [producer[name] for name in node.input if name in producer]
+    return list(frontend)
 
 
 INT8_BLOCK = 32  # weights quantized in blocks of 32 input rows, one scale each

@@ -193,16 +193,22 @@ def checkpoint_source(source: str) -> Path:
 
 def initial_weights(source: str, config):
     """The model to fine-tune: `source` is "default" (the bundled checkpoint) or a checkpoint path; its
-    architecture must equal the recipe's (dropout aside), its normalisation statistics are kept."""
-    from speechattn.model.encoder import CheckpointError, load
+    architecture must equal the recipe's (dropout aside), its normalisation statistics are kept.  A different
+    left context is the one difference taken: the weights do not depend on it, only the relative-bias tables'
+    length does (`with_left_context`), so the recipe's is used and the change is logged."""
+    from speechattn.model.encoder import CheckpointError, load, with_left_context
 
     path = checkpoint_source(source)
     model = load(path)
     differing = [d for d in config_differences(config.to_dict(), model.config.to_dict())
-                 if not d.startswith("dropout")]
+                 if not d.startswith(("dropout", "left_context_frames"))]
     if differing:
         raise CheckpointError(f"{path}: cannot start from it, its model differs from the recipe's: "
                               + "; ".join(differing))
+    if model.config.left_context_frames != config.left_context_frames:
+        log.info("%s: left context %d frames there, %d in the recipe: its relative-position biases are fitted to "
+                 "the recipe's", path, model.config.left_context_frames, config.left_context_frames)
+        model = with_left_context(model, config.left_context_frames)
     from dataclasses import replace
 
     tuned = type(model)(replace(model.config, dropout=config.dropout))
