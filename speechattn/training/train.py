@@ -191,7 +191,7 @@ def checkpoint_source(source: str) -> Path:
     return MODELS_DIR / "default.pt" if source == "default" else Path(source)
 
 
-def initial_weights(source: str, config):
+def initial_weights(source: str, config, quiet: bool = False):
     """The model to fine-tune: `source` is "default" (the bundled checkpoint) or a checkpoint path; its
     architecture must equal the recipe's (dropout aside), its normalisation statistics are kept.  A different
     left context is the one difference taken: the weights do not depend on it, only the relative-bias tables'
@@ -206,8 +206,9 @@ def initial_weights(source: str, config):
         raise CheckpointError(f"{path}: cannot start from it, its model differs from the recipe's: "
                               + "; ".join(differing))
     if model.config.left_context_frames != config.left_context_frames:
-        log.info("%s: left context %d frames there, %d in the recipe: its relative-position biases are fitted to "
-                 "the recipe's", path, model.config.left_context_frames, config.left_context_frames)
+        if not quiet:
+            log.info("%s: left context %d frames there, %d in the recipe: its relative-position biases are fitted to "
+                     "the recipe's", path, model.config.left_context_frames, config.left_context_frames)
         model = with_left_context(model, config.left_context_frames)
     from dataclasses import replace
 
@@ -554,7 +555,7 @@ def train(recipe, out: Path, resume: bool = False, progress: bool = True, overwr
             raise SpeechattnError(f"{out} holds an earlier run ({', '.join(earlier)}): --resume continues it, "
                                   "--overwrite replaces it, or choose another --out")
         if recipe.train.init_from and not (resume and earlier):
-            initial_weights(recipe.train.init_from, recipe.model)  # refuses another architecture before any work
+            initial_weights(recipe.train.init_from, recipe.model, quiet=True)  # refuses another model before any work
         trainer = Trainer(recipe, out, resume, progress, allow_command_sources)
         if rank == 0:
             if not resume:
