@@ -126,6 +126,15 @@ def test_metadata_describes_every_input_and_output(tiny_onnx, tiny_model):
     assert len(graph.initializer) and not any(i.data_location == onnx.TensorProto.EXTERNAL for i in graph.initializer)
 
 
+def test_every_tensor_the_file_declares_has_a_type(tiny_onnx):
+    """Tools that post-process the file (onnxruntime's quantizers, shape inference) refuse an untyped tensor; the
+    contrib attention nodes are the ones the exporter cannot type by itself."""
+    graph = onnx.load(str(tiny_onnx)).graph
+    declared = list(graph.value_info) + list(graph.input) + list(graph.output)
+    assert declared and not [v.name for v in declared if v.type.tensor_type.elem_type == onnx.TensorProto.UNDEFINED]
+    onnx.checker.check_model(onnx.shape_inference.infer_shapes(onnx.load(str(tiny_onnx))))
+
+
 def test_a_client_written_from_metadata_alone_runs_the_model(tiny_onnx):
     """No shape, name or size below comes from anywhere but the file's own metadata."""
     session = ort.InferenceSession(str(tiny_onnx))

@@ -177,6 +177,9 @@ class WindowAttention(torch.autograd.Function):
         value = g.op("Reshape", g.op("Gather", values, key_index, axis_i=2), window_shape, allowzero_i=1)
         attended = g.op("com.microsoft::MultiHeadAttention", query, key, value, _none(g), key_mask, bias,
                         num_heads_i=num_heads)  # scale defaults to 1 / sqrt(Dh)
+        # a contrib op has no type for the exporter to infer: declare it (float, (B * K, C, D)), or the file's
+        # value_info carries an untyped tensor that onnxruntime's quantization tools cannot load
+        attended.setType(queries.type().with_sizes([None, None, None]))
         return g.op("Reshape", attended, output_shape, allowzero_i=1)
 
 
