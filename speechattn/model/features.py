@@ -130,8 +130,7 @@ _SPECTRUM_BINS = torch.arange(_C)[:, None] + _C * torch.arange(_D)[None, :]  # (
 def fft_bin_order() -> np.ndarray:
     """The bin of each of SquaredSpectrum's 512 outputs: for each c, the real parts of d = 0..15, then the
     imaginary ones."""
-    k = np.arange(_C)[:, None, None] + _C * np.arange(_D)[None, None, :]  # (c, re/im, d)
-    return np.broadcast_to(k, (_C, 2, _D)).reshape(-1)
+    return np.repeat(_SPECTRUM_BINS.numpy()[:, None, :], 2, axis=1).reshape(-1)  # (c, re/im, d)
 
 
 class SquaredSpectrum(torch.autograd.Function):
