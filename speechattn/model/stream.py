@@ -48,10 +48,11 @@ def state_specs(model: PhoneTagger) -> list[dict]:
     return specs
 
 
-def initial_state(model: PhoneTagger, batch_size: int = 1) -> dict[str, torch.Tensor]:
+def initial_state(model: PhoneTagger, batch_size: int = 1, device: torch.device | str = "cpu") -> dict[str, torch.Tensor]:
     dtypes = {"float32": torch.float32, "int64": torch.int64}
     return {
-        spec["name"]: torch.zeros([batch_size if d == BATCH else d for d in spec["shape"]], dtype=dtypes[spec["dtype"]])
+        spec["name"]: torch.zeros([batch_size if d == BATCH else d for d in spec["shape"]], dtype=dtypes[spec["dtype"]],
+                                  device=device)
         for spec in state_specs(model)
     }
 
@@ -82,25 +83,28 @@ class StreamingGraph(nn.Module):
 
 
 class StreamingSession:
-    """Torch-side stream over arbitrary-size pushes of 16 kHz float audio (the reference for the ONNX client)."""
+    """Torch-side stream over arbitrary-size pushes of 16 kHz float audio (the reference for the ONNX client).
+    Runs where the model's weights are (CPU or a GPU); pushes may come from anywhere, outputs are on that device."""
 
     def __init__(self, model: PhoneTagger, chunk_frames: int | None = None, batch_size: int = 1) -> None:
         self.graph = StreamingGraph(model.eval())
+        self.device = next(model.parameters()).device
         self.chunk_frames = chunk_frames or model.config.default_chunk_frames
-        self.state = initial_state(model, batch_size)
-        self.leftover = torch.zeros(batch_size, 0)
+        self.state = initial_state(model, batch_size, self.device)
+        self.leftover = torch.zeros(batch_size, 0, device=self.device)
 
     @torch.no_grad()
     def push(self, audio: torch.Tensor, final: bool = False) -> torch.Tensor:
         """audio (B, n) -> log-probs (B, R, classes) of the frames completed so far."""
-        audio = torch.cat([self.leftover, audio.to(torch.float32)], dim=1)
+        audio = torch.cat([self.leftover, audio.to(self.device, torch.float32)], dim=1)
         usable = audio.shape[1] // HOP_SAMPLES * HOP_SAMPLES
         if final and usable < audio.shape[1]:  # zero-pad the last partial hop, as the one-shot path does
             audio = nn.functional.pad(audio, (0, HOP_SAMPLES - audio.shape[1] % HOP_SAMPLES))
             usable = audio.shape[1]
         self.leftover = audio[:, usable:]
-        chunk = torch.tensor(self.chunk_frames, dtype=torch.int64)
-        outputs = self.graph(audio[:, :usable], chunk, torch.tensor(int(final)), *self.state.values())
+        # chunk size and flush stay on the CPU on any device: shape arithmetic, as in the graph's shape tensors
+        chunk, flush = torch.tensor(self.chunk_frames, dtype=torch.int64), torch.tensor(int(final))
+        outputs = self.graph(audio[:, :usable], chunk, flush, *self.state.values())
         self.state = dict(zip(self.state, outputs[1:]))
         return outputs[0]
 
