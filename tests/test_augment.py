@@ -62,6 +62,8 @@ def test_augmentation_is_seeded_and_off_in_evaluation(corpus):
     assert np.array_equal(first[0], again[0]) and np.array_equal(first[1], again[1])
     train.set_epoch(1)
     assert not np.array_equal(train[1][0], first[0])  # a new epoch draws anew
+    named = train[(1, 1)], train[(0, 1)]  # (epoch, index): the item of that epoch, whatever set_epoch says
+    assert np.array_equal(named[0][0], train[1][0]) and np.array_equal(named[1][0], first[0])
     evaluation = FrameLabelDataset(corpus, augment=None, crop_seconds=None)
     audio, labels = evaluation[1]
     assert np.array_equal(audio, corpus[1].load_audio()[0].astype(np.float32))
@@ -111,3 +113,20 @@ def test_collate_pads_labels_with_ignore(corpus):
     assert audio.shape[1] == labels.shape[1] * 160
     for row in range(3):
         assert torch.all(labels[row, lengths[row]:] == IGNORE) and torch.all(labels[row, : lengths[row]] >= 0)
+
+
+def test_the_audio_store_decodes_a_cut_listed_twice_once(corpus, tmp_path):
+    from speechattn.data.dataset import AudioStore
+
+    listed = [corpus[0], corpus[1], corpus[0], corpus[2], corpus[1]]  # sets listed twice weigh twice
+    store = AudioStore(listed, tmp_path)
+    assert len(store) == 5
+    for index, cut in enumerate(listed):
+        expected = cut.load_audio()[0].astype(np.float32)
+        assert store.length(index) == len(expected)
+        assert np.allclose(store.segment(index), expected, atol=1 / 32768)
+    (data,) = tmp_path.glob("*.i16")
+    assert data.stat().st_size == 2 * sum(store.length(i) for i in (0, 1, 3))  # the three distinct utterances
+    again = AudioStore(listed, tmp_path)  # a later run reuses the file
+    assert list(tmp_path.glob("*.i16")) == [data] and np.array_equal(again.segment(2), store.segment(0))
+    assert len(list(tmp_path.glob("*.json"))) == 1

@@ -113,6 +113,33 @@ def test_a_resumed_run_continues_exactly(tiny, tmp_path, monkeypatch):
     assert [r["step"] for r in rows(interrupted / "train.csv")] == [str(s) for s in range(1, 13)]  # no step twice
 
 
+def test_one_loader_serves_every_epoch_with_each_epochs_draws(tiny, tmp_path, monkeypatch):
+    """Worker processes start once per run, not once per epoch (a stall that was two thirds of a GPU run on a
+    small set), and each batch still holds its epoch's items from where the step stands."""
+    from speechattn.data.dataset import collate
+
+    recipe = load_recipe("recipes/tiny.yaml", {"data": {"output": tiny.data.output}})
+    trainer = train_module.Trainer(recipe, tmp_path, resume=False, progress=False, allow_command_sources=False)
+    built = []
+    real_loader = torch.utils.data.DataLoader
+
+    def counting_loader(*args, **kwargs):
+        built.append(1)
+        return real_loader(*args, **kwargs)
+
+    monkeypatch.setattr(torch.utils.data, "DataLoader", counting_loader)
+    per_epoch, size = trainer.per_epoch, recipe.train.batch_size
+    trainer.step = per_epoch - 1  # one batch before the end of epoch 0
+    stream = trainer.batches()
+    got = [next(stream) for _ in range(2 * per_epoch + 1)]  # into epoch 2
+    assert len(built) == 1
+    expected = [(0, per_epoch - 1)] + [(e, b) for e in (1, 2) for b in range(per_epoch)][: 2 * per_epoch]
+    for (audio, labels, lengths), (epoch, number) in zip(got, expected):
+        batch = train_module.batches_of_epoch(len(trainer.dataset), size, recipe.train.seed, epoch)[number]
+        want = collate([trainer.dataset[(epoch, index)] for index in batch])
+        assert torch.equal(audio, want[0]) and torch.equal(labels, want[1]) and torch.equal(lengths, want[2])
+
+
 def test_train_recipe_errors_name_the_key(tmp_path):
     from speechattn.errors import ConfigError
 
@@ -158,6 +185,17 @@ def test_device_and_precision_choices_are_checked():
             choose_device(TrainConfig(precision="bf16"))
         with pytest.raises(SpeechattnError, match="sees no GPU"):
             choose_device(TrainConfig(device="cuda"))
+    else:  # run where a GPU is (bench/gpu_check.py's machine); CI has none
+        assert choose_device(TrainConfig()) == (torch.device("cuda", 0), None)  # auto: fp32, measured faster
+        assert choose_device(TrainConfig(precision="bf16"))[1] == torch.bfloat16
+        import os
+
+        os.environ["LOCAL_RANK"] = str(torch.cuda.device_count())
+        try:
+            with pytest.raises(SpeechattnError, match="nproc_per_node"):
+                choose_device(TrainConfig())
+        finally:
+            del os.environ["LOCAL_RANK"]
 
 
 def test_distillation_loss_is_the_kl_from_the_teacher_over_real_frames_only():

@@ -54,45 +54,57 @@ def _labels(intervals: np.ndarray, frames: int, speed: float = 1.0, first_frame:
 class AudioStore:
     """The 16 kHz mono audio of a list of cuts, decoded once into one int16 file (memory-mapped, so loader
     workers share it through the page cache).  The file's name is a hash of the cuts' ids and sources:
-    a later run on the same data reuses it, different data never does."""
+    a later run on the same data reuses it, different data never does.  A cut listed more than once (a set
+    listed twice in train.sets weighs twice) is decoded and stored once."""
+
+    FORMAT = 2  # the index holds each cut's start and length (format 1: one offset per cut, duplicates stored again)
 
     def __init__(self, cuts, directory: str | Path, progress: bool = False) -> None:
         from tqdm import tqdm
 
-        key = hashlib.sha256(json.dumps([[c.id, c.recording.to_dict()["sources"], c.start, c.duration]
-                                         for c in cuts], sort_keys=True, default=str).encode()).hexdigest()[:16]
+        identities = [json.dumps([c.id, c.recording.to_dict()["sources"], c.start, c.duration], sort_keys=True,
+                                 default=str) for c in cuts]
+        key = hashlib.sha256(json.dumps([self.FORMAT, identities]).encode()).hexdigest()[:16]
         directory = Path(directory)
         data_path, index_path = directory / f"{key}.i16", directory / f"{key}.json"
         if not index_path.exists():
             directory.mkdir(parents=True, exist_ok=True)
-            offsets, position = [], 0
+            first = {}  # identity -> position of its first cut
+            for position, identity in enumerate(identities):
+                first.setdefault(identity, position)
+            unique = sorted(first.values())
+            stored, total = {}, 0  # first position -> (start, length)
             temporary = data_path.with_name(data_path.name + ".tmp")
             with open(temporary, "wb") as handle:
-                for cut in tqdm(cuts, desc="decoding audio once", unit="utt", disable=not progress):
-                    samples = np.clip(np.round(cut_audio(cut) * INT16_SCALE), -32768, 32767).astype("<i2")
+                for position in tqdm(unique, desc="decoding audio once", unit="utt", disable=not progress):
+                    samples = np.clip(np.round(cut_audio(cuts[position]) * INT16_SCALE), -32768, 32767).astype("<i2")
                     handle.write(samples.tobytes())
-                    offsets.append(position)
-                    position += len(samples)
+                    stored[position] = (total, len(samples))
+                    total += len(samples)
             temporary.replace(data_path)
-            index_path.write_text(json.dumps({"offsets": offsets, "total": position}))
-            log.info("decoded %d utterances (%.2f h) into %s", len(cuts), position / SAMPLE_RATE / 3600, data_path)
+            places = [stored[first[identity]] for identity in identities]
+            index_path.write_text(json.dumps({"format": self.FORMAT, "starts": [p[0] for p in places],
+                                              "lengths": [p[1] for p in places], "total": total}))
+            log.info("decoded %d utterances (%.2f h; %d listed) into %s", len(unique), total / SAMPLE_RATE / 3600,
+                     len(cuts), data_path)
         index = json.loads(index_path.read_text())
-        self.offsets = np.asarray(index["offsets"] + [index["total"]], dtype=np.int64)
+        self.starts = np.asarray(index["starts"], dtype=np.int64)
+        self.lengths = np.asarray(index["lengths"], dtype=np.int64)
         self.samples = np.memmap(data_path, dtype="<i2", mode="r", shape=(index["total"],)) if index["total"] else \
             np.zeros(0, dtype="<i2")
 
     def __len__(self) -> int:
-        return len(self.offsets) - 1
+        return len(self.starts)
 
     def length(self, index: int) -> int:
-        return int(self.offsets[index + 1] - self.offsets[index])
+        return int(self.lengths[index])
 
     def segment(self, index: int, start: int = 0, stop: int | None = None) -> np.ndarray:
         """Samples [start, stop) of utterance `index` as float32."""
         length = self.length(index)
         stop = length if stop is None else min(stop, length)
         start = max(0, min(start, stop))
-        base = int(self.offsets[index])
+        base = int(self.starts[index])
         return self.samples[base + start : base + stop].astype(np.float32) / np.float32(INT16_SCALE)
 
 
@@ -180,8 +192,12 @@ class FrameLabelDataset:
         start = int(rng.integers(0, len(labels) - crop_frames + 1))
         return audio[start * HOP_SAMPLES : (start + crop_frames) * HOP_SAMPLES], labels[start : start + crop_frames]
 
-    def __getitem__(self, index: int):
-        return self.item(index, np.random.default_rng([self.seed, self.epoch, index]))
+    def __getitem__(self, index):
+        """Item `index` of the current epoch (set_epoch), or `(epoch, index)`: the same item of that epoch.  The
+        pair lets one loader (and its worker processes) serve a whole run: the training loop names the epoch in
+        every index instead of starting new workers each epoch to carry a new set_epoch."""
+        epoch, index = index if isinstance(index, tuple) else (self.epoch, index)
+        return self.item(index, np.random.default_rng([self.seed, epoch, index]))
 
 
 UNSAFE_SOURCES = ("command", "url")  # lhotse runs a 'command' source through a shell, fetches a 'url' one

@@ -40,7 +40,7 @@ class TrainConfig:
     loader_workers: int = 2  # data loading and augmentation processes
     audio_cache: str = "data/audio-cache"  # training audio decoded once per data set into this directory ("": decode on every access)
     device: str = "auto"  # auto (the GPU of this process's rank when there is one, else CPU), cpu, cuda
-    precision: str = "auto"  # auto (bf16 on GPUs that have it, else fp16 on GPU, fp32 on CPU), fp32, bf16, fp16
+    precision: str = "auto"  # auto (fp32: bf16 autocast measured slower for the default size, bench/gpu_check.py), fp32, bf16, fp16
     final_eval: bool = True  # evaluate best.pt on dev at every chunk size when training ends
     seed: int = 0
     init_from: str | None = None  # start from these weights: "default" (the bundled model) or a checkpoint path

@@ -11,8 +11,8 @@ Logs: train.csv (one row per step), dev.csv, and TensorBoard events in tensorboa
 curves.png (learning curves) and an evaluation of best.pt on the dev split at full context and at
 every streaming chunk size (eval.json, eval.txt, confusion.png).
 
-On a GPU the encoder runs under bf16 autocast (fp16 with a gradient scaler where bf16 is missing);
-the frontend and evaluation stay in float32/float64.
+On a GPU the model trains in fp32 unless `train.precision` asks for bf16 or fp16 autocast (fp16 with a
+gradient scaler); the frontend and evaluation stay in float32/float64.
 """
 
 from __future__ import annotations
@@ -91,11 +91,18 @@ def choose_device(config: TrainConfig) -> tuple[torch.device, torch.dtype | None
         if config.precision in ("bf16", "fp16"):
             raise SpeechattnError(f"train.precision {config.precision} needs a GPU; use fp32 or auto on CPU")
         return torch.device("cpu"), None
-    device = torch.device("cuda", int(os.environ.get("LOCAL_RANK", "0")))
+    local_rank = int(os.environ.get("LOCAL_RANK", "0"))
+    if local_rank >= torch.cuda.device_count():
+        raise SpeechattnError(f"process {local_rank} of this machine needs GPU {local_rank}, and torch sees "
+                              f"{torch.cuda.device_count()}: start at most that many processes per machine "
+                              "(torchrun --nproc_per_node), or train on the CPU (--set train.device=cpu)")
+    device = torch.device("cuda", local_rank)
     torch.cuda.set_device(device)
-    precision = config.precision
-    if precision == "auto":
-        precision = "bf16" if torch.cuda.is_bf16_supported() else "fp16"
+    if config.precision == "bf16" and not torch.cuda.is_bf16_supported():
+        raise SpeechattnError("train.precision bf16: this GPU has no bfloat16; use fp16 or fp32")
+    # auto is fp32 on GPUs too: a model of the default size is too small for autocast to pay (on an H100,
+    # bench/gpu_check.py: 37.9 ms per step in fp32 against 43.0 ms under bf16 autocast, batch 16 x 4 s)
+    precision = "fp32" if config.precision == "auto" else config.precision
     return device, {"fp32": None, "bf16": torch.bfloat16, "fp16": torch.float16}[precision]
 
 
@@ -449,18 +456,23 @@ class Trainer:
         return loss.item(), correct / max(count, 1), chunk
 
     def batches(self):
-        """The remaining batches, epoch after epoch, from exactly where `step` stands."""
+        """The remaining batches, epoch after epoch, from exactly where `step` stands: one loader for the run, its
+        batches naming their epoch ((epoch, index) items), so the worker processes start once.  A loader per epoch
+        started them anew every epoch: on a GPU with a small data set that stall was two thirds of the time
+        (bench/gpu_check.py's notes in the README)."""
         from speechattn.data.dataset import collate
 
         config = self.config
-        while True:
+
+        def plan():
             epoch, position = divmod(self.step, self.per_epoch)
-            self.dataset.set_epoch(epoch)
-            batches = [b[self.rank :: self.world]
-                       for b in batches_of_epoch(len(self.dataset), config.batch_size, config.seed, epoch)]
-            loader = torch.utils.data.DataLoader(self.dataset, batch_sampler=batches[position:], collate_fn=collate,
-                                                 num_workers=config.loader_workers)
-            yield from loader
+            while True:
+                for batch in batches_of_epoch(len(self.dataset), config.batch_size, config.seed, epoch)[position:]:
+                    yield [(epoch, index) for index in batch[self.rank :: self.world]]
+                epoch, position = epoch + 1, 0
+
+        yield from torch.utils.data.DataLoader(self.dataset, batch_sampler=plan(), collate_fn=collate,
+                                               num_workers=config.loader_workers)
 
     # -- logs, evaluation, checkpoints -------------------------------------------------------------------
     def open_logs(self, resume: bool) -> None:
