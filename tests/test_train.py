@@ -172,7 +172,7 @@ def test_two_processes_under_torchrun_train_together(tiny, tmp_path):
     assert load(tmp_path / "run" / "last.pt").config == tiny.model
 
 
-def test_device_and_precision_choices_are_checked():
+def test_device_and_precision_choices_are_checked(monkeypatch):
     from speechattn.errors import ConfigError, SpeechattnError
     from speechattn.training.train import TrainConfig, choose_device
 
@@ -188,14 +188,9 @@ def test_device_and_precision_choices_are_checked():
     else:  # run where a GPU is (bench/gpu_check.py's machine); CI has none
         assert choose_device(TrainConfig()) == (torch.device("cuda", 0), None)  # auto: fp32, measured faster
         assert choose_device(TrainConfig(precision="bf16"))[1] == torch.bfloat16
-        import os
-
-        os.environ["LOCAL_RANK"] = str(torch.cuda.device_count())
-        try:
-            with pytest.raises(SpeechattnError, match="nproc_per_node"):
-                choose_device(TrainConfig())
-        finally:
-            del os.environ["LOCAL_RANK"]
+        monkeypatch.setenv("LOCAL_RANK", str(torch.cuda.device_count()))  # one process more than there are GPUs
+        with pytest.raises(SpeechattnError, match="nproc_per_node"):
+            choose_device(TrainConfig())
 
 
 def test_distillation_loss_is_the_kl_from_the_teacher_over_real_frames_only():
