@@ -66,3 +66,27 @@ def test_a_longer_left_context_gives_far_offsets_the_farthest_bias():
         if name.endswith("relative_bias"):
             assert torch.equal(value[:, : old.shape[1]], old)
             assert torch.equal(value[:, old.shape[1]:], old[:, -1:].expand(-1, value.shape[1] - old.shape[1]))
+
+
+def test_a_recipe_with_fewer_layers_starts_from_evenly_spaced_layers_of_the_checkpoint():
+    """Fewer layers is the other architecture change init_from takes (a smaller, faster model trained on from a
+    larger one): the first and last layers and evenly spaced ones between, their weights unchanged; more layers
+    than the checkpoint has is refused by name."""
+    from dataclasses import replace
+
+    import pytest
+
+    from speechattn.model.encoder import CheckpointError, kept_layers
+
+    assert kept_layers(6, 5) == [0, 1, 2, 4, 5] and kept_layers(6, 3) == [0, 2, 5] and kept_layers(6, 6) == list(range(6))
+    recipe = load_recipe("recipes/default.yaml")
+    model = initial_weights("default", replace(recipe.model, num_layers=5))
+    shipped = load(MODELS_DIR / "default.pt").state_dict()
+    assert model.config.num_layers == 5 and len(model.layers) == 5
+    for name, value in model.state_dict().items():
+        if name.startswith("layers."):
+            _, index, rest = name.split(".", 2)
+            name = f"layers.{[0, 1, 2, 4, 5][int(index)]}.{rest}"
+        assert torch.equal(value, shipped[name]), name
+    with pytest.raises(CheckpointError, match=r"num_layers \(6 there, 7 here\)"):
+        initial_weights("default", replace(recipe.model, num_layers=7))

@@ -446,6 +446,36 @@ class PhoneTagger(nn.Module):
         return log_probs[:, :ready], new_state
 
 
+def kept_layers(have: int, want: int) -> list[int]:
+    """Which of `have` layers a model of `want` <= have layers keeps: evenly spaced, the first and the last always."""
+    if want == 1:
+        return [have - 1]
+    return sorted({round(i * (have - 1) / (want - 1)) for i in range(want)})
+
+
+def with_num_layers(model: PhoneTagger, num_layers: int) -> PhoneTagger:
+    """The same model with fewer layers (`kept_layers` of them, weights unchanged; the frontend, input projection,
+    final norm and classifier as they are): a start for a smaller, faster model trained on from a larger one."""
+    from dataclasses import replace
+
+    have = model.config.num_layers
+    if not 1 <= num_layers <= have:
+        raise CheckpointError(f"cannot make {num_layers} layers out of {have}: a model can start from a larger one, "
+                              "never a smaller")
+    keep = kept_layers(have, num_layers)
+    smaller = PhoneTagger(replace(model.config, num_layers=num_layers))
+    state = {}
+    for name, value in model.state_dict().items():
+        if name.startswith("layers."):
+            _, index, rest = name.split(".", 2)
+            if int(index) not in keep:
+                continue
+            name = f"layers.{keep.index(int(index))}.{rest}"
+        state[name] = value
+    smaller.load_state_dict(state)
+    return smaller.train(model.training)
+
+
 def with_left_context(model: PhoneTagger, left_context_frames: int) -> PhoneTagger:
     """The same weights with another left context L: every layer's relative-bias table keeps its entries for the
     offsets both contexts can meet; a longer context gives the new far offsets the bias of the old farthest one,

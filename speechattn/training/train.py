@@ -202,16 +202,24 @@ def initial_weights(source: str, config, quiet: bool = False):
     """The model to fine-tune: `source` is "default" (the bundled checkpoint) or a checkpoint path; its
     architecture must equal the recipe's (dropout aside), its normalisation statistics are kept.  A different
     left context is the one difference taken: the weights do not depend on it, only the relative-bias tables'
-    length does (`with_left_context`), so the recipe's is used and the change is logged."""
-    from speechattn.model.encoder import CheckpointError, load, with_left_context
+    length does (`with_left_context`), so the recipe's is used and the change is logged.  Fewer layers than the
+    checkpoint's is the other: the recipe's model keeps evenly spaced layers of it (`with_num_layers`), to train a
+    smaller model on from a larger one."""
+    from speechattn.model.encoder import CheckpointError, kept_layers, load, with_left_context, with_num_layers
 
     path = checkpoint_source(source)
     model = load(path)
-    differing = [d for d in config_differences(config.to_dict(), model.config.to_dict())
-                 if not d.startswith(("dropout", "left_context_frames"))]
-    if differing:
+    differing = [d for d in config_differences(config.to_dict(), model.config.to_dict()) if not d.startswith("dropout")]
+    adaptable = [d for d in differing if d.startswith("left_context_frames")
+                 or (d.startswith("num_layers") and config.num_layers < model.config.num_layers)]
+    if len(adaptable) < len(differing):  # name every difference, the adaptable ones too
         raise CheckpointError(f"{path}: cannot start from it, its model differs from the recipe's: "
                               + "; ".join(differing))
+    if config.num_layers < model.config.num_layers:
+        if not quiet:
+            log.info("%s: %d layers there, %d in the recipe: it starts from layers %s", path, model.config.num_layers,
+                     config.num_layers, kept_layers(model.config.num_layers, config.num_layers))
+        model = with_num_layers(model, config.num_layers)
     if model.config.left_context_frames != config.left_context_frames:
         if not quiet:
             log.info("%s: left context %d frames there, %d in the recipe: its relative-position biases are fitted to "
