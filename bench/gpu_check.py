@@ -115,16 +115,12 @@ def main() -> None:
         print(f"no CUDA GPU visible to torch {torch.__version__}: nothing to check here", file=sys.stderr)
         sys.exit(2)
     import soundfile
-    import yaml
 
     from speechattn.audio import speechlike_signal
+    from speechattn.cli import _parse_overrides
     from speechattn.model.encoder import load
 
-    overrides: dict = {}
-    for item in args.set:
-        key, _, value = item.partition("=")
-        section, _, name = key.partition(".")
-        overrides.setdefault(section, {})[name] = yaml.safe_load(value)
+    overrides = _parse_overrides(args.set)  # as `speechattn train --set` reads them
     print(f"torch {torch.__version__}, {torch.cuda.get_device_name()}, CPU threads {torch.get_num_threads()}")
     torch.backends.cuda.matmul.allow_tf32 = False  # fp32 means fp32 (torch's default; said here so it is seen)
     sample, rate = soundfile.read(ROOT / "speechattn" / "runtime" / "samples" / "this-no-longer-appears-to-be-the-case.wav",

@@ -58,19 +58,14 @@ def main() -> None:
     parser.add_argument("--no-baseline", action="store_true", help="skip the old data path (it is slow)")
     args = parser.parse_args()
 
-    import yaml
-
+    from speechattn.cli import _parse_overrides
     from speechattn.data.augment import spec_augment
     from speechattn.data.dataset import AudioStore, FrameLabelDataset, collate
     from speechattn.model.encoder import PhoneTagger
     from speechattn.training.recipes import load_recipe
     from speechattn.training.train import batches_of_epoch, frame_loss, load_cuts
 
-    overrides: dict = {}
-    for item in args.set:
-        key, _, value = item.partition("=")
-        section, _, name = key.partition(".")
-        overrides.setdefault(section, {})[name] = yaml.safe_load(value)
+    overrides = _parse_overrides(args.set)  # as `speechattn train --set` reads them
     recipe = load_recipe(args.recipe, overrides)
     config = recipe.train
     print(f"recipe {args.recipe}: batch {config.batch_size} x {config.crop_seconds} s crops, "

@@ -69,23 +69,21 @@ class AudioStore:
         data_path, index_path = directory / f"{key}.i16", directory / f"{key}.json"
         if not index_path.exists():
             directory.mkdir(parents=True, exist_ok=True)
-            first = {}  # identity -> position of its first cut
-            for position, identity in enumerate(identities):
-                first.setdefault(identity, position)
-            unique = sorted(first.values())
-            stored, total = {}, 0  # first position -> (start, length)
+            stored, places, total = {}, [], 0  # identity -> (start, length) where it was written; each cut's
             temporary = data_path.with_name(data_path.name + ".tmp")
             with open(temporary, "wb") as handle:
-                for position in tqdm(unique, desc="decoding audio once", unit="utt", disable=not progress):
-                    samples = np.clip(np.round(cut_audio(cuts[position]) * INT16_SCALE), -32768, 32767).astype("<i2")
-                    handle.write(samples.tobytes())
-                    stored[position] = (total, len(samples))
-                    total += len(samples)
+                for cut, identity in tqdm(zip(cuts, identities), total=len(cuts), desc="decoding audio once",
+                                          unit="utt", disable=not progress):
+                    if identity not in stored:
+                        samples = np.clip(np.round(cut_audio(cut) * INT16_SCALE), -32768, 32767).astype("<i2")
+                        handle.write(samples.tobytes())
+                        stored[identity] = (total, len(samples))
+                        total += len(samples)
+                    places.append(stored[identity])
             temporary.replace(data_path)
-            places = [stored[first[identity]] for identity in identities]
             index_path.write_text(json.dumps({"format": self.FORMAT, "starts": [p[0] for p in places],
                                               "lengths": [p[1] for p in places], "total": total}))
-            log.info("decoded %d utterances (%.2f h; %d listed) into %s", len(unique), total / SAMPLE_RATE / 3600,
+            log.info("decoded %d utterances (%.2f h; %d listed) into %s", len(stored), total / SAMPLE_RATE / 3600,
                      len(cuts), data_path)
         index = json.loads(index_path.read_text())
         self.starts = np.asarray(index["starts"], dtype=np.int64)
