@@ -34,7 +34,7 @@ class BaselineDataset:
         from speechattn.data.dataset import _labels, cut_audio
 
         dataset = self.new
-        rng = np.random.default_rng([dataset.seed, dataset.epoch, index])
+        rng = np.random.default_rng([dataset.seed, 0, index])  # epoch 0, as dataset[index]
         cut, config = dataset.cuts[index], dataset.augment
         factor = float(rng.choice(config.speed_factors))
         if factor != 1.0:

@@ -130,13 +130,9 @@ class FrameLabelDataset:
         self.augment = augment
         self.crop_seconds = crop_seconds
         self.seed = seed
-        self.epoch = 0
         self.audio = store if store is not None else _CutAudio(self.cuts)
         self.intervals = [cut_intervals(cut) for cut in self.cuts]
         self.rooms = RoomPool(augment, seed) if augment is not None else None
-
-    def set_epoch(self, epoch: int) -> None:
-        self.epoch = epoch
 
     def __len__(self) -> int:
         return len(self.cuts)
@@ -191,10 +187,9 @@ class FrameLabelDataset:
         return audio[start * HOP_SAMPLES : (start + crop_frames) * HOP_SAMPLES], labels[start : start + crop_frames]
 
     def __getitem__(self, index):
-        """Item `index` of the current epoch (set_epoch), or `(epoch, index)`: the same item of that epoch.  The
-        pair lets one loader (and its worker processes) serve a whole run: the training loop names the epoch in
-        every index instead of starting new workers each epoch to carry a new set_epoch."""
-        epoch, index = index if isinstance(index, tuple) else (self.epoch, index)
+        """Item `(epoch, index)`, or `index` of epoch 0.  The epoch travels in the index so that one loader (and
+        its worker processes) serves a whole run: no state to set in workers at each new epoch."""
+        epoch, index = index if isinstance(index, tuple) else (0, index)
         return self.item(index, np.random.default_rng([self.seed, epoch, index]))
 
 
