@@ -102,14 +102,14 @@ def test_the_page_passes_the_segmenter_vector_and_a_dropped_file_gives_pythons_s
     }})""")
     dropped = browser.execute_script("return window.speechattn.dropped")
     expected = python_json(model=model)["segments"]
-    if model == "default-int8":
-        # The WASM build runs MatMulNBits on another kernel than x86 onnxruntime (measured: the same phones and
-        # boundaries; confidences within 0.005 with round 5's weights, 0.0105 with round 7's); fp32 agrees exactly.
-        assert [(s["start"], s["end"], s["phone"]) for s in dropped] == [
-            (s["start"], s["end"], s["phone"]) for s in expected]
-        assert max(abs(a["confidence"] - b["confidence"]) for a, b in zip(dropped, expected)) < 0.02
-    else:
-        assert dropped == expected
+    # Phones and boundaries exactly; confidences within a stated tolerance, since WASM and x86 onnxruntime are
+    # different builds on different CPUs. int8: MatMulNBits runs on another kernel (measured: confidences within
+    # 0.005 with round 5's weights, 0.0105 with round 7's), so 0.02; fp32: equal on the machine that measured it,
+    # 1e-3 as for the Node client.
+    assert [(s["start"], s["end"], s["phone"]) for s in dropped] == [
+        (s["start"], s["end"], s["phone"]) for s in expected]
+    tolerance = 0.02 if model == "default-int8" else 1e-3
+    assert max(abs(a["confidence"] - b["confidence"]) for a, b in zip(dropped, expected)) < tolerance
     assert len(dropped) > 5
 
 

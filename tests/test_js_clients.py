@@ -31,8 +31,38 @@ def test_the_shared_vector_is_what_the_python_segmenters_give_now():
     sys.path.insert(0, str(ROOT / "tools"))
     from segmenter_vectors import OUTPUT, build
 
-    assert json.loads(OUTPUT.read_text()) == json.loads(json.dumps(build())), \
-        "the Python segmenters changed: run python tools/segmenter_vectors.py and check the JavaScript port"
+    committed = json.loads(OUTPUT.read_text())
+    # Frames and phones exactly; confidences within the vector's own stated tolerance (1e-9): the vector was
+    # written on one CPU, and numpy's exp/log differ by an ulp (1.1e-16) across CPUs and builds.
+    differences = json_differences(committed, json.loads(json.dumps(build())), committed["confidence_tolerance"])
+    assert not differences, ("the Python segmenters changed: run python tools/segmenter_vectors.py and check the "
+                             f"JavaScript port; first differences: {differences[:3]}")
+
+
+def json_differences(expected, actual, tolerance: float, where: str = "") -> list[str]:
+    """Where two JSON values differ: numbers that are not both integers may differ by `tolerance` (absolute)."""
+    if isinstance(expected, dict) and isinstance(actual, dict):
+        if expected.keys() != actual.keys():
+            return [f"{where}: keys {sorted(expected)} != {sorted(actual)}"]
+        return [d for key in expected for d in json_differences(expected[key], actual[key], tolerance, f"{where}.{key}")]
+    if isinstance(expected, list) and isinstance(actual, list):
+        if len(expected) != len(actual):
+            return [f"{where}: {len(expected)} items != {len(actual)}"]
+        return [d for i, (e, a) in enumerate(zip(expected, actual)) for d in json_differences(e, a, tolerance, f"{where}[{i}]")]
+    if isinstance(expected, float) or isinstance(actual, float):
+        if isinstance(expected, (int, float)) and isinstance(actual, (int, float)) and not isinstance(expected, bool) \
+                and abs(expected - actual) <= tolerance:
+            return []
+    elif expected == actual:
+        return []
+    return [f"{where}: {expected!r} != {actual!r}"]
+
+
+def test_json_differences_allows_an_ulp_in_floats_and_nothing_else():
+    assert json_differences({"c": [0.1, 2]}, {"c": [0.1 + 1.1e-16, 2]}, 1e-9) == []
+    assert json_differences({"c": [0.1, 2]}, {"c": [0.1 + 1e-6, 2]}, 1e-9)
+    assert json_differences({"c": [0.1, 2]}, {"c": [0.1, 3]}, 1e-9)  # integers (frames) exactly
+    assert json_differences({"p": "AA"}, {"p": "AE"}, 1e-9) and json_differences([1], [1, 2], 1e-9)
 
 
 def test_the_javascript_segmenters_pass_the_shared_vector():
@@ -61,6 +91,8 @@ def test_node_transcribes_a_recording_exactly_as_python_does(options, capsys):
 
 
 def test_node_says_what_is_wrong_in_one_line(tmp_path):
+    if not (ROOT / "export" / "node" / "node_modules" / "onnxruntime-node").exists():
+        pytest.skip("onnxruntime-node is not installed: (cd export/node && npm ci)")
     garbage = tmp_path / "x.wav"
     garbage.write_bytes(b"not audio at all")
     for args, expected in (([str(garbage)], "not a WAV file"),
