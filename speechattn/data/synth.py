@@ -302,15 +302,15 @@ def with_edge_silence(utterance: Utterance, lead_seconds: float, trail_seconds: 
 @dataclass(frozen=True)
 class SynthConfig:
     hours: float = 10.0  # corpus size; build time was measured at 366x real time per process
-    engines: tuple = ("espeak", "flite", "festival")
-    engine_shares: tuple = (0.6, 0.25, 0.15)  # share of utterances per engine, in the order of engines
-    words_per_utterance: tuple = (3, 14)  # uniform, inclusive
+    engines: tuple[str, ...] = ("espeak", "flite", "festival")
+    engine_shares: tuple[float, ...] = (0.6, 0.25, 0.15)  # share of utterances per engine, in the order of engines
+    words_per_utterance: tuple[int, int] = (3, 14)  # uniform, inclusive
     frequent_word_share: float = 0.5  # share of words drawn by English frequency; the rest uniform from CMUdict
     comma_share: float = 0.12  # chance of a comma (a pause) after each word but the last
-    edge_silence_seconds: tuple = (0.05, 0.6)  # digital silence added before and after, each drawn uniformly
-    rate_wpm: tuple = (110, 250)  # speaking rate, words per minute
-    pitch: tuple = (15, 85)  # espeak-ng base pitch, 0-100
-    pitch_range: tuple = (10, 90)  # espeak-ng intonation range, 0-100
+    edge_silence_seconds: tuple[float, float] = (0.05, 0.6)  # digital silence added before and after, each drawn uniformly
+    rate_wpm: tuple[int, int] = (110, 250)  # speaking rate, words per minute
+    pitch: tuple[int, int] = (15, 85)  # espeak-ng base pitch, 0-100
+    pitch_range: tuple[int, int] = (10, 90)  # espeak-ng intonation range, 0-100
     workers: int = 2
     seed: int = 0
 

@@ -20,7 +20,7 @@ CORPORA = ("synth", "speechocean762", "ljspeech", "asterisk", "timit", "textgrid
 
 @dataclass(frozen=True)
 class TrainConfig:
-    sets: tuple = ("",)  # manifest prefixes DIR/NAME (NAME_{recordings,supervisions}_{split}.jsonl.gz); "" = this recipe's
+    sets: tuple[str, ...] = ("",)  # manifest prefixes DIR/NAME (NAME_{recordings,supervisions}_{split}.jsonl.gz); "" = this recipe's
     batch_size: int = 16
     crop_seconds: float = 4.0  # training crops; dev utterances are whole
     max_steps: int = 20000
@@ -30,7 +30,7 @@ class TrainConfig:
     grad_clip: float = 1.0
     label_smoothing: float = 0.1
     full_context_share: float = 0.2  # share of batches trained at full context; the rest draw a chunk size
-    chunk_weights: tuple = ()  # relative odds of model.chunk_frames_choices for those draws; () = equal
+    chunk_weights: tuple[float, ...] = ()  # relative odds of model.chunk_frames_choices for those draws; () = equal
     distill_weight: float = 0.0  # in-place distillation: on chunked batches, this share of the loss is the KL
     # divergence from the same model's full-context output on the same batch (no gradient through it); 0 = off
     eval_every: int = 1000
