@@ -92,6 +92,10 @@ class StreamingModel:
         self.phones = tuple(meta["phones"].split(","))
         self.allowed_chunk_frames = tuple(int(c) for c in meta["allowed_chunk_frames"].split(","))
         self.default_chunk_frames = int(meta["default_chunk_frames"])
+        # Look-ahead by output delay: the graph's output at frame t labels frame t - R.  Streams drop the first R
+        # outputs and flush R frames of silence at the end, so frame i is always the audio's hop i.  0 for files
+        # written before the key existed.
+        self.output_delay_frames = int(meta.get("output_delay_frames", "0"))
         self.states = json.loads(meta["states"])
         io = json.loads(meta["inputs"])
         self.audio_input, self.chunk_input, self.flush_input = io["audio"], io["chunk_frames"], io["flush"]
@@ -138,6 +142,7 @@ class Stream:
         self.state = model.initial_state(batch_size)
         self.leftover = np.zeros((batch_size, 0), dtype=np.float32)
         self.frames_emitted = 0
+        self.outputs_to_drop = model.output_delay_frames  # graph outputs that label frames before the audio
         self.nonfinite_samples = 0
         self.finished = False
 
@@ -177,11 +182,13 @@ class Stream:
         return self._run(audio[:, :usable], final=False)
 
     def finish(self) -> Frames:
-        """End the stream: the last partial hop is zero-padded and the last partial chunk is emitted."""
+        """End the stream: the last partial hop is zero-padded, followed by the output delay's frames of silence,
+        and the last partial chunk is emitted."""
         hop = self.model.hop_samples
         audio = self.leftover
         if audio.shape[1]:
             audio = np.pad(audio, ((0, 0), (0, hop - audio.shape[1])))
+        audio = np.pad(audio, ((0, 0), (0, self.model.output_delay_frames * hop)))
         self.leftover = audio[:, :0]
         frames = self._run(audio, final=True)
         self.finished = True
@@ -198,9 +205,17 @@ class Stream:
                 continue
             outputs.append(self._call(piece, last))
         log_probs = np.concatenate(outputs, axis=1) if outputs else np.zeros((self.batch_size, 0, len(self.model.phones)), np.float32)
+        log_probs, indices = self._aligned(log_probs)
+        return Frames(indices, log_probs[0] if self.batch_size == 1 else log_probs, self.model.phones)
+
+    def _aligned(self, log_probs):
+        """Graph outputs (B, n, classes) -> those that label frames of the audio, and their frame indices."""
+        dropped = min(self.outputs_to_drop, log_probs.shape[1])
+        self.outputs_to_drop -= dropped
+        log_probs = log_probs[:, dropped:]
         indices = np.arange(self.frames_emitted, self.frames_emitted + log_probs.shape[1])
         self.frames_emitted += log_probs.shape[1]
-        return Frames(indices, log_probs[0] if self.batch_size == 1 else log_probs, self.model.phones)
+        return log_probs, indices
 
     def _call(self, audio, final):
         log_probs, self.state = self.model.run(audio, self.chunk_frames, final, self.state)
@@ -250,11 +265,8 @@ class StreamSet:
                     outputs.setdefault(key, []).append(log_probs[row : row + 1])
         result = {}
         for key, pieces in outputs.items():
-            stream = self.streams[key]
-            log_probs = np.concatenate(pieces, axis=1)[0]
-            indices = np.arange(stream.frames_emitted, stream.frames_emitted + len(log_probs))
-            stream.frames_emitted += len(log_probs)
-            result[key] = Frames(indices, log_probs, model.phones)
+            log_probs, indices = self.streams[key]._aligned(np.concatenate(pieces, axis=1))
+            result[key] = Frames(indices, log_probs[0], model.phones)
         return result
 
     def remove(self, key) -> Frames:

@@ -8,6 +8,7 @@ import torch
 
 from speechattn.audio import HOP_SAMPLES, speechlike_signal
 from speechattn.model.features import FrontendConfig
+from speechattn.phones import IGNORE
 from speechattn.model.encoder import ModelConfig, PhoneTagger
 
 TINY = dict(num_layers=2, model_dim=32, num_heads=4, ffn_dim=64, left_context_frames=6,
@@ -34,13 +35,15 @@ def random_model(config: ModelConfig | None = None, seed: int = 0) -> PhoneTagge
     return model.eval()
 
 
-def briefly_trained_model(seconds: float = 20.0, steps: int = 300, seed: int = 0) -> PhoneTagger:
+def briefly_trained_model(seconds: float = 20.0, steps: int = 300, seed: int = 0,
+                          output_delay_frames: int = 0) -> PhoneTagger:
     """A tiny model trained for a few seconds to tag the classes of speechlike_signal.
 
     Trained models have decisive outputs; random ones have near-tied top scores whose argmax
     flips under any rounding, so int8 fidelity is measured on this one."""
     torch.manual_seed(seed)
-    config = tiny_config(model_dim=64, ffn_dim=128, num_heads=4, left_context_frames=16, dropout=0.0)
+    config = tiny_config(model_dim=64, ffn_dim=128, num_heads=4, left_context_frames=16, dropout=0.0,
+                         output_delay_frames=output_delay_frames)
     model = PhoneTagger(config)
     audio, classes = speechlike_signal(seconds, seed=seed + 7, with_classes=True)
     audio = torch.from_numpy(audio)[None]
@@ -50,6 +53,10 @@ def briefly_trained_model(seconds: float = 20.0, steps: int = 300, seed: int = 0
         model.frontend.set_normalization(features[0].mean(0), features[0].std(0))
         features = model.frontend(audio)
     labels = labels[:, : features.shape[1]]
+    if output_delay_frames:
+        from speechattn.training.train import delayed_labels
+
+        labels = delayed_labels(labels, output_delay_frames)
     lengths = torch.tensor([features.shape[1]])
     optimizer = torch.optim.AdamW(model.parameters(), lr=3e-3)
     generator = np.random.default_rng(seed)
@@ -57,7 +64,7 @@ def briefly_trained_model(seconds: float = 20.0, steps: int = 300, seed: int = 0
     for _ in range(steps):
         chunk = int(generator.choice(config.chunk_frames_choices))
         log_probs = model(features, lengths, chunk)
-        loss = torch.nn.functional.nll_loss(log_probs.transpose(1, 2), labels)
+        loss = torch.nn.functional.nll_loss(log_probs.transpose(1, 2), labels, ignore_index=IGNORE)
         optimizer.zero_grad()
         loss.backward()
         optimizer.step()

@@ -101,6 +101,11 @@ export class StreamingModel {
     this.phones = metadata.phones.split(",");
     this.allowedChunkFrames = metadata.allowed_chunk_frames.split(",").map(Number);
     this.defaultChunkFrames = Number(metadata.default_chunk_frames);
+    // Look-ahead by output delay: the graph's output at frame t labels frame t - R.  Streams drop the first R
+    // outputs and flush R frames of silence at the end, so frame i is the audio's hop i (0 for older files).
+    this.outputDelayFrames = Number(metadata.output_delay_frames ?? 0);
+    this.finalLatencyMs = metadata.final_latency_ms === undefined ? null : Number(metadata.final_latency_ms);
+    this.provisionalLatencyMs = metadata.provisional_latency_ms === undefined ? null : Number(metadata.provisional_latency_ms);
     this.states = JSON.parse(metadata.states);
     const io = JSON.parse(metadata.inputs);
     this.audioInput = io.audio;
@@ -150,6 +155,7 @@ export class Stream {
     this.state = model.initialState();
     this.leftover = new Float32Array(0);
     this.framesEmitted = 0;
+    this.outputsToDrop = model.outputDelayFrames; // graph outputs that label frames before the audio
     this.nonfiniteSamples = 0;
     this.finished = false;
     this.busy = Promise.resolve(); // pushes run one after another even if the caller does not await them
@@ -180,12 +186,10 @@ export class Stream {
     let usable = Math.floor(audio.length / hop) * hop;
     let work = audio.subarray(0, usable);
     this.leftover = audio.slice(usable);
-    if (final) {
-      if (this.leftover.length) { // the last partial hop, zero-padded
-        const padded = new Float32Array(usable + hop);
-        padded.set(audio);
-        work = padded;
-      }
+    if (final) { // the last partial hop zero-padded, then the output delay's frames of silence
+      const padded = new Float32Array(usable + (this.leftover.length ? hop : 0) + this.model.outputDelayFrames * hop);
+      padded.set(audio);
+      work = padded;
       this.leftover = new Float32Array(0);
     }
     const step = Math.max(this.chunkFrames, Math.floor(MAX_CALL_FRAMES / this.chunkFrames) * this.chunkFrames) * hop;
@@ -205,12 +209,16 @@ export class Stream {
     }
     if (final) this.finished = true;
     const classes = this.model.phones.length;
-    const logProbs = new Float32Array(count * classes);
+    const all = new Float32Array(count * classes);
     let offset = 0;
     for (const part of parts) {
-      logProbs.set(part, offset);
+      all.set(part, offset);
       offset += part.length;
     }
+    const dropped = Math.min(this.outputsToDrop, count);
+    this.outputsToDrop -= dropped;
+    count -= dropped;
+    const logProbs = all.subarray(dropped * classes);
     const first = this.framesEmitted;
     this.framesEmitted += count;
     return { firstFrame: first, count, logProbs, classes };

@@ -18,12 +18,14 @@ from speechattn.audio import SAMPLE_RATE
 
 @dataclass(frozen=True)
 class AugmentConfig:
-    speed_factors: tuple = (0.9, 1.0, 1.1)  # one drawn per utterance; labels move with the audio
-    gain_db: tuple = (-12.0, 6.0)  # uniform
+    speed_factors: tuple[float, ...] = (0.9, 1.0, 1.1)  # one drawn per utterance; labels move with the audio
+    gain_db: tuple[float, float] = (-12.0, 6.0)  # uniform, relative to the recording's level (used when level_dbfs is empty)
+    level_dbfs: tuple[float, ...] = ()  # [low, high]: set each utterance's RMS level to a level drawn uniformly from this range
+    # (dBFS), so the model meets quiet microphones and distant speakers; peaks are kept below full scale
     reverb_probability: float = 0.3
     rt60_seconds: tuple = (0.15, 0.8)  # reverberation time of the simulated room
     noise_probability: float = 0.5
-    snr_db: tuple = (0.0, 30.0)  # uniform
+    snr_db: tuple[float, float] = (0.0, 30.0)  # uniform
     babble_share: float = 0.3  # of the noisy utterances, those whose noise is babble
     band_limit_probability: float = 0.2  # half telephone band (300-3400 Hz), half random low-pass 3-7 kHz
     freq_masks: int = 2  # SpecAugment: masks per utterance
@@ -38,6 +40,9 @@ class AugmentConfig:
         for key in ("reverb_probability", "noise_probability", "babble_share", "band_limit_probability"):
             if not 0 <= getattr(self, key) <= 1:
                 raise ConfigError(f"augment.{key} is a probability, from 0 to 1")
+        if self.level_dbfs and (len(self.level_dbfs) != 2 or self.level_dbfs[0] > self.level_dbfs[1]
+                                or not -120 <= self.level_dbfs[0] <= self.level_dbfs[1] <= 0):
+            raise ConfigError(f"augment.level_dbfs must be [low, high] dBFS, each from -120 to 0, not {list(self.level_dbfs)}")
         for key in ("gain_db", "rt60_seconds", "snr_db"):
             low_high = getattr(self, key)
             if len(low_high) != 2 or low_high[0] > low_high[1]:
@@ -49,7 +54,15 @@ class AugmentConfig:
 
 
 def apply_gain(audio: np.ndarray, rng: np.random.Generator, config: AugmentConfig) -> np.ndarray:
-    return audio * np.float32(10 ** (rng.uniform(*config.gain_db) / 20))
+    if not config.level_dbfs:
+        return audio * np.float32(10 ** (rng.uniform(*config.gain_db) / 20))
+    target_rms = 10 ** (rng.uniform(*config.level_dbfs) / 20)
+    rms = float(np.sqrt(np.mean(np.square(audio, dtype=np.float64)))) if audio.size else 0.0
+    if rms < 1e-6:  # digital silence: nothing to scale
+        return audio
+    gain = target_rms / rms
+    peak = float(np.max(np.abs(audio)))
+    return audio * np.float32(min(gain, 0.99 / peak))
 
 
 def room_impulse_response(rng: np.random.Generator, config: AugmentConfig) -> np.ndarray:

@@ -34,6 +34,7 @@ from typing import NamedTuple
 import torch
 from torch import nn
 
+from speechattn.audio import HOP_SAMPLES
 from speechattn.config import checked_fields
 from speechattn.errors import ConfigError, SpeechattnError
 from speechattn.model.features import CopyReshape, Frontend, FrontendConfig
@@ -56,6 +57,9 @@ class ModelConfig:
     dropout: float = 0.1
     frame_subsampling: int = 1  # 10 ms frames per encoder position: 1, 2 or 4
     conv_kernel: int = 0  # a causal depthwise convolution module over this many positions in each layer (0: none)
+    output_delay_frames: int = 0  # look-ahead by output delay: the output at frame t labels frame t - R, so every
+    # frame's label has seen R frames (10 ms each) after it, across chunk boundaries; `tag` and the clients align
+    # the outputs with the audio (drop the first R, flush R frames of silence at the end)
 
     def __post_init__(self) -> None:
         if self.num_layers < 1 or self.model_dim < 1 or self.num_heads < 1 or self.ffn_dim < 1:
@@ -74,6 +78,8 @@ class ModelConfig:
             raise ConfigError(f"default_chunk_frames {self.default_chunk_frames} is not in {self.chunk_frames_choices}")
         if self.left_context_frames < 0:
             raise ConfigError("left_context_frames must be >= 0")
+        if not 0 <= self.output_delay_frames <= 100:
+            raise ConfigError(f"output_delay_frames must be from 0 to 100 (1 s), not {self.output_delay_frames}")
         if self.conv_kernel < 0 or self.conv_kernel == 1:
             raise ConfigError(f"conv_kernel must be 0 (no convolution module) or at least 2, not {self.conv_kernel}")
 
@@ -384,6 +390,15 @@ class PhoneTagger(nn.Module):
         log_probs, _, _, _ = self._encode(feats, left, left, key_valid, C, left_conv)
         return log_probs[:, :T]
 
+    def tag(self, audio: torch.Tensor, lengths: torch.Tensor, chunk_frames: int | None) -> torch.Tensor:
+        """Audio (B, N) zero-padded past each item's end, lengths (B,) in frames -> log-probs (B, T, classes) with
+        row t labelling frame t of the audio, T = ceil(N / 160): `forward` on the audio followed by R frames of silence,
+        its first R rows dropped (R = output_delay_frames), as the streaming clients do."""
+        R = self.config.output_delay_frames
+        audio = nn.functional.pad(audio, (0, R * HOP_SAMPLES))
+        log_probs = self(self.frontend(audio), lengths + R, chunk_frames)
+        return log_probs[:, R:]
+
     def _zero_conv_state(self, batch_size: int, like: torch.Tensor) -> torch.Tensor | None:
         c = self.config
         return like.new_zeros(c.num_layers, batch_size, c.conv_kernel - 1, c.model_dim) if c.conv_kernel else None
@@ -500,6 +515,11 @@ def with_left_context(model: PhoneTagger, left_context_frames: int) -> PhoneTagg
 def save_checkpoint(model: PhoneTagger, path: str | Path, **extra) -> None:
     """Write atomically (temp file + rename): an interrupted save never leaves a broken checkpoint."""
     path = Path(path)
+    broken = [name for name, tensor in model.state_dict().items()
+              if tensor.is_floating_point() and not torch.isfinite(tensor).all()]
+    if broken:
+        raise CheckpointError(f"{path}: not written: the weights hold NaN or infinite values ({', '.join(broken[:3])}"
+                              f"{' ...' if len(broken) > 3 else ''}); training diverged")
     path.parent.mkdir(parents=True, exist_ok=True)
     payload = {"format": CHECKPOINT_FORMAT, "config": model.config.to_dict(), "model": model.state_dict(), **extra}
     temporary = path.with_name(path.name + ".tmp")
@@ -508,7 +528,8 @@ def save_checkpoint(model: PhoneTagger, path: str | Path, **extra) -> None:
         temporary.replace(path)
     except (OSError, RuntimeError) as error:  # torch wraps a full disk in a RuntimeError of its own
         temporary.unlink(missing_ok=True)
-        reason = "no space left on device" if "No space left" in str(error) or getattr(error, "errno", 0) == 28 \
+        full = "No space left" in str(error) or "unexpected pos" in str(error) or getattr(error, "errno", 0) == 28
+        reason = "the disk is full" if full \
             else (error.strerror if isinstance(error, OSError) and error.strerror else str(error).splitlines()[0])
         raise CheckpointError(f"{path}: cannot write the checkpoint: {reason}") from None
 

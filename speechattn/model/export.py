@@ -22,6 +22,7 @@ import torch
 from speechattn import __version__
 from speechattn.audio import FRAME_SHIFT_MS, HOP_SAMPLES, SAMPLE_RATE, WINDOW_SAMPLES, speechlike_signal
 from speechattn.model.encoder import PhoneTagger
+from speechattn.decoder import DecoderConfig
 from speechattn.phones import PHONES
 from speechattn.model.stream import StreamingGraph, StreamingSession, state_specs
 
@@ -70,6 +71,12 @@ def build_metadata(model: PhoneTagger, default_chunk_frames: int, quantization: 
         "default_chunk_frames": str(default_chunk_frames),
         "num_layers": str(c.num_layers),
         "receptive_field_frames": str(c.num_layers * c.left_context_frames + max(c.chunk_frames_choices)),
+        # latency, algorithmic, at the default chunk: the chunk filling, the output delay, the decoder's look-ahead
+        "output_delay_frames": str(c.output_delay_frames),
+        "decoder_lookahead_frames": str(DecoderConfig().lookahead_frames),
+        "provisional_latency_ms": str((default_chunk_frames + c.output_delay_frames) * FRAME_SHIFT_MS),
+        "final_latency_ms": str((default_chunk_frames + c.output_delay_frames + DecoderConfig().lookahead_frames)
+                                * FRAME_SHIFT_MS),
         "phones": ",".join(PHONES[: c.num_classes]),
         "inputs": json.dumps({"audio": "audio", "chunk_frames": "chunk_frames", "flush": "flush"}),
         "outputs": json.dumps({"log_probs": "log_probs"}),
@@ -186,8 +193,11 @@ def verify(onnx_path: Path, model: PhoneTagger, chunk_frames: int, seconds: floa
         onnx_out.append(stream.push(piece).log_probs)
         torch_out.append(session.push(torch.from_numpy(piece)[None])[0].numpy())
     onnx_out.append(stream.finish().log_probs)
-    torch_out.append(session.push(torch.zeros(1, 0), final=True)[0].numpy())
-    a, b = np.concatenate(onnx_out), np.concatenate(torch_out)
+    # the client aligns the outputs with the audio (an output delay R: R frames of silence at the end, the first
+    # R outputs dropped); torch's session emits the graph's own outputs, aligned here the same way
+    R = model.config.output_delay_frames
+    torch_out.append(session.push(torch.zeros(1, R * HOP_SAMPLES), final=True)[0].numpy())
+    a, b = np.concatenate(onnx_out), np.concatenate(torch_out)[R:]
     if a.shape != b.shape:
         return Verification(max(len(a), len(b)), pushes, float("inf"), 0.0)
     return Verification(len(a), pushes, float(np.abs(a - b).max()), float((a.argmax(-1) == b.argmax(-1)).mean()))

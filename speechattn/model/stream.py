@@ -111,7 +111,8 @@ class StreamingSession:
 
 @torch.no_grad()
 def offline_log_probs(model: PhoneTagger, audio: torch.Tensor, chunk_frames: int | None) -> torch.Tensor:
-    """One-shot reference: audio (B, N) -> log-probs (B, ceil(N/160), classes) with attention chunk C."""
+    """One-shot reference: audio (B, N) -> log-probs (B, ceil(N/160), classes) with attention chunk C, as the graph
+    emits them (with an output delay R, row t labels frame t - R; `PhoneTagger.tag` aligns them with the audio)."""
     feats = model.frontend(audio)
     lengths = torch.full((audio.shape[0],), feats.shape[1], dtype=torch.int64)
     return model(feats, lengths, chunk_frames)

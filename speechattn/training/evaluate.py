@@ -118,9 +118,8 @@ def evaluate_checkpoint(model, cuts, chunk_sizes: list[int | None], min_frames: 
         for start in tqdm(range(0, len(items), batch_size), desc="evaluating", unit="batch", disable=not progress):
             batch = items[start : start + batch_size]
             audio, _, lengths = collate([(audio, labels) for _, audio, labels in batch])
-            features = model.frontend(audio.to(device))
             for score in scores:
-                log_probs = model(features, lengths.to(device), score.chunk_frames).float().cpu().numpy()
+                log_probs = model.tag(audio.to(device), lengths.to(device), score.chunk_frames).float().cpu().numpy()
                 for row, (_, _, labels) in enumerate(batch):
                     score.add(labels, log_probs[row, : len(labels)], min_frames, decoder)
     return scores

@@ -119,7 +119,7 @@ def pseudo_label(root: str | Path, output: str | Path, name: str = "pseudo", tea
                 skipped.append(f"{path}: shorter than 0.1 s")
                 continue
             samples = torch.from_numpy(np.ascontiguousarray(audio, dtype=np.float32))[None]
-            log_probs = model(model.frontend(samples), torch.tensor([frames]), None)[0, :frames].float().numpy()
+            log_probs = model.tag(samples, torch.tensor([frames]), None)[0, :frames].float().numpy()
             labels, confidence = frame_pseudo_labels(log_probs.astype(np.float64), log_bigram, silence,
                                                      min_confidence)
             kept = labels != IGNORE
