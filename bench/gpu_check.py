@@ -117,7 +117,7 @@ def main() -> None:
     import soundfile
 
     from speechattn.audio import speechlike_signal
-    from speechattn.cli import _parse_overrides
+    from speechattn.cli.common import parse_overrides as _parse_overrides
     from speechattn.model.encoder import load
 
     overrides = _parse_overrides(args.set)  # as `speechattn train --set` reads them

@@ -58,7 +58,7 @@ def main() -> None:
     parser.add_argument("--no-baseline", action="store_true", help="skip the old data path (it is slow)")
     args = parser.parse_args()
 
-    from speechattn.cli import _parse_overrides
+    from speechattn.cli.common import parse_overrides as _parse_overrides
     from speechattn.data.augment import spec_augment
     from speechattn.data.dataset import AudioStore, FrameLabelDataset, collate
     from speechattn.model.encoder import PhoneTagger

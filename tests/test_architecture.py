@@ -30,6 +30,8 @@ def module_name(path: Path) -> str:
 
 
 def stage(module: str) -> str:
+    if module == "speechattn.__main__":  # `python -m speechattn`: the command line's entry point
+        return "cli"
     parts = module.split(".")
     return parts[1] if len(parts) > 1 and parts[1] in LAYERS and parts[1] != "core" and \
         (PACKAGE / parts[1]).is_dir() else "core"
@@ -136,7 +138,7 @@ def test_runtime_imports_and_transcribes_without_torch():
 def test_mic_help_and_a_training_command_without_torch_say_what_to_install():
     assert run_without_torch("from speechattn.cli import main\nsys.exit(main(['mic', '--help']))").returncode == 0
     result = run_without_torch("from speechattn.cli import main\nsys.exit(main(['init', '-o', '/tmp/x.pt']))")
-    assert result.returncode == 2
+    assert result.returncode == 1
     lines = result.stderr.strip().splitlines()
     assert len(lines) == 1 and "pip install 'speechattn[train]'" in lines[0], result.stderr
 

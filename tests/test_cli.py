@@ -81,16 +81,21 @@ def run_cli(*args):
     return subprocess.run([sys.executable, "-m", "speechattn.cli", *args], capture_output=True, text=True)
 
 
-@pytest.mark.parametrize("args, message", [
-    (["export", "nope.pt", "-o", "x.onnx"], "nope.pt: no such checkpoint"),
-    (["stream-check", "nope.onnx"], "nope.onnx: no such model file"),
-    (["init", "-o", "x.pt", "--set", "num_layer=3"], "unknown model setting(s): num_layer"),
-    (["init", "-o", "x.pt", "--set", "model_dim"], "expected KEY=VALUE"),
+@pytest.mark.parametrize("args, message, status", [
+    (["export", "nope.pt", "-o", "x.onnx"], "nope.pt: no such checkpoint", 1),  # ran, and an input failed it
+    (["stream-check", "nope.onnx"], "nope.onnx: no such model file", 1),
+    (["init", "-o", "x.pt", "--set", "num_layer=3"], "unknown model setting(s): num_layer", 2),  # usage
+    (["init", "-o", "x.pt", "--set", "model_dim"], "expected KEY=VALUE", 2),
+    (["init", "-o", "x.pt", "--set", "model_dim=!!python/object:os.system x"], "not plain YAML", 2),
+    (["init", "-o", "x.pt", "--set", "model_dim=[1,"], "not plain YAML", 2),
+    (["transcribe", "a.wav", "--threads", "5000"], "5000 is not in the range", 2),
+    (["stream-check", "x.onnx", "--seconds", "1e9"], "1000000000.0 is not in the range", 2),
+    (["mic", "--seconds", "nan"], "not a finite number", 2),
 ])
-def test_user_mistakes_print_one_line_and_exit_2(tmp_path, args, message):
-    result = subprocess.run([sys.executable, "-m", "speechattn.cli", *args], capture_output=True, text=True,
-                            cwd=tmp_path)
-    assert result.returncode == 2
+def test_user_mistakes_print_one_line_and_exit_2_or_failures_1(tmp_path, args, message, status):
+    result = subprocess.run([sys.executable, "-m", "speechattn", *args], capture_output=True, text=True,
+                            cwd=tmp_path, timeout=120)
+    assert result.returncode == status, result.stderr
     assert message in result.stderr
     assert "Traceback" not in result.stderr
     assert len(result.stderr.strip().splitlines()) == 1
@@ -99,7 +104,7 @@ def test_user_mistakes_print_one_line_and_exit_2(tmp_path, args, message):
 def test_corrupt_onnx_file_is_a_clear_error(tmp_path):
     (tmp_path / "bad.onnx").write_bytes(b"\x08\x07garbage")
     result = run_cli("stream-check", str(tmp_path / "bad.onnx"))
-    assert result.returncode == 2 and "cannot use" in result.stderr and "Traceback" not in result.stderr
+    assert result.returncode == 1 and "cannot use" in result.stderr and "Traceback" not in result.stderr
 
 
 def test_help_is_instant_and_imports_no_heavy_module():
@@ -113,5 +118,5 @@ def test_web_without_onnxruntime_web_says_how_to_install_it(monkeypatch, capsys)
     from speechattn.runtime import web
 
     monkeypatch.setattr(web, "ORT_WEB", web.ORT_WEB / "missing")
-    assert main(["web", "--port", "0"]) == 2
+    assert main(["web", "--port", "0"]) == 1
     assert "onnxruntime-web is not installed beside the page" in capsys.readouterr().err

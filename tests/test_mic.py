@@ -139,7 +139,7 @@ def test_mic_transcribes_what_is_played_into_the_sink(pulse, utterance, tmp_path
 def test_no_such_device_is_one_clear_error(pulse, utterance):
     result = subprocess.run([sys.executable, "-m", "speechattn.cli", "mic", "--model", str(utterance[1]),
                              "--device", "no-such-microphone"], env=pulse, capture_output=True, text=True, timeout=60)
-    assert result.returncode == 2 and "no input device matches 'no-such-microphone'" in result.stderr
+    assert result.returncode == 1 and "no input device matches 'no-such-microphone'" in result.stderr
     assert "Traceback" not in result.stderr
 
 
@@ -157,6 +157,6 @@ def test_a_device_that_disappears_ends_with_a_message_and_flushed_output(tmp_pat
     finally:
         if mic.poll() is None:
             mic.kill()
-    assert mic.returncode == 2 and "stopped delivering audio" in stderr and "Traceback" not in stderr
+    assert mic.returncode == 1 and "stopped delivering audio" in stderr and "Traceback" not in stderr
     lines = output.read_text().splitlines()
     assert lines and all(json.loads(line)["end"] > json.loads(line)["start"] for line in lines)  # complete lines

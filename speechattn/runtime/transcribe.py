@@ -75,17 +75,68 @@ def wav_declared_seconds(path: Path) -> float | None:
         return None
 
 
+PIPE_WAIT_SECONDS = 10.0  # a FIFO nobody writes to gets this long before it is reported
+
+
+def piped_bytes(path: Path):
+    """The whole input as a BytesIO when `path` is "-" (standard input), a pipe or a FIFO, else None.
+
+    A pipe can be read only once, so it is read whole here and decoded from memory (soundfile would read a WAV
+    header twice from a pipe and lose the start).  A FIFO that no one writes to is reported after
+    PIPE_WAIT_SECONDS rather than waited on forever."""
+    import io
+    import os
+    import select
+    import stat
+    import sys
+
+    if str(path) == "-":
+        if sys.stdin is None or sys.stdin.isatty():
+            raise AudioError("-: standard input is a terminal; pipe audio into it (speechattn transcribe - < a.wav)")
+        return io.BytesIO(sys.stdin.buffer.read())
+    try:
+        mode = os.stat(path).st_mode
+    except OSError:
+        return None
+    if not (stat.S_ISFIFO(mode) or stat.S_ISCHR(mode) or stat.S_ISSOCK(mode)):
+        return None
+    descriptor = os.open(path, os.O_RDONLY | os.O_NONBLOCK)  # a FIFO's open would wait for a writer
+    try:
+        ready, _, _ = select.select([descriptor], [], [], PIPE_WAIT_SECONDS)
+        if not ready:
+            raise AudioError(f"{path}: nothing arrived in {PIPE_WAIT_SECONDS:.0f} s (a pipe no program writes to?)")
+        os.set_blocking(descriptor, True)
+        chunks = []
+        while True:
+            try:
+                chunk = os.read(descriptor, 1 << 20)
+            except BlockingIOError:
+                select.select([descriptor], [], [], PIPE_WAIT_SECONDS)
+                continue
+            if not chunk:
+                break
+            chunks.append(chunk)
+    finally:
+        os.close(descriptor)
+    return io.BytesIO(b"".join(chunks))
+
+
 def read_blocks(path: Path, block_seconds: float = BLOCK_SECONDS) -> tuple[int, int, Iterator[np.ndarray]]:
     """(native sample rate, channels, iterator of mono 16 kHz float32 blocks)."""
     import soundfile as sf
 
-    if not path.exists():
-        raise AudioError(f"{path}: no such file")
-    if path.is_dir():
-        raise AudioError(f"{path}: a directory, not an audio file")
+    source = piped_bytes(path)  # standard input, a pipe or a FIFO: read once, whole, then decoded from memory
+    if source is None:
+        if not path.exists():
+            raise AudioError(f"{path}: no such file")
+        if path.is_dir():
+            raise AudioError(f"{path}: a directory, not an audio file")
     try:
-        handle = sf.SoundFile(str(path))
+        handle = sf.SoundFile(source if source is not None else str(path))
     except Exception as soundfile_error:  # formats libsndfile lacks: let librosa (audioread/ffmpeg) try
+        if source is not None:
+            raise AudioError(f"{path}: cannot read audio from a pipe ({soundfile_error}); "
+                             "pipe WAV, FLAC or Ogg, or give a file") from None
         try:
             import warnings
 
@@ -102,7 +153,7 @@ def read_blocks(path: Path, block_seconds: float = BLOCK_SECONDS) -> tuple[int, 
         step = int(block_seconds * SAMPLE_RATE)
         return rate, channels, (audio[i : i + step] for i in range(0, max(len(audio), 1), step))
 
-    announced = wav_declared_seconds(path)
+    announced = wav_declared_seconds(path) if source is None else None
     if announced is not None and announced > handle.frames / handle.samplerate + 0.001:
         log.warning("%s: the header announces %.2f s but the file holds %.2f s (truncated?); transcribing what "
                     "is there", path, announced, handle.frames / handle.samplerate)
@@ -232,6 +283,15 @@ def write_textgrid(t: Transcript, path) -> None:
     grid = textgrid.Textgrid()
     grid.addTier(textgrid.IntervalTier("phones", entries, 0, t.duration))
     grid.save(str(path), format="long_textgrid", includeBlankSpaces=True)
+
+
+def textgrid_text(t: Transcript) -> str:
+    """The Praat long TextGrid as text (praatio writes files only: through a scratch file)."""
+    import tempfile
+
+    with tempfile.TemporaryDirectory() as scratch:
+        write_textgrid(t, Path(scratch) / "out.TextGrid")
+        return (Path(scratch) / "out.TextGrid").read_text()
 
 
 def plot_transcript(t: Transcript, path) -> None:

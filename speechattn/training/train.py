@@ -30,7 +30,7 @@ import torch
 
 from speechattn.data.manifests import manifest_pair
 from speechattn.training.recipes import TrainConfig
-from speechattn.errors import SpeechattnError
+from speechattn.errors import SpeechattnError, UsageError
 from speechattn.phones import IGNORE
 
 
@@ -58,6 +58,15 @@ def frame_loss(log_probs: torch.Tensor, labels: torch.Tensor, smoothing: float) 
     loss = (per_frame * mask).sum() / max(count, 1)
     correct = int(((log_probs.argmax(-1) == labels) & mask).sum())
     return loss, correct, count
+
+
+def delayed_labels(labels: torch.Tensor, delay_frames: int) -> torch.Tensor:
+    """labels (B, T) -> the targets of a model with an output delay R: output t learns frame t - R's label; the
+    first R outputs (before the audio) learn nothing."""
+    if delay_frames == 0:
+        return labels
+    R = min(delay_frames, labels.shape[1])
+    return torch.cat([labels.new_full((labels.shape[0], R), IGNORE), labels[:, : labels.shape[1] - R]], dim=1)
 
 
 def distillation_loss(student: torch.Tensor, teacher: torch.Tensor, lengths: torch.Tensor) -> torch.Tensor:
@@ -203,14 +212,14 @@ def initial_weights(source: str, config, quiet: bool = False):
     architecture must equal the recipe's (dropout aside), its normalisation statistics are kept.  A different
     left context is the one difference taken: the weights do not depend on it, only the relative-bias tables'
     length does (`with_left_context`), so the recipe's is used and the change is logged.  Fewer layers than the
-    checkpoint's is the other: the recipe's model keeps evenly spaced layers of it (`with_num_layers`), to train a
-    smaller model on from a larger one."""
+    checkpoint's is another: the recipe's model keeps evenly spaced layers of it (`with_num_layers`), to train a
+    smaller model on from a larger one; the output delay and default chunk size are the recipe's."""
     from speechattn.model.encoder import CheckpointError, kept_layers, load, with_left_context, with_num_layers
 
     path = checkpoint_source(source)
     model = load(path)
     differing = [d for d in config_differences(config.to_dict(), model.config.to_dict()) if not d.startswith("dropout")]
-    adaptable = [d for d in differing if d.startswith("left_context_frames")
+    adaptable = [d for d in differing if d.startswith(("left_context_frames", "output_delay_frames", "default_chunk_frames"))
                  or (d.startswith("num_layers") and config.num_layers < model.config.num_layers)]
     if len(adaptable) < len(differing):  # name every difference, the adaptable ones too
         raise CheckpointError(f"{path}: cannot start from it, its model differs from the recipe's: "
@@ -227,7 +236,9 @@ def initial_weights(source: str, config, quiet: bool = False):
         model = with_left_context(model, config.left_context_frames)
     from dataclasses import replace
 
-    tuned = type(model)(replace(model.config, dropout=config.dropout))
+    # the output delay and the default chunk are no part of the weights: a model learns a delay by training on
+    tuned = type(model)(replace(model.config, dropout=config.dropout, output_delay_frames=config.output_delay_frames,
+                                default_chunk_frames=config.default_chunk_frames))
     tuned.load_state_dict(model.state_dict())
     return tuned
 
@@ -312,7 +323,7 @@ def recorded_recipe(out: Path, given):
     differing = config_differences(recipe_as_mapping(given), recipe_as_mapping(recipe))
     refused = [d for d in differing if not d.startswith(RESUME_MAY_CHANGE)]
     if refused:
-        raise SpeechattnError(f"{out}: this run was started with other settings than {given.path} has now: "
+        raise UsageError(f"{out}: this run was started with other settings than {given.path} has now: "
                               + "; ".join(refused) + ". Resume with the recipe it started with, or start a new run")
     changes = {d.split(" ")[0].removeprefix("train."): getattr(given.train, d.split(" ")[0].removeprefix("train."))
                for d in differing}
@@ -324,14 +335,14 @@ def recorded_recipe(out: Path, given):
 
 def check_resumable(last: Path) -> None:
     """A last.pt that training wrote (weights, optimizer, step), or one line saying what it is instead."""
-    from speechattn.model.encoder import CheckpointError, load
+    from speechattn.model.encoder import load
 
     if not last.exists():
         return
     load(last)  # a readable speechattn checkpoint at all
     payload = torch.load(last, map_location="cpu", weights_only=True)
     if "optimizer" not in payload or "step" not in payload:
-        raise CheckpointError(f"{last}: not a training checkpoint (written by `speechattn init`?); to start "
+        raise UsageError(f"{last}: not a training checkpoint (written by `speechattn init`?); to start "
                               "from its weights use --init-from, not --resume")
 
 
@@ -449,6 +460,7 @@ class Trainer:
                 with torch.no_grad():  # the unwrapped model: DDP has nothing to reduce for a forward without grad
                     teacher = self.model(features, lengths, None).float()
         log_probs = log_probs.float()
+        labels = delayed_labels(labels, self.recipe.model.output_delay_frames)
         loss, correct, count = frame_loss(log_probs, labels, config.label_smoothing)
         if teacher is not None:
             loss = ((1 - config.distill_weight) * loss
@@ -554,6 +566,25 @@ class Trainer:
         return None
 
 
+class ProgressLine:
+    """Off a terminal (a log file, CI) tqdm is off: one log line every `every_seconds` instead, with the rate and
+    the time left, so a long run never looks stalled."""
+
+    def __init__(self, first_step: int, total: int, enabled: bool, every_seconds: float = 30.0) -> None:
+        self.first, self.total, self.enabled, self.every = first_step, total, enabled, every_seconds
+        self.started = self.last = time.monotonic()
+
+    def update(self, step: int, loss: float, accuracy: float) -> None:
+        now = time.monotonic()
+        if not self.enabled or (now - self.last < self.every and step < self.total):
+            return
+        self.last = now
+        per_step = (now - self.started) / max(step - self.first, 1)
+        left = per_step * (self.total - step)
+        log.info("step %d/%d  loss %.3f  frame accuracy %.3f  %.2f s/step  %d min %02d s left", step, self.total,
+                 loss, accuracy, per_step, left // 60, left % 60)
+
+
 def train(recipe, out: Path, resume: bool = False, progress: bool = True, overwrite: bool = False,
           allow_command_sources: bool = False) -> dict:
     """Train; under torchrun each of the N processes takes every N-th item of each batch, gradients are
@@ -572,10 +603,12 @@ def train(recipe, out: Path, resume: bool = False, progress: bool = True, overwr
             check_resumable(out / "last.pt")
             recipe = recorded_recipe(out, recipe)
         elif earlier and not overwrite and rank == 0:
-            raise SpeechattnError(f"{out} holds an earlier run ({', '.join(earlier)}): --resume continues it, "
+            raise UsageError(f"{out} holds an earlier run ({', '.join(earlier)}): --resume continues it, "
                                   "--overwrite replaces it, or choose another --out")
         if recipe.train.init_from and not (resume and earlier):
             initial_weights(recipe.train.init_from, recipe.model, quiet=True)  # refuses another model before any work
+        if rank == 0:
+            log.info("%s: loading data and the model into %s ...", recipe.name, out)
         trainer = Trainer(recipe, out, resume, progress, allow_command_sources)
         if rank == 0:
             if not resume:
@@ -586,13 +619,20 @@ def train(recipe, out: Path, resume: bool = False, progress: bool = True, overwr
         trainer.open_logs(resume)
         bar = tqdm(total=config.max_steps, initial=trainer.step, desc="training", unit="step",
                    disable=not trainer.progress)
+        heartbeat = ProgressLine(trainer.step, config.max_steps, enabled=rank == 0 and not trainer.progress)
         try:
             if trainer.step < config.max_steps:
                 for audio, labels, lengths in trainer.batches():
                     loss, accuracy, chunk = trainer.train_step(audio, labels, lengths)
+                    if not math.isfinite(loss):
+                        raise SpeechattnError(
+                            f"{out}: the loss became {loss} at step {trainer.step}: training diverged (learning rate "
+                            f"{config.learning_rate:g}, grad_clip {config.grad_clip:g}); no checkpoint of this step "
+                            "was written, last.pt and best.pt hold the last finite weights")
                     trainer.log_step(loss, accuracy, chunk)
                     bar.set_postfix(loss=f"{loss:.3f}", acc=f"{accuracy:.3f}")
                     bar.update(1)
+                    heartbeat.update(trainer.step, loss, accuracy)
                     if rank == 0:
                         trainer.evaluate_and_checkpoint()
                     if trainer.step >= config.max_steps:

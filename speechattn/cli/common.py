@@ -1,0 +1,157 @@
+"""What several commands share: option declarations, --set parsing, output checks, model loading.
+
+Only click and the standard library at module level, so `speechattn --help` stays instant."""
+
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+
+import click
+
+from speechattn.errors import ConfigError, SpeechattnError, UsageError
+
+
+def parse_overrides(pairs: list[str] | tuple[str, ...]) -> dict:
+    """--set a.b=value pairs -> nested dict; values are read as YAML (numbers, lists, true/false)."""
+    import yaml
+
+    result: dict = {}
+    for pair in pairs:
+        key, sep, raw = pair.partition("=")
+        if not sep or not key:
+            raise ConfigError(f"--set {pair!r}: expected KEY=VALUE, e.g. --set num_layers=4")
+        node = result
+        *parents, leaf = key.split(".")
+        for part in parents:
+            node = node.setdefault(part, {})
+            if not isinstance(node, dict):
+                raise ConfigError(f"--set {pair!r}: {part} is set to a value and used as a section")
+        try:
+            node[leaf] = yaml.safe_load(raw)
+        except yaml.YAMLError as error:  # a !!python tag, an unclosed bracket ...
+            problem = str(getattr(error, "problem", "") or error).splitlines()[0]
+            raise ConfigError(f"--set {pair!r}: the value is not plain YAML ({problem})") from None
+    return result
+
+
+def check_writable(output: Path) -> None:
+    """One line now, before the work, if `output` cannot be written as a file."""
+    directory = output.parent if str(output.parent) else Path(".")
+    if output.is_dir() or output.name in ("", ".", ".."):
+        raise UsageError(f"{output}: a directory; give a file name")
+    if directory.exists() and not directory.is_dir():
+        raise UsageError(f"{output}: {directory} is a file, not a directory")
+    if not directory.is_dir():
+        raise UsageError(f"{output}: the directory {directory} does not exist")
+    if not os.access(directory, os.W_OK) or (output.exists() and not os.access(output, os.W_OK)):
+        raise UsageError(f"{output}: not writable (read-only directory or file)")
+
+
+def progress_wanted() -> bool:
+    """Progress bars on a terminal only (a log file gets the summaries)."""
+    return sys.stderr.isatty()
+
+
+def load_onnx(model_path: Path, threads: int | None = None):
+    """The portable client's model, or one line saying why not."""
+    from speechattn_export.stream_client import StreamingModel
+
+    if not Path(model_path).exists():
+        raise SpeechattnError(f"{model_path}: no such model file")
+    try:
+        return StreamingModel(model_path, num_threads=threads)
+    except (ValueError, RuntimeError, OSError) as error:  # onnxruntime's load errors (RuntimeError subclasses)
+        detail = str(error).splitlines()[0][:160] if str(error) else type(error).__name__
+        raise SpeechattnError(f"{model_path}: cannot load as a speechattn ONNX model ({detail})") from None
+    except Exception as error:
+        if type(error).__module__.startswith("onnxruntime"):  # its own exception types (Fail, InvalidGraph ...)
+            detail = str(error).splitlines()[0][:160] if str(error) else type(error).__name__
+            raise SpeechattnError(f"{model_path}: cannot load as a speechattn ONNX model ({detail})") from None
+        raise
+
+
+def manifest_cuts(paths: list[Path], limit: int | None = None, allow_command_sources: bool = False):
+    from speechattn.data.dataset import cuts_from_manifests
+    from speechattn.data.manifests import recordings_beside
+
+    cuts = []
+    for supervisions in paths:
+        recordings = recordings_beside(supervisions)
+        if not supervisions.exists():
+            raise SpeechattnError(f"{supervisions}: no such manifest")
+        if recordings is None or not recordings.exists():
+            raise SpeechattnError(f"{supervisions}: expected a *_supervisions_* manifest from `speechattn prepare` "
+                                  "with its *_recordings_* manifest beside it")
+        cuts += list(cuts_from_manifests(recordings, supervisions, allow_command_sources=allow_command_sources))
+    if not cuts:
+        raise SpeechattnError(f"{', '.join(map(str, paths))}: no utterances")
+    return cuts[:limit] if limit else cuts
+
+
+class ChunkSizes(click.ParamType):
+    """Chunk sizes in frames, comma-separated or repeated, or "full" (eval)."""
+
+    name = "C[,C...]|full"
+
+    def convert(self, value, param, ctx):
+        if isinstance(value, list):
+            return value
+        sizes = []
+        for part in str(value).split(","):
+            part = part.strip()
+            if part == "full":
+                sizes.append(part)
+                continue
+            try:
+                number = int(part)
+            except ValueError:
+                self.fail(f"{part!r}: a chunk size in frames (e.g. 8) or 'full'", param, ctx)
+            if number < 1:
+                self.fail(f"{part!r}: chunk sizes are at least 1 frame", param, ctx)
+            sizes.append(number)
+        return sizes
+
+
+class FiniteFloatRange(click.FloatRange):
+    """click's FloatRange, refusing nan (which compares false with every bound, so FloatRange lets it through)."""
+
+    def convert(self, value, param, ctx):
+        import math
+
+        number = super().convert(value, param, ctx)
+        if not math.isfinite(number):
+            self.fail(f"{value!r} is not a finite number", param, ctx)
+        return number
+
+
+PATH = click.Path(path_type=Path)
+
+
+def option(*names, **settings):
+    settings.setdefault("show_default", True)
+    return click.option(*names, **settings)
+
+
+model_option = option("--model", default=None, metavar="ONNX|NAME",
+                      help="ONNX file, or a bundled model: default (fp32), default-int8  [default: default]")
+chunk_option = option("--chunk-frames", type=click.IntRange(min=1), default=None, metavar="C",
+                      help="streaming chunk in 10 ms frames, one the model serves  [default: the model's]")
+min_frames_option = option("--min-frames", type=click.IntRange(min=1), default=None,
+                           help="shortest phone in 10 ms frames  [default: 4 with the bigram decoder, 3 with hysteresis]")
+decoder_option = option("--decoder", type=click.Choice(["bigram", "hysteresis"]), default="bigram",
+                        help="phones from frame posteriors: bigram = a Viterbi search over a phone loop weighted by "
+                        "English phone pairs (final 100 ms after the frame); hysteresis = each frame's most likely "
+                        "phone, a new phone once it has held --min-frames frames")
+threads_option = option("--threads", type=click.IntRange(min=1, max=256), default=None,
+                        help="onnxruntime threads  [default: all cores]")
+seed_option = option("--seed", type=int, default=0, help="random seed")
+command_sources_option = option(
+    "--allow-command-sources", is_flag=True,
+    help="let manifests run shell commands or fetch URLs to get their audio (lhotse 'command'/'url' sources)")
+
+
+def set_option(example: str):
+    return option("--set", "overrides", multiple=True, metavar="SECTION.KEY=VALUE",
+                  help=f"override a setting (repeatable; values read as YAML), e.g. --set {example}")

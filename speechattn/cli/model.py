@@ -1,0 +1,113 @@
+"""Model commands: init, export, stream-check (torch)."""
+
+from __future__ import annotations
+
+import logging
+import sys
+from pathlib import Path
+
+import click
+
+from speechattn.cli.common import PATH, FiniteFloatRange, chunk_option, check_writable, option, parse_overrides, progress_wanted, \
+    seed_option, set_option
+from speechattn.errors import SpeechattnError
+
+MAX_CHECK_SECONDS = 3600  # stream-check keeps the signal and every result in memory
+
+
+@click.command()
+@option("-o", "--output", type=PATH, required=True, help="checkpoint to write (.pt)")
+@seed_option
+@set_option("num_layers=4 --set frontend.kind=mfcc")
+def init(output, seed, overrides):
+    """Write a randomly initialised checkpoint (for trying the pipeline)."""
+    import torch
+
+    from speechattn.model.encoder import ModelConfig, PhoneTagger, save_checkpoint
+
+    config = ModelConfig.from_dict(parse_overrides(overrides), source="--set")
+    torch.manual_seed(seed)
+    check_writable(output)
+    model = PhoneTagger(config)
+    save_checkpoint(model, output, seed=seed, trained=False)
+    print(f"wrote {output}: randomly initialised (seed {seed}), {model.num_parameters():,} parameters, "
+          f"{config.num_layers} layers x {config.model_dim} dims, {config.frontend.kind} features")
+    return 0
+
+
+@click.command()
+@click.argument("checkpoint", type=PATH)
+@option("-o", "--output", type=PATH, required=True, help="ONNX file to write")
+@option("--int8", is_flag=True,
+        help="8-bit weights for the encoder's matmuls (onnxruntime MatMulNBits; no calibration; chunking-exact)")
+@chunk_option
+@option("--verify-audio", type=PATH, default=None, metavar="AUDIO",
+        help="verify on this recording instead of a generated speech-like signal (give speech for an int8 file)")
+def export(checkpoint, output, int8, chunk_frames, verify_audio):
+    """Export a checkpoint to one streaming ONNX file.
+
+    Frontend, encoder and state all inside one file (see export/CONTRACT.md).  The file is written only
+    if it agrees with torch over 12 chained pushes: max |Δ log-prob| <= 1e-4 for fp32, >= 97 % equal
+    labels for int8 (and an int8 file must give the same output whether the audio comes in one call or in
+    random pieces)."""
+    from speechattn.model.encoder import load
+    from speechattn.model.export import export_onnx
+
+    check_writable(output)
+    model = load(checkpoint)
+    print(f"exporting {checkpoint} ({model.num_parameters():,} parameters) -> {output}"
+          f"{' (int8)' if int8 else ''}; verifying against torch ...", file=sys.stderr)
+    audio = None
+    if verify_audio:
+        from speechattn.audio import load_audio
+
+        audio = load_audio(verify_audio)
+    try:
+        result = export_onnx(model, output, chunk_frames=chunk_frames, int8=int8, verify_audio=audio)
+    except OSError as error:
+        from speechattn.files import write_error
+
+        raise write_error(output, error) from None
+    print(f"wrote {output} ({output.stat().st_size / 1e6:.1f} MB). Verified: {result}")
+    return 0
+
+
+@click.command("stream-check")
+@click.argument("model", type=PATH)
+@click.argument("audio", required=False, type=PATH)
+@option("--checkpoint", type=PATH, default=None, help="the checkpoint MODEL was exported from, to compare with torch")
+@option("--chunk-frames", type=click.IntRange(min=1), multiple=True, default=None, metavar="C",
+        help="chunk sizes to check (repeatable)  [default: all the model allows]")
+@option("--seconds", type=FiniteFloatRange(min=0.1, max=MAX_CHECK_SECONDS), default=6.0,
+        help="length of the generated signal")
+def stream_check(model, audio, checkpoint, chunk_frames, seconds):
+    """Prove that streaming the ONNX model equals one-shot processing.
+
+    Streams AUDIO (default: a generated speech-like signal) through MODEL.onnx with the portable client
+    at each chunk size and several push patterns and prints how far each result is from the one-shot
+    result.  Exit status 1 if any comparison is not exact."""
+    from speechattn.audio import SAMPLE_RATE, load_audio, speechlike_signal
+    from speechattn.model.streamcheck import TOLERANCE, format_rows, run_check
+
+    if audio:
+        samples, source = load_audio(audio), str(audio)
+        peak = float(abs(samples).max()) if samples.size else 0.0
+        if peak > 1.0:
+            logging.getLogger("speechattn.cli").warning(
+                "%s: float samples reach %.2f, over full scale; clipped to [-1, 1]", audio, peak)
+            samples = samples.clip(-1.0, 1.0)
+    else:
+        samples, source = speechlike_signal(seconds, seed=0), "generated speech-like signal (seed 0)"
+    if not Path(model).exists():
+        raise SpeechattnError(f"{model}: no such model file")
+    print(f"audio: {source}, {len(samples) / SAMPLE_RATE:.2f} s")
+    rows = run_check(Path(model), samples, checkpoint, list(chunk_frames) or None, progress=progress_wanted())
+    print(format_rows(rows))
+    bad = [r for r in rows if not r.exact]
+    if bad:
+        print(f"NOT EXACT: {len(bad)} of {len(rows)} comparisons exceed {TOLERANCE:g} or change a label")
+        return 1
+    print(f"streaming is exact: all {len(rows)} comparisons within {TOLERANCE:g}, every frame's label equal")
+    if checkpoint is None:
+        print("(give --checkpoint CKPT to compare with the torch model as well)")
+    return 0

@@ -1,0 +1,197 @@
+"""The runtime commands: transcribe, mic, web (numpy and onnxruntime only; never torch)."""
+
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+
+import click
+
+from speechattn.cli.common import (PATH, FiniteFloatRange, chunk_option, decoder_option, load_onnx, min_frames_option, model_option,
+                                   option, progress_wanted, threads_option)
+from speechattn.errors import SpeechattnError, UsageError
+
+FORMATS = {"text": ".txt", "json": ".json", "ctm": ".ctm", "textgrid": ".TextGrid"}
+
+
+def output_names(files: list[Path]) -> dict[Path, str]:
+    """A distinct output name (without suffix) for every input: its stem, or where stems collide (a.wav and
+    a.flac, d1/x.wav and d2/x.wav) its path below the colliding files' common directory, with the extension."""
+    import os.path
+    from collections import defaultdict
+
+    by_stem: dict[str, list[Path]] = defaultdict(list)
+    for path in dict.fromkeys(files):
+        by_stem["stdin" if str(path) == "-" else path.stem].append(path)
+    names = {}
+    for stem, paths in by_stem.items():
+        if len(paths) == 1:
+            names[paths[0]] = stem
+            continue
+        common = Path(os.path.commonpath([str(p.resolve().parent) for p in paths]))
+        for path in paths:
+            names[path] = str(path.resolve().relative_to(common)).replace(os.sep, "__")
+    return names
+
+
+def _prepare_output_dir(output_dir: Path) -> None:
+    if output_dir.exists() and not output_dir.is_dir():
+        raise UsageError(f"--output-dir {output_dir}: a file, not a directory")
+    try:
+        output_dir.mkdir(parents=True, exist_ok=True)
+    except OSError as error:
+        raise UsageError(f"--output-dir {output_dir}: cannot create it ({error.strerror})") from None
+    if not os.access(output_dir, os.W_OK):
+        raise UsageError(f"--output-dir {output_dir}: not writable")
+
+
+def _write_transcript(transcript, output_format: str, target: Path | None) -> None:
+    from speechattn.files import atomic_write_text
+    from speechattn.runtime.transcribe import as_ctm, as_json, as_text, textgrid_text
+
+    text = {"text": as_text, "json": as_json, "ctm": as_ctm, "textgrid": textgrid_text}[output_format](transcript)
+    if target is None:
+        print(text, end="" if text.endswith("\n") else "\n", flush=True)
+    else:
+        atomic_write_text(target, text if text.endswith("\n") else text + "\n")
+
+
+@click.command()
+@click.argument("files", nargs=-1, required=True, type=PATH, metavar="FILE...")
+@model_option
+@option("--format", "output_format", type=click.Choice(list(FORMATS)), default="text", help="output format")
+@option("--output-dir", type=PATH, default=None, metavar="DIR",
+        help="write FILE-stem.{txt,json,ctm,TextGrid} here instead of stdout")
+@option("--plot", type=PATH, default=None, metavar="PNG",
+        help="draw waveform, spectrogram, posteriorgram and segments (several files: PNG-stem-FILE-stem.png)")
+@chunk_option
+@min_frames_option
+@decoder_option
+@threads_option
+def transcribe(files, model, output_format, output_dir, plot, chunk_frames, min_frames, decoder, threads):
+    """Phone segments of audio files, streamed through the ONNX model.
+
+    Each FILE (wav, flac, ogg, mp3 ...; any sample rate and channel count: downmixed and resampled to
+    16 kHz; - reads WAV or FLAC from standard input) is streamed through the model and its phone segments
+    (start, end, phone, mean posterior as confidence) are printed.  The bigram decoder turns frame
+    posteriors into phones (see --decoder).  Memory stays bounded for any length.  Formats: text (the
+    phones), json (one object per file and line; schema in export/transcript.schema.json), ctm, textgrid
+    (Praat).  A file that cannot be read is reported in one line and the others are still transcribed
+    (exit status 1)."""
+    from speechattn.audio import AudioError
+    from speechattn.runtime.transcribe import PLOT_MAX_SECONDS, plot_transcript, resolve_model, transcribe_file
+
+    files = list(files)
+    if [str(f) for f in files].count("-") > 1:
+        raise UsageError("- (standard input) can be given once")
+    if output_format == "textgrid" and len(files) > 1 and not output_dir:
+        raise UsageError("--format textgrid with several files needs --output-dir (one TextGrid per file)")
+    if plot:
+        import importlib.util
+
+        from speechattn.cli.common import check_writable
+
+        if plot.suffix.lower() != ".png":
+            raise UsageError(f"--plot {plot}: give a .png file name")
+        check_writable(plot)
+        if importlib.util.find_spec("matplotlib") is None:
+            raise UsageError("--plot needs matplotlib: pip install 'speechattn[plot]'")
+    stream_model = load_onnx(resolve_model(model), threads)
+    chunk = chunk_frames or stream_model.default_chunk_frames
+    if chunk not in stream_model.allowed_chunk_frames:
+        raise UsageError(f"--chunk-frames {chunk}: {Path(stream_model.path).name} serves "
+                         f"{list(stream_model.allowed_chunk_frames)}")
+    if output_dir:
+        _prepare_output_dir(output_dir)
+    names = output_names(files)
+    failed = 0
+    for path in files:
+        target = output_dir / (names[path] + FORMATS[output_format]) if output_dir else None
+        try:
+            if target is not None and target.exists() and path.exists() and target.resolve() == path.resolve():
+                raise AudioError(f"{path}: its output would overwrite it; give another --output-dir")
+            transcript = transcribe_file(stream_model, path, chunk, min_frames, keep=bool(plot),
+                                         progress=progress_wanted(), decoder=decoder)
+            _write_transcript(transcript, output_format, target)
+        except (AudioError, ValueError) as error:  # ValueError: what the client refuses to stream
+            print(f"speechattn transcribe: error: {error}", file=sys.stderr)
+            failed += 1
+            continue
+        except OSError as error:
+            print(f"speechattn transcribe: error: {path}: cannot write {target} ({error.strerror})", file=sys.stderr)
+            failed += 1
+            continue
+        if target is not None:
+            print(f"wrote {target}", file=sys.stderr)
+        if plot:
+            if transcript.audio is None:
+                print(f"speechattn transcribe: {path}: {transcript.duration:.0f} s is longer than the "
+                      f"{PLOT_MAX_SECONDS} s a picture can show; no plot", file=sys.stderr)
+                continue
+            plot_path = plot if len(files) == 1 else plot.with_name(f"{plot.stem}-{names[path]}.png")
+            plot_transcript(transcript, plot_path)
+            print(f"wrote {plot_path}", file=sys.stderr)
+    if failed:
+        print(f"speechattn transcribe: {failed} of {len(files)} file(s) could not be transcribed", file=sys.stderr)
+        return 1
+    return 0
+
+
+@click.command()
+@model_option
+@option("--device", default=None, help="input device: index or part of its name  [default: the system's input]")
+@option("--list-devices", is_flag=True, help="list input devices with their native rates and exit")
+@chunk_option
+@min_frames_option
+@decoder_option
+@option("--output", type=PATH, default=None, metavar="FILE.jsonl", help="also write confirmed segments here")
+@option("--save-audio", type=PATH, default=None, metavar="FILE.wav", help="write the 16 kHz mono audio the model heard")
+@option("--seconds", type=FiniteFloatRange(min=0, max=7 * 24 * 3600, min_open=True), default=None,
+        help="stop after this much audio  [default: run until Ctrl-C]")
+def mic(model, device, list_devices, chunk_frames, min_frames, decoder, output, save_audio, seconds):
+    """Live phone transcription from a microphone.
+
+    Captures from an input device (PortAudio) at its own rate and channel count, downmixes and
+    resamples to 16 kHz, and streams through the ONNX model.  In a terminal: the phones as they are
+    recognised (still-open segment dimmed, silence as ·) and a status line (input level, latency
+    p50/p95 from capture to display, real-time factor).  Otherwise: one JSON line per confirmed
+    segment.  Ctrl-C stops, flushes every output and prints a summary."""
+    from speechattn.cli.common import check_writable
+    from speechattn.runtime.mic import format_devices, input_devices, run
+    from speechattn.runtime.transcribe import resolve_model
+
+    try:
+        import sounddevice  # noqa: F401
+    except OSError as error:  # the PortAudio library itself is missing
+        raise SpeechattnError(f"PortAudio is not installed ({error}); on Debian/Ubuntu: apt-get install libportaudio2") from None
+    if list_devices:
+        print(format_devices(input_devices()))
+        return 0
+    for path in (output, save_audio):
+        if path:
+            check_writable(path)
+    summary = run(resolve_model(model), device, chunk_frames, output, save_audio, min_frames, seconds,
+                  decoder=decoder)
+    print(f"speechattn mic: {summary.text()}", file=sys.stderr)
+    for path in (output, save_audio):
+        if path:
+            print(f"wrote {path}", file=sys.stderr)
+    return 0
+
+
+@click.command()
+@option("--port", type=click.IntRange(0, 65535), default=8000, help="TCP port (0: any free port)")
+@option("--host", default="127.0.0.1", help="address to listen on (0.0.0.0: every interface)")
+def web(port, host):
+    """Serve the browser page: live phones from the microphone, in the page.
+
+    The page (export/web/) runs the bundled int8 model with onnxruntime-web (WebAssembly): microphone capture
+    through an AudioWorklet, resampling to 16 kHz, provisional and final phones, a scrolling posteriorgram,
+    latency and real-time factor; a dropped audio file is transcribed too.  onnxruntime-web's runtime files come
+    with the package (no Node.js needed).  Browsers allow the microphone on localhost; from another machine,
+    serve it over HTTPS."""
+    from speechattn.runtime.web import serve
+
+    serve(host, port, ready=lambda url: print(f"serving the page at {url} (Ctrl-C stops)", flush=True))
+    return 0
