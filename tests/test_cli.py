@@ -118,5 +118,6 @@ def test_web_without_onnxruntime_web_says_how_to_install_it(monkeypatch, capsys)
     from speechattn.runtime import web
 
     monkeypatch.setattr(web, "ORT_WEB", web.ORT_WEB / "missing")
+    monkeypatch.setattr(web, "VENDORED_ORT_WEB", web.VENDORED_ORT_WEB / "missing")
     assert main(["web", "--port", "0"]) == 1
     assert "onnxruntime-web is not installed beside the page" in capsys.readouterr().err

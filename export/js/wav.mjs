@@ -31,12 +31,21 @@ export function readWav(bytes) {
   }[`${code}:${bits}`];
   if (!read) throw new Error(`WAV encoding ${code}/${bits} bits is not read here (PCM 8/16/24/32-bit or float 32/64 are)`);
   if (!channels) throw new Error("WAV file with 0 channels");
+  if (!rate) throw new Error("WAV file with a sample rate of 0");
   const frames = Math.floor((data.end - data.start) / (width * channels));
   const samples = new Float32Array(frames);
+  let nonfinite = 0, first = -1;
   for (let i = 0; i < frames; i++) {
     let sum = 0;
     for (let c = 0; c < channels; c++) sum = Math.fround(sum + read(data.start + (i * channels + c) * width));
+    if (!Number.isFinite(sum)) {
+      nonfinite++;
+      if (first < 0) first = i;
+    }
     samples[i] = Math.fround(sum / channels);
+  }
+  if (nonfinite) { // as Python refuses such a file: NaN or infinite samples are corruption, not silence
+    throw new Error(`${nonfinite} samples are NaN or infinite, the first at ${(first / rate).toFixed(3)} s; the file is corrupt`);
   }
   return { samples, rate, channels };
 }

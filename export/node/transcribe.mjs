@@ -1,8 +1,10 @@
 #!/usr/bin/env node
 // node export/node/transcribe.mjs AUDIO.wav [--model M.onnx] [--decoder bigram|hysteresis] [--chunk-frames C]
 //
-// Streams a 16 kHz WAV file through a speechattn ONNX model with onnxruntime-node, in 80 ms pushes, and prints
-// the phone segments as JSON, the same as `speechattn transcribe --format json`.
+// Streams a WAV file (any rate: resampled to the model's; any channel count: averaged) through a speechattn ONNX
+// model with onnxruntime-node, in 80 ms pushes, and prints the phone segments as JSON, the same layout as
+// `speechattn transcribe --format json` (export/transcript.schema.json).  NaN/Inf samples are refused, as in Python.
+import { createHash } from "node:crypto";
 import { readFileSync } from "node:fs";
 import { basename, dirname, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -10,6 +12,7 @@ import { parseArgs } from "node:util";
 import * as ort from "onnxruntime-node";
 import { DECODERS, StreamingModel, newSegmenter, segmentDicts } from "../js/speechattn.mjs";
 import { readWav } from "../js/wav.mjs";
+import { Resampler } from "../web/resample.mjs";
 
 const root = resolve(dirname(fileURLToPath(import.meta.url)), "..", "..");
 const models = resolve(root, "speechattn", "runtime", "models");
@@ -17,6 +20,21 @@ const models = resolve(root, "speechattn", "runtime", "models");
 function fail(message) {
   console.error(`error: ${message}`);
   process.exit(2);
+}
+
+const sha256 = (bytes) => createHash("sha256").update(bytes).digest("hex");
+
+// Any rate to the model's, with the streaming windowed-sinc resampler the page uses; the tail is flushed with
+// zeros and the output cut to round(n * out / in) samples, as soxr does for `speechattn transcribe`.
+export function resampleWhole(samples, inputRate, outputRate) {
+  const resampler = new Resampler(inputRate, outputRate);
+  const body = resampler.process(samples);
+  const tail = resampler.process(new Float32Array(2 * resampler.half + 2));
+  const length = Math.round(samples.length * outputRate / inputRate);
+  const out = new Float32Array(length);
+  out.set(body.subarray(0, length));
+  if (body.length < length) out.set(tail.subarray(0, length - body.length), body.length);
+  return out;
 }
 
 export function readWavFile(path) {
@@ -51,8 +69,8 @@ async function main() {
   }
   if (args.values.help || args.positionals.length !== 1) {
     console.log("usage: node transcribe.mjs AUDIO.wav [--model M.onnx] [--decoder bigram|hysteresis] " +
-      "[--chunk-frames C] [--bigram phone-bigram.json]\n\nStreams a 16 kHz WAV file through the model in 80 ms " +
-      "pushes and prints its phone segments as JSON.");
+      "[--chunk-frames C] [--bigram phone-bigram.json]\n\nStreams a WAV file (any rate, resampled) through the " +
+      "model in 80 ms pushes and prints its phone segments as JSON.");
     process.exit(args.values.help ? 0 : 2);
   }
   const path = args.positionals[0];
@@ -71,10 +89,7 @@ async function main() {
   } catch (error) {
     fail(`${args.values.model}: ${error.message}`);
   }
-  if (rate !== model.sampleRate) {
-    fail(`${path} is ${rate} Hz; this client takes ${model.sampleRate} Hz WAV files ` +
-      `(resample first, e.g. sox IN.wav -r ${model.sampleRate} OUT.wav, or use speechattn transcribe, which resamples)`);
-  }
+  const audio = rate === model.sampleRate ? samples : resampleWhole(samples, rate, model.sampleRate);
   const chunkFrames = args.values["chunk-frames"] ? Number(args.values["chunk-frames"]) : model.defaultChunkFrames;
   if (!model.allowedChunkFrames.includes(chunkFrames)) {
     fail(`--chunk-frames ${args.values["chunk-frames"]}: this model allows ${model.allowedChunkFrames.join(", ")}`);
@@ -84,17 +99,18 @@ async function main() {
   const segmenter = newSegmenter(decoder, model.phones, bigram);
   const segments = [];
   const push = 8 * model.hopSamples; // 80 ms
-  for (let at = 0; at < samples.length; at += push) {
-    const frames = await stream.push(samples.subarray(at, at + push));
+  for (let at = 0; at < audio.length; at += push) {
+    const frames = await stream.push(audio.subarray(at, at + push));
     segments.push(...segmenter.push(frames.logProbs, frames.count));
   }
   const last = await stream.finish();
   segments.push(...segmenter.push(last.logProbs, last.count), ...segmenter.finish());
   if (samples.length === 0) fail(`${path}: the file holds no audio samples`);
-  const duration = samples.length / model.sampleRate;
+  const duration = audio.length / model.sampleRate;
   console.log(JSON.stringify({
-    file: path, sample_rate: rate, channels, duration: Number(duration.toFixed(4)),
-    frame_shift_ms: model.frameShiftMs, model: args.values.model, chunk_frames: chunkFrames,
+    format_version: 2, file: path, sample_rate: rate, channels, duration: Number(duration.toFixed(4)),
+    frame_shift_ms: model.frameShiftMs, model: { name: basename(args.values.model), sha256: sha256(modelBytes) },
+    chunk_frames: chunkFrames, output_delay_frames: model.outputDelayFrames,
     segments: segmentDicts(segments, model.phones, duration, 1000 / model.frameShiftMs),
   }));
 }

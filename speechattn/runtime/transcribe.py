@@ -8,9 +8,10 @@ audio and posteriors, for the picture).
 
 from __future__ import annotations
 
-import logging
-
+import functools
+import hashlib
 import json
+import logging
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Iterator
@@ -104,7 +105,7 @@ def piped_bytes(path: Path):
     try:
         ready, _, _ = select.select([descriptor], [], [], PIPE_WAIT_SECONDS)
         if not ready:
-            raise AudioError(f"{path}: nothing arrived in {PIPE_WAIT_SECONDS:.0f} s (a pipe no program writes to?)")
+            raise AudioError(f"{path}: nothing arrived in {PIPE_WAIT_SECONDS:g} s (a pipe no program writes to?)")
         os.set_blocking(descriptor, True)
         chunks = []
         while True:
@@ -196,8 +197,9 @@ class Transcript:
     channels: int
     duration: float  # seconds
     segments: list[Segment]
-    model: str
+    model: str  # the model file's path (the JSON names it by file name and hash)
     chunk_frames: int
+    output_delay_frames: int = 0
     audio: np.ndarray | None = None  # kept only for plots
     log_probs: np.ndarray | None = None
     phones: tuple = field(default_factory=tuple)
@@ -251,6 +253,7 @@ def transcribe_file(model, path: Path, chunk_frames: int, min_frames: int | None
         kept_log_probs.append(frames.log_probs)
     return Transcript(file=str(path), sample_rate=rate, channels=channels, duration=samples / SAMPLE_RATE,
                       segments=segments, model=str(model.path), chunk_frames=chunk_frames,
+                      output_delay_frames=model.output_delay_frames,
                       audio=np.concatenate(kept_audio) if keep else None,
                       log_probs=np.concatenate(kept_log_probs) if keep else None, phones=tuple(model.phones))
 
@@ -260,10 +263,24 @@ def as_text(t: Transcript) -> str:
     return f"{t.file}: {' '.join(phones)}"
 
 
+JSON_FORMAT_VERSION = 2  # export/transcript.schema.json; 2: format_version, model as name + sha256, latency
+
+
+@functools.lru_cache(maxsize=8)
+def model_identity(path: str) -> dict:
+    """A model file named without the local path: its file name and the SHA-256 of its bytes."""
+    digest = hashlib.sha256()
+    with open(path, "rb") as handle:
+        for block in iter(lambda: handle.read(1 << 20), b""):
+            digest.update(block)
+    return {"name": Path(path).name, "sha256": digest.hexdigest()}
+
+
 def as_json(t: Transcript) -> str:
-    return json.dumps({"file": t.file, "sample_rate": t.sample_rate, "channels": t.channels,
-                       "duration": round(t.duration, 4), "frame_shift_ms": FRAME_SHIFT_MS, "model": t.model,
-                       "chunk_frames": t.chunk_frames, "segments": t.segment_dicts()})
+    return json.dumps({"format_version": JSON_FORMAT_VERSION, "file": t.file, "sample_rate": t.sample_rate,
+                       "channels": t.channels, "duration": round(t.duration, 4), "frame_shift_ms": FRAME_SHIFT_MS,
+                       "model": model_identity(t.model), "chunk_frames": t.chunk_frames,
+                       "output_delay_frames": t.output_delay_frames, "segments": t.segment_dicts()})
 
 
 def as_ctm(t: Transcript) -> str:

@@ -18,7 +18,9 @@ from speechattn.errors import SpeechattnError
 
 log = logging.getLogger(__name__)
 MODELS = Path(__file__).resolve().parent / "models"
-ORT_WEB = Path("node_modules") / "onnxruntime-web" / "dist"
+ORT_WEB = Path("node_modules") / "onnxruntime-web" / "dist"  # where the page imports it from (URL and checkout)
+VENDORED_ORT_WEB = Path("ort-web")  # beside the page in an installed wheel: the runtime files setup.py copies
+ORT_WEB_FILES = ("ort.wasm.min.mjs", "ort-wasm-simd-threaded.mjs", "ort-wasm-simd-threaded.wasm")
 
 
 def export_dir() -> Path:
@@ -32,9 +34,14 @@ def routes() -> dict[str, Path]:
     web = export / "web"
     if not (web / "index.html").exists():
         raise SpeechattnError(f"{web}: the browser page is not there (it ships in a source checkout of speechattn)")
-    if not (web / ORT_WEB / "ort.wasm.min.mjs").exists():
-        raise SpeechattnError(f"onnxruntime-web is not installed beside the page: (cd {web} && npm ci)")
-    table = {"/web/": web, "/js/": export / "js", "/models/": MODELS, "/samples/": MODELS.parent / "samples"}
+    runtime = next((folder for folder in (web / VENDORED_ORT_WEB, web / ORT_WEB)
+                    if all((folder / name).exists() for name in ORT_WEB_FILES)), None)
+    if runtime is None:
+        raise SpeechattnError(f"onnxruntime-web is not installed beside the page: (cd {web} && npm ci), or install "
+                              "a speechattn wheel built after that")
+    # the more specific prefix first: the page imports the runtime from ./node_modules/onnxruntime-web/dist/
+    table = {f"/web/{ORT_WEB.as_posix()}/": runtime, "/web/": web, "/js/": export / "js", "/models/": MODELS,
+             "/samples/": MODELS.parent / "samples"}
     tests = export.parent / "tests"
     if (tests / "segmenter-vectors.json").exists():
         table["/tests/"] = tests
