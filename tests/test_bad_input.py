@@ -353,3 +353,76 @@ def test_9_training_without_dev_data_says_so(capsys, caplog, tmp_path):
     assert code == 0
     assert "no dev data, so no dev figures and no best.pt" in out and "best dev frame accuracy" not in out
     assert "no dev data in" in err + caplog.text
+
+
+# round two ------------------------------------------------------------------------------------------------
+def test_transcribe_never_replaces_an_earlier_output_without_overwrite(capsys, tmp_path, tiny_onnx):
+    out = tmp_path / "out"
+    out.mkdir()
+    earlier = out / (Path(SAMPLE).stem + ".txt")
+    earlier.write_text("an earlier run's result\n")
+    code = main(["transcribe", str(SAMPLE), "--model", str(tiny_onnx), "--output-dir", str(out)])
+    err = capsys.readouterr().err
+    assert code == 1 and "exists (an earlier run?): not replaced; --overwrite replaces it" in err
+    assert earlier.read_text() == "an earlier run's result\n"
+    assert main(["transcribe", str(SAMPLE), "--model", str(tiny_onnx), "--output-dir", str(out), "--overwrite"]) == 0
+    assert earlier.read_text().startswith(str(SAMPLE))
+
+
+def test_outputs_are_written_whole_or_not_at_all(tmp_path, monkeypatch):
+    import errno
+
+    from speechattn.errors import SpeechattnError
+    from speechattn.files import atomic_write_text
+
+    target = tmp_path / "x.json"
+    target.write_text("before")
+
+    class FullDisk:  # a file on a disk that fills after 4096 bytes, as a real one does mid-write
+        def __init__(self, path, mode):
+            self.handle = open(path, mode)
+
+        def write(self, data):
+            self.handle.write(data[:4096])
+            raise OSError(errno.ENOSPC, "No space left on device")
+
+        def __enter__(self):
+            return self
+
+        def __exit__(self, *exc):
+            self.handle.close()
+
+    monkeypatch.setattr("speechattn.files.open", FullDisk, raising=False)
+    with pytest.raises(SpeechattnError, match="x.json: the disk is full; nothing was written"):
+        atomic_write_text(target, "after")
+    monkeypatch.undo()
+    assert target.read_text() == "before" and sorted(p.name for p in tmp_path.iterdir()) == ["x.json"]
+
+
+def test_a_plot_path_that_is_a_folder_or_not_png_is_refused_before_the_work(capsys, tmp_path, tiny_onnx):
+    for plot, message in ((".", "give a .png file name"), (str(tmp_path), "give a .png file name"),
+                          (str(tmp_path / "no" / "p.png"), "does not exist"),
+                          (str(tmp_path / "p.png" / "q.png"), "does not exist")):
+        code = main(["transcribe", str(SAMPLE), "--model", str(tiny_onnx), "--plot", plot])
+        err = capsys.readouterr().err
+        assert code == 2 and message in err and len(err.strip().splitlines()) == 1, (plot, err)
+
+
+def test_a_growing_wav_reads_whole_at_any_moment(tmp_path):
+    from speechattn.runtime.mic import GrowingWav
+
+    wav = GrowingWav(tmp_path / "h.wav", 16000)
+    wav.write(np.full(1600, 0.25, np.float32))
+    wav.write(np.full(800, -0.5, np.float32))
+    audio, rate = sf.read(tmp_path / "h.wav")  # not closed: as a killed session leaves it
+    assert rate == 16000 and len(audio) == 2400 and audio[0] == 0.25 and audio[-1] == -0.5
+
+
+def test_mic_json_lines_are_flushed_as_they_are_shown(tmp_path):
+    from speechattn.phones import PHONES
+    from speechattn.runtime.mic import Display
+    from speechattn.segments import Segment
+
+    with open(tmp_path / "m.jsonl", "w") as handle:
+        Display(tuple(PHONES), live=True, output=handle).segments([Segment(0, 10, 1, 0.9)])
+        assert (tmp_path / "m.jsonl").read_text().count("\n") == 1  # on disk before the file is closed

@@ -160,3 +160,34 @@ def test_a_device_that_disappears_ends_with_a_message_and_flushed_output(tmp_pat
     assert mic.returncode == 1 and "stopped delivering audio" in stderr and "Traceback" not in stderr
     lines = output.read_text().splitlines()
     assert lines and all(json.loads(line)["end"] > json.loads(line)["start"] for line in lines)  # complete lines
+
+
+@pytest.mark.parametrize("how", ["SIGHUP", "SIGKILL"])
+def test_a_session_ended_by_a_closed_terminal_or_a_kill_keeps_its_lines_and_a_readable_wav(pulse, utterance, tmp_path,
+                                                                                           how):
+    """SIGHUP ends the session as Ctrl-C does; SIGKILL gives it no chance, yet every JSON line shown so far is in the
+    file (flushed line by line) and the WAV reads, its header updated with every block."""
+    audio_path, model = utterance
+    output, saved = tmp_path / "mic.jsonl", tmp_path / "heard.wav"
+    mic = subprocess.Popen([sys.executable, "-m", "speechattn", "mic", "--model", str(model), "--output",
+                            str(output), "--save-audio", str(saved)], env=pulse, stdout=subprocess.PIPE,
+                           stderr=subprocess.PIPE, text=True)
+    try:
+        line = mic.stderr.readline()
+        assert line.startswith("listening on"), line + mic.stderr.read()
+        subprocess.run(["paplay", "-d", "speechattn_test", str(audio_path)], env=pulse, check=True, timeout=60)
+        time.sleep(0.8)
+        shown = []
+        while len(shown) < 3:  # stdout is a pipe: the JSON lines shown so far
+            shown.append(mic.stdout.readline())
+        mic.send_signal(getattr(signal, how))
+        mic.wait(timeout=60)
+    finally:
+        if mic.poll() is None:
+            mic.kill()
+    written = output.read_text().splitlines()
+    assert written[: len(shown)] == [s.strip() for s in shown]
+    heard, rate = sf.read(saved)
+    assert rate == 16000 and len(heard) > 16000 * 0.5
+    if how == "SIGHUP":
+        assert mic.returncode == 0

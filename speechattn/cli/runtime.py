@@ -65,11 +65,12 @@ def _write_transcript(transcript, output_format: str, target: Path | None) -> No
         help="write FILE-stem.{txt,json,ctm,TextGrid} here instead of stdout")
 @option("--plot", type=PATH, default=None, metavar="PNG",
         help="draw waveform, spectrogram, posteriorgram and segments (several files: PNG-stem-FILE-stem.png)")
+@option("--overwrite", is_flag=True, help="replace outputs an earlier run left in --output-dir (refused otherwise)")
 @chunk_option
 @min_frames_option
 @decoder_option
 @threads_option
-def transcribe(files, model, output_format, output_dir, plot, chunk_frames, min_frames, decoder, threads):
+def transcribe(files, model, output_format, output_dir, overwrite, plot, chunk_frames, min_frames, decoder, threads):
     """Phone segments of audio files, streamed through the ONNX model.
 
     Each FILE (wav, flac, ogg, mp3 ...; any sample rate and channel count: downmixed and resampled to
@@ -78,7 +79,7 @@ def transcribe(files, model, output_format, output_dir, plot, chunk_frames, min_
     posteriors into phones (see --decoder).  Memory stays bounded for any length.  Formats: text (the
     phones), json (one object per file and line; schema in export/transcript.schema.json), ctm, textgrid
     (Praat).  A file that cannot be read is reported in one line and the others are still transcribed
-    (exit status 1)."""
+    (exit status 1).  With --output-dir, an output that exists is not replaced without --overwrite."""
     from speechattn.audio import AudioError
     from speechattn.runtime.transcribe import PLOT_MAX_SECONDS, plot_transcript, resolve_model, transcribe_file
 
@@ -109,8 +110,11 @@ def transcribe(files, model, output_format, output_dir, plot, chunk_frames, min_
     for path in files:
         target = output_dir / (names[path] + FORMATS[output_format]) if output_dir else None
         try:
-            if target is not None and target.exists() and path.exists() and target.resolve() == path.resolve():
-                raise AudioError(f"{path}: its output would overwrite it; give another --output-dir")
+            if target is not None and target.exists():
+                if path.exists() and target.resolve() == path.resolve():
+                    raise AudioError(f"{path}: its output would overwrite it; give another --output-dir")
+                if not overwrite:
+                    raise AudioError(f"{target} exists (an earlier run?): not replaced; --overwrite replaces it")
             transcript = transcribe_file(stream_model, path, chunk, min_frames, keep=bool(plot),
                                          progress=progress_wanted(), decoder=decoder)
             _write_transcript(transcript, output_format, target)

@@ -128,8 +128,9 @@ class Display:
             record = json.dumps({"start": round(s.start_frame / FRAMES_PER_SECOND, 3),
                                  "end": round(s.end_frame / FRAMES_PER_SECOND, 3), "phone": self.phones[s.phone],
                                  "confidence": round(s.confidence, 4)})
-            if self.output is not None:
+            if self.output is not None:  # flushed line by line: a killed session keeps every line it showed
                 self.output.write(record + "\n")
+                self.output.flush()
             if not self.live:
                 print(record, flush=True)
             name = self.phones[s.phone]
@@ -264,12 +265,48 @@ class Processor:
         self.display.segments(done)
 
 
+class GrowingWav:
+    """A float32 WAV whose header is rewritten after every block, so the file is complete and readable at any moment,
+    even after a SIGKILL or a power cut (a WAV's sizes normally go into its header only when it is closed)."""
+
+    def __init__(self, path: Path, sample_rate: int) -> None:
+        self.handle = open(path, "wb")
+        self.sample_rate, self.data_bytes = sample_rate, 0
+        self._write_header()
+
+    def _write_header(self) -> None:
+        import struct
+
+        fmt = struct.pack("<HHIIHH", 3, 1, self.sample_rate, self.sample_rate * 4, 4, 32)  # IEEE float, mono
+        self.handle.seek(0)
+        self.handle.write(b"RIFF" + struct.pack("<I", 4 + 8 + len(fmt) + 8 + self.data_bytes) + b"WAVE"
+                          + b"fmt " + struct.pack("<I", len(fmt)) + fmt + b"data" + struct.pack("<I", self.data_bytes))
+        self.handle.seek(0, 2)
+
+    def write(self, samples: np.ndarray) -> None:
+        if not len(samples):
+            return
+        self.handle.write(np.ascontiguousarray(samples, dtype="<f4").tobytes())
+        self.data_bytes += 4 * len(samples)
+        self._write_header()
+        self.handle.flush()
+
+    def close(self) -> None:
+        self.handle.close()
+
+
 def _open_audio_file(save_audio: Path | None):
-    """The file for --save-audio: float samples where the format holds them, so it is exactly what the model heard."""
+    """The file for --save-audio: float samples where the format holds them, so it is exactly what the model heard.
+    WAV: a GrowingWav, readable whatever ends the session; FLAC: libsndfile's, which a kill leaves decodable."""
     import soundfile as sf
 
     if not save_audio:
         return None
+    if save_audio.suffix.lower() == ".wav":
+        try:
+            return GrowingWav(save_audio, SAMPLE_RATE)
+        except OSError as error:
+            raise SpeechattnError(f"--save-audio {save_audio}: cannot write ({error.strerror})") from None
     kind = sf.default_subtype(save_audio.suffix.lstrip(".").upper()) if save_audio.suffix else None
     if kind is None:
         raise SpeechattnError(f"--save-audio {save_audio}: unknown audio format (use .wav or .flac)")
@@ -292,13 +329,17 @@ def run(model_path: Path, device: str | None, chunk_frames: int | None, output: 
         raise SpeechattnError(f"--chunk-frames {chunk}: {model_path} serves {list(model.allowed_chunk_frames)}")
     capture = Capture(device)
     live = sys.stdout.isatty()
-    output_file = open(output, "w") if output else None
+    try:
+        output_file = open(output, "w") if output else None
+    except OSError as error:
+        raise SpeechattnError(f"--output {output}: cannot write ({error.strerror})") from None
     processor = Processor(model, chunk, capture, Display(model.phones, live, output_file), decoder, min_frames,
                           _open_audio_file(save_audio))
     stop = threading.Event()
     previous_handler = signal.signal(signal.SIGINT, lambda *_: stop.set())
-    if hasattr(signal, "SIGTERM"):
-        signal.signal(signal.SIGTERM, lambda *_: stop.set())
+    for name in ("SIGTERM", "SIGHUP"):  # a closed terminal (SIGHUP) ends the session as Ctrl-C does: outputs complete
+        if hasattr(signal, name):
+            signal.signal(getattr(signal, name), lambda *_: stop.set())
     info = capture.info
     try:
         with capture.stream:
