@@ -426,3 +426,39 @@ def test_mic_json_lines_are_flushed_as_they_are_shown(tmp_path):
     with open(tmp_path / "m.jsonl", "w") as handle:
         Display(tuple(PHONES), live=True, output=handle).segments([Segment(0, 10, 1, 0.9)])
         assert (tmp_path / "m.jsonl").read_text().count("\n") == 1  # on disk before the file is closed
+
+
+def test_the_web_server_answers_a_nul_in_the_url_with_400_and_survives_hang_ups(monkeypatch, capfd):
+    import http.client
+    import socket
+    import threading
+
+    from speechattn.runtime import web
+
+    monkeypatch.setattr(web, "IDLE_TIMEOUT_SECONDS", 1)
+    monkeypatch.setattr(web.Handler, "timeout", 1)
+    try:
+        server, url = web.make_server("127.0.0.1", 0)
+    except Exception as error:  # onnxruntime-web not installed beside the page
+        pytest.skip(str(error))
+    port = server.server_address[1]
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        connection = http.client.HTTPConnection("127.0.0.1", port, timeout=10)
+        connection.request("GET", "/web/%00index.html")
+        assert connection.getresponse().status == 400
+        for _ in range(3):  # a browser that asks for the model and hangs up at once
+            raw = socket.create_connection(("127.0.0.1", port), timeout=10)
+            raw.sendall(b"GET /models/default.onnx HTTP/1.1\r\nHost: x\r\n\r\n")
+            raw.recv(100)
+            raw.close()
+        idle = socket.create_connection(("127.0.0.1", port), timeout=10)  # says nothing: dropped after the timeout
+        assert idle.recv(100) == b""
+        connection = http.client.HTTPConnection("127.0.0.1", port, timeout=10)
+        connection.request("GET", "/web/")
+        assert connection.getresponse().status == 200  # still serving
+    finally:
+        server.shutdown()
+        server.server_close()
+    assert "Traceback" not in capfd.readouterr().err

@@ -18,6 +18,7 @@ from speechattn.errors import SpeechattnError
 
 log = logging.getLogger(__name__)
 MODELS = Path(__file__).resolve().parent / "models"
+IDLE_TIMEOUT_SECONDS = 30
 ORT_WEB = Path("node_modules") / "onnxruntime-web" / "dist"  # where the page imports it from (URL and checkout)
 VENDORED_ORT_WEB = Path("ort-web")  # beside the page in an installed wheel: the runtime files setup.py copies
 ORT_WEB_FILES = ("ort.wasm.min.mjs", "ort-wasm-simd-threaded.mjs", "ort-wasm-simd-threaded.wasm")
@@ -53,11 +54,16 @@ class Handler(http.server.SimpleHTTPRequestHandler):
                       ".js": "text/javascript", ".wasm": "application/wasm", ".onnx": "application/octet-stream",
                       ".json": "application/json"}
 
+    timeout = IDLE_TIMEOUT_SECONDS  # an idle or stalled connection gives its thread back
+
     def __init__(self, *args, table: dict[str, Path], **kwargs) -> None:
         self.table = table
         super().__init__(*args, **kwargs)
 
     def send_head(self):
+        if "\x00" in urllib.parse.unquote(urllib.parse.urlsplit(self.path).path):  # os calls refuse NUL
+            self.send_error(400, "bad path")
+            return None
         if urllib.parse.urlsplit(self.path).path in ("", "/"):
             self.send_response(302)
             self.send_header("Location", "/web/")
@@ -82,12 +88,30 @@ class Handler(http.server.SimpleHTTPRequestHandler):
     def log_message(self, format: str, *args) -> None:
         log.debug("%s - %s", self.address_string(), format % args)
 
+    def copyfile(self, source, destination) -> None:
+        try:
+            super().copyfile(source, destination)
+        except (BrokenPipeError, ConnectionResetError, TimeoutError):  # the browser left mid-download
+            log.info("%s left before %s was sent", self.address_string(), self.path)
+            self.close_connection = True
 
-def make_server(host: str = "127.0.0.1", port: int = 8000) -> tuple[http.server.ThreadingHTTPServer, str]:
+
+class Server(http.server.ThreadingHTTPServer):
+    daemon_threads = True
+
+    def handle_error(self, request, client_address) -> None:
+        """One line for a connection that failed (a client hanging up, a timeout), never a traceback."""
+        import sys
+
+        error = sys.exc_info()[1]
+        log.info("%s: connection ended (%s)", client_address[0], type(error).__name__ if error else "unknown")
+
+
+def make_server(host: str = "127.0.0.1", port: int = 8000) -> tuple[Server, str]:
     """The server (not yet serving) and the page's URL."""
     table = routes()
     try:
-        server = http.server.ThreadingHTTPServer((host, port), functools.partial(Handler, table=table))
+        server = Server((host, port), functools.partial(Handler, table=table))
     except OSError as error:
         raise SpeechattnError(f"cannot listen on {host}:{port} ({error.strerror or error})") from None
     return server, f"http://{host if host not in ('0.0.0.0', '') else 'localhost'}:{server.server_address[1]}/web/"
