@@ -25,14 +25,38 @@ ocean=data/speechocean762/speechocean762_supervisions_dev.jsonl.gz
 asterisk=data/real-dev/real-dev_supervisions_dev.jsonl.gz
 lj=data/ljspeech/ljspeech_supervisions_dev.jsonl.gz
 model=speechattn/runtime/models/default.pt
-speechattn eval $model $synth --chunk-frames full,8 --json > "$out/synth-test.json"
+chunk=$(python -c "from speechattn.model.encoder import load; print(load('$model').config.default_chunk_frames)")
+delay=$(python -c "from speechattn.model.encoder import load; print(load('$model').config.output_delay_frames)")
+speechattn eval $model $synth --chunk-frames full,$chunk --json > "$out/synth-test.json"
 for set in ocean asterisk lj; do
     manifest=${!set}
     for decoder in bigram hysteresis; do
         speechattn eval $model $manifest --decoder $decoder --json > "$out/$set-$decoder.json"
     done
 done
-speechattn eval $model $ocean --chunk-frames 8 --confusion "$out/confusion-speechocean762.png" --json > /dev/null
-[ -f speechattn/runtime/models/default-int8.onnx ] && speechattn eval speechattn/runtime/models/default-int8.onnx $ocean $asterisk $lj --chunk-frames 8 --json > "$out/int8-real.json"
-speechattn eval speechattn/runtime/models/default.onnx $ocean $asterisk $lj --chunk-frames 8 --json > "$out/fp32-real.json"
+speechattn eval $model $ocean --chunk-frames $chunk --confusion "$out/confusion-speechocean762.png" --json > /dev/null
+[ -f speechattn/runtime/models/default-int8.onnx ] && speechattn eval speechattn/runtime/models/default-int8.onnx $ocean $asterisk $lj --chunk-frames $chunk --json > "$out/int8-real.json"
+speechattn eval speechattn/runtime/models/default.onnx $ocean $asterisk $lj --chunk-frames $chunk --json > "$out/fp32-real.json"
+python tools/plot_accuracy_latency.py "$out" --delay "$delay" --default-chunk "$chunk" -o docs/accuracy-latency.png
+python bench/level_robustness.py $model $ocean $asterisk $lj --levels=-45,-35,-25,-15 --json "$out/levels.json" > "$out/levels.txt"
+# the shipped files streamed at their default settings (the ONNX file, as users run it) beside pocketsphinx
 python bench/pocketsphinx_peer.py $asterisk $ocean $lj --model speechattn/runtime/models/default.onnx --json "$out/peer.json"
+python - "$out" <<'PY'
+import json, sys
+from pathlib import Path
+out = Path(sys.argv[1])
+peer = json.loads((out / "peer.json").read_text())
+latency = peer.pop("latency")
+int8, fp32 = (json.loads((out / f"{k}-real.json").read_text())["results"][0] for k in ("int8", "fp32"))
+print(f"\nthe shipped default at its default settings: chunk {latency['chunk_frames']} frames, output delay "
+      f"{latency['output_delay_frames']}, decoder look-ahead {latency['decoder_lookahead_frames']}: final labels "
+      f"{latency['final_ms']:.0f} ms after the audio (metadata final_latency_ms: {latency['metadata_final_latency_ms']})")
+print(f"{'set':<40} {'speechattn':>17} {'pocketsphinx':>17}")
+for name, row in peer.items():
+    ours, theirs = row["speechattn"], row["pocketsphinx"]
+    print(f"{name:<40} {100 * ours['frame_accuracy']:6.1f} % / {100 * ours['per']:4.1f} % "
+          f"{100 * theirs['frame_accuracy']:6.1f} % / {100 * theirs['per']:4.1f} %")
+print(f"int8 against fp32, the three real sets together: {100 * int8['frame_accuracy']:.2f} % / {100 * int8['per']:.2f} % "
+      f"against {100 * fp32['frame_accuracy']:.2f} % / {100 * fp32['per']:.2f} % (frame accuracy / PER)")
+print((out / "levels.txt").read_text())
+PY

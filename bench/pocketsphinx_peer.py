@@ -70,7 +70,7 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("manifests", nargs="+", type=Path, help="*_supervisions_*.jsonl.gz with recordings beside")
     parser.add_argument("--model", type=Path, default=Path("speechattn/runtime/models/default.onnx"))
-    parser.add_argument("--chunk-frames", type=int, default=8)
+    parser.add_argument("--chunk-frames", type=int, default=None, help="ours: default the model's own")
     parser.add_argument("--decoder", choices=["bigram", "hysteresis"], default="bigram", help="ours: posteriors to phones")
     parser.add_argument("--limit", type=int, help="first N utterances of each manifest")
     parser.add_argument("--threads", type=int, default=1, help="onnxruntime threads (pocketsphinx uses one)")
@@ -81,10 +81,19 @@ def main() -> int:
     from speechattn_export.stream_client import StreamingModel
 
     ours_model = StreamingModel(args.model, num_threads=args.threads)
+    args.chunk_frames = args.chunk_frames or ours_model.default_chunk_frames
+    meta = ours_model.metadata
+    lookahead = int(meta.get("decoder_lookahead_frames", "10")) if args.decoder == "bigram" else 0
+    latency_ms = (args.chunk_frames + ours_model.output_delay_frames + lookahead) * ours_model.frame_shift_ms
     sphinx = AllphoneDecoder()
-    report = {}
+    report = {"latency": {"chunk_frames": args.chunk_frames, "output_delay_frames": ours_model.output_delay_frames,
+                          "decoder_lookahead_frames": lookahead, "final_ms": latency_ms,
+                          "metadata_final_latency_ms": meta.get("final_latency_ms")}}
     print(f"ours: {args.model} streamed at chunk {args.chunk_frames}, {args.threads} thread(s); "
           f"peer: pocketsphinx {version('pocketsphinx')} allphone, bundled en-us model and phone LM")
+    print(f"algorithmic latency of our final labels: {latency_ms:.0f} ms = chunk {args.chunk_frames} + output delay "
+          f"{ours_model.output_delay_frames} + decoder look-ahead {lookahead} frames of 10 ms (metadata: "
+          f"final_latency_ms {meta.get('final_latency_ms', 'not stated')})")
     print(f"{'data':<34} {'system':<12} {'frame acc':>9} {'PER':>7} {'s per s audio':>14}")
     for manifest in args.manifests:
         recordings = recordings_beside(manifest)

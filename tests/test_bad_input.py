@@ -462,3 +462,25 @@ def test_the_web_server_answers_a_nul_in_the_url_with_400_and_survives_hang_ups(
         server.shutdown()
         server.server_close()
     assert "Traceback" not in capfd.readouterr().err
+
+
+@pytest.mark.parametrize("case, message", [
+    ("folder", "a directory; give a recipe file (.yaml)"),
+    ("nested", "nested too deeply to be a recipe"),
+    ("python tag", "not valid YAML"),
+])
+def test_recipes_that_are_no_recipe_are_one_line(capsys, tmp_path, case, message):
+    recipe = tmp_path / "r.yaml"
+    if case == "folder":
+        recipe.mkdir()
+    elif case == "nested":
+        recipe.write_text("data:\n" + "".join("  " * depth + f"k{depth}:\n" for depth in range(1, 3000)))
+    else:
+        recipe.write_text("data: !!python/object/apply:os.system ['touch x']\n")
+    assert message in refused(capsys, "prepare", recipe, status=2)
+
+
+def test_a_bare_recipe_name_is_the_recipe_that_comes_with_speechattn():
+    from speechattn.training.recipes import load_recipe
+
+    assert load_recipe("tiny").path.name == "tiny.yaml" and load_recipe("default").model.output_delay_frames == 6

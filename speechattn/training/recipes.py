@@ -125,11 +125,17 @@ def read_yaml(path: Path) -> dict:
 
     UniqueKeyLoader.add_constructor(yaml.resolver.BaseResolver.DEFAULT_MAPPING_TAG, mapping)
     if not path.exists():
-        raise ConfigError(f"{path}: no such recipe")
+        raise ConfigError(f"{path}: no such recipe (the recipes that come with speechattn: "
+                          f"{', '.join(sorted(p.stem for p in packaged_recipes()))})")
+    if path.is_dir():
+        raise ConfigError(f"{path}: a directory; give a recipe file (.yaml)")
     try:
         raw = yaml.load(path.read_text(), Loader=UniqueKeyLoader) or {}
     except yaml.YAMLError as error:
-        raise ConfigError(f"{path}: not valid YAML ({error})") from None
+        problem = str(getattr(error, "problem", "") or error).splitlines()[0]
+        raise ConfigError(f"{path}: not valid YAML ({problem})") from None
+    except RecursionError:
+        raise ConfigError(f"{path}: nested too deeply to be a recipe") from None
     except UnicodeDecodeError:
         raise ConfigError(f"{path}: not a text file") from None
     if not isinstance(raw, dict):
@@ -137,8 +143,22 @@ def read_yaml(path: Path) -> dict:
     return raw
 
 
+def packaged_recipes() -> list[Path]:
+    """The recipes that come with speechattn: recipes/ in a checkout, the speechattn_recipes package in a wheel."""
+    import importlib.util
+
+    spec = importlib.util.find_spec("speechattn_recipes")
+    folders = [Path(p) for p in (spec.submodule_search_locations or [])] if spec else []
+    folders.append(Path(__file__).resolve().parent.parent.parent / "recipes")
+    return next((sorted(f.glob("*.yaml")) for f in folders if f.is_dir() and any(f.glob("*.yaml"))), [])
+
+
 def load_recipe(path: str | Path, overrides: dict | None = None) -> Recipe:
+    """A recipe file; a bare name that is no file (`tiny`, `default`) is the recipe of that name that comes with
+    speechattn."""
     path = Path(path)
+    if not path.exists() and path.parent == Path(".") and path.suffix in ("", ".yaml"):
+        path = next((p for p in packaged_recipes() if p.stem == path.stem), path)
     return recipe_from_mapping(_merge(read_yaml(path), overrides or {}), path)
 
 
