@@ -86,20 +86,65 @@ class StreamingModel:
             )
         self.path = str(path)
         self.metadata = meta
-        self.sample_rate = int(meta["sample_rate"])
-        self.hop_samples = int(meta["hop_samples"])
-        self.frame_shift_ms = float(meta["frame_shift_ms"])
+        try:
+            self._read_metadata(meta)
+        except (KeyError, ValueError, TypeError, AttributeError) as error:
+            detail = f"key {error} is missing" if isinstance(error, KeyError) else str(error)
+            raise ValueError(f"{path}: its metadata does not describe this graph ({detail})") from None
+
+    def _read_metadata(self, meta) -> None:
+        """Every value a client relies on, checked against sane bounds and against the graph itself, so a file whose
+        metadata lies fails here with one message instead of hanging or allocating gigabytes later."""
+        def number(key, low, high, kind=int):
+            value = kind(meta[key])
+            if not low <= value <= high:
+                raise ValueError(f"{key} = {meta[key]} is outside {low}..{high}")
+            return value
+
+        self.sample_rate = number("sample_rate", 1000, 192000)
+        self.hop_samples = number("hop_samples", 1, 48000)
+        self.frame_shift_ms = number("frame_shift_ms", 0.1, 1000.0, float)
         self.phones = tuple(meta["phones"].split(","))
         self.allowed_chunk_frames = tuple(int(c) for c in meta["allowed_chunk_frames"].split(","))
+        if not self.allowed_chunk_frames or not all(1 <= c <= 4096 for c in self.allowed_chunk_frames):
+            raise ValueError(f"allowed_chunk_frames = {meta['allowed_chunk_frames']} must be sizes from 1 to 4096")
         self.default_chunk_frames = int(meta["default_chunk_frames"])
+        if self.default_chunk_frames not in self.allowed_chunk_frames:
+            raise ValueError(f"default_chunk_frames {self.default_chunk_frames} is not an allowed chunk size")
         # Look-ahead by output delay: the graph's output at frame t labels frame t - R.  Streams drop the first R
         # outputs and flush R frames of silence at the end, so frame i is always the audio's hop i.  0 for files
         # written before the key existed.
         self.output_delay_frames = int(meta.get("output_delay_frames", "0"))
+        if not 0 <= self.output_delay_frames <= 1000:
+            raise ValueError(f"output_delay_frames = {self.output_delay_frames} is outside 0..1000")
         self.states = json.loads(meta["states"])
         io = json.loads(meta["inputs"])
         self.audio_input, self.chunk_input, self.flush_input = io["audio"], io["chunk_frames"], io["flush"]
         self.log_probs_output = json.loads(meta["outputs"])["log_probs"]
+        graph_inputs = {i.name: i for i in self.session.get_inputs()}
+        graph_outputs = {o.name for o in self.session.get_outputs()}
+        state_outputs = {spec["output"] for spec in self.states}
+        if self.log_probs_output not in graph_outputs or self.log_probs_output in state_outputs:
+            raise ValueError(f"log_probs output {self.log_probs_output!r} is not the graph's log-probabilities")
+        for name in (self.audio_input, self.chunk_input, self.flush_input):
+            if name not in graph_inputs:
+                raise ValueError(f"input {name!r} is not in the graph")
+        elements = 0
+        for spec in self.states:
+            if spec["name"] not in graph_inputs or spec["output"] not in graph_outputs:
+                raise ValueError(f"state {spec['name']!r} / {spec['output']!r} is not in the graph")
+            if spec["dtype"] not in ("float32", "int64"):
+                raise ValueError(f"state {spec['name']!r} has dtype {spec['dtype']!r} (float32 or int64)")
+            sizes = [d for d in spec["shape"] if d != "batch"]
+            if not all(isinstance(d, int) and 0 <= d <= 1 << 20 for d in sizes) or spec["shape"].count("batch") != 1:
+                raise ValueError(f"state {spec['name']!r} has shape {spec['shape']}")
+            declared = graph_inputs[spec["name"]].shape
+            if len(declared) != len(spec["shape"]) or any(isinstance(g, int) and isinstance(d, int) and g != d
+                                                          for g, d in zip(declared, spec["shape"])):
+                raise ValueError(f"state {spec['name']!r}: shape {spec['shape']} in the metadata, {declared} in the graph")
+            elements += int(np.prod(sizes))
+        if elements > 1 << 26:
+            raise ValueError(f"the states hold {elements:,} values per stream (at most {1 << 26:,})")
 
     def new_stream(self, chunk_frames=None, batch_size=1) -> "Stream":
         return Stream(self, chunk_frames or self.default_chunk_frames, batch_size)

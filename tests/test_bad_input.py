@@ -484,3 +484,55 @@ def test_a_bare_recipe_name_is_the_recipe_that_comes_with_speechattn():
     from speechattn.training.recipes import load_recipe
 
     assert load_recipe("tiny").path.name == "tiny.yaml" and load_recipe("default").model.output_delay_frames == 6
+
+
+def with_metadata(source, target, **changes):
+    import onnx
+
+    proto = onnx.load(str(source))
+    values = {p.key: p.value for p in proto.metadata_props}
+    values.update(changes)
+    del proto.metadata_props[:]
+    for key, value in values.items():
+        proto.metadata_props.add(key=key, value=value)
+    onnx.save(proto, str(target))
+    return values
+
+
+@pytest.mark.parametrize("change, message", [
+    (lambda v: {"hop_samples": "0"}, "hop_samples = 0 is outside 1..48000"),
+    (lambda v: {"allowed_chunk_frames": "100000000", "default_chunk_frames": "100000000"},
+     "must be sizes from 1 to 4096"),
+    (lambda v: {"outputs": json.dumps({"log_probs": json.loads(v["states"])[0]["output"]})},
+     "is not the graph's log-probabilities"),
+    (lambda v: {"states": json.dumps([{**s, "shape": ["batch", 1 << 30]} if i == 0 else s
+                                      for i, s in enumerate(json.loads(v["states"]))])}, "has shape"),
+    (lambda v: {"states": json.dumps([{**s, "shape": ["batch", 7]} if i == 0 else s
+                                      for i, s in enumerate(json.loads(v["states"]))])}, "in the graph"),
+    (lambda v: {"states": json.dumps([{**s, "dtype": "float16"} if i == 0 else s
+                                      for i, s in enumerate(json.loads(v["states"]))])}, "has dtype 'float16'"),
+    (lambda v: {"sample_rate": "0"}, "sample_rate = 0"),
+])
+def test_an_onnx_file_whose_metadata_lies_is_refused_naming_the_file(capsys, tmp_path, tiny_onnx, change, message):
+    import onnx
+
+    values = {p.key: p.value for p in onnx.load(str(tiny_onnx)).metadata_props}
+    with_metadata(tiny_onnx, tmp_path / "lying.onnx", **change(values))
+    line = refused(capsys, "transcribe", SAMPLE, "--model", tmp_path / "lying.onnx")
+    assert "lying.onnx" in line and message in line, line
+
+
+def test_a_foreign_graph_with_our_metadata_is_refused(capsys, tmp_path, tiny_onnx):
+    import onnx
+    from onnx import TensorProto, helper
+
+    ours = {p.key: p.value for p in onnx.load(str(tiny_onnx)).metadata_props}
+    foreign = helper.make_model(helper.make_graph([helper.make_node("Identity", ["x"], ["y"])], "g",
+                                                  [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1])],
+                                                  [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1])]),
+                                opset_imports=[helper.make_opsetid("", 17)], ir_version=8)
+    for key, value in ours.items():
+        foreign.metadata_props.add(key=key, value=value)
+    onnx.save(foreign, tmp_path / "foreign.onnx")
+    line = refused(capsys, "transcribe", SAMPLE, "--model", tmp_path / "foreign.onnx")
+    assert "foreign.onnx" in line and "does not describe this graph" in line

@@ -125,3 +125,23 @@ def test_node_resamples_any_rate_as_python_does(capsys):
     assert max(abs(a[key] - b[key]) for a, b in zip(ours["segments"], python["segments"])
                for key in ("start", "end")) <= 0.03 + 1e-9
     assert ours["model"] == python["model"] and ours["format_version"] == python["format_version"]
+
+
+def test_node_refuses_a_model_whose_metadata_lies_and_a_bad_bigram_in_one_line(tmp_path, tiny_onnx):
+    """The same checks as the Python client: hop_samples = 0 used to loop forever; a bad --bigram file printed a
+    stack trace quoting the file's first line."""
+    if not (ROOT / "export" / "node" / "node_modules" / "onnxruntime-node").exists():
+        pytest.skip("onnxruntime-node is not installed: (cd export/node && npm ci)")
+    import onnx
+
+    proto = onnx.load(str(tiny_onnx))
+    for prop in proto.metadata_props:
+        if prop.key == "hop_samples":
+            prop.value = "0"
+    onnx.save(proto, str(tmp_path / "lying.onnx"))
+    (tmp_path / "bigram.json").write_text("secret first line of a private file\n")
+    for args, expected in (([str(SAMPLE), "--model", str(tmp_path / "lying.onnx")], "hop_samples = 0 is outside"),
+                           ([str(SAMPLE), "--bigram", str(tmp_path / "bigram.json")], "not a phone bigram file")):
+        result = node("export/node/transcribe.mjs", *args)
+        assert result.returncode == 2 and expected in result.stderr, result.stderr
+        assert len(result.stderr.strip().splitlines()) == 1 and "secret" not in result.stderr

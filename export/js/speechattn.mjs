@@ -88,7 +88,9 @@ export class StreamingModel {
       throw new Error(`contract version ${metadata.contract_version} but this client speaks ${CONTRACT_VERSION}`);
     }
     const session = await ort.InferenceSession.create(bytes, sessionOptions);
-    return new StreamingModel(ort, session, metadata);
+    const model = new StreamingModel(ort, session, metadata);
+    model.check();
+    return model;
   }
 
   constructor(ort, session, metadata) {
@@ -112,6 +114,39 @@ export class StreamingModel {
     this.chunkInput = io.chunk_frames;
     this.flushInput = io.flush;
     this.logProbsOutput = JSON.parse(metadata.outputs).log_probs;
+  }
+
+  // Every value the client relies on, against sane bounds and the graph itself (as the Python client does), so a
+  // file whose metadata lies fails here with one message instead of looping forever or allocating gigabytes.
+  check() {
+    const bad = (why) => { throw new Error(`its metadata does not describe this graph (${why})`); };
+    const within = (name, value, low, high) => {
+      if (!(Number.isFinite(value) && value >= low && value <= high)) bad(`${name} = ${value} is outside ${low}..${high}`);
+    };
+    within("sample_rate", this.sampleRate, 1000, 192000);
+    within("hop_samples", this.hopSamples, 1, 48000);
+    within("output_delay_frames", this.outputDelayFrames, 0, 1000);
+    if (!this.allowedChunkFrames.length || !this.allowedChunkFrames.every((c) => Number.isInteger(c) && c >= 1 && c <= 4096)) {
+      bad(`allowed_chunk_frames = ${this.metadata.allowed_chunk_frames} must be sizes from 1 to 4096`);
+    }
+    if (!this.allowedChunkFrames.includes(this.defaultChunkFrames)) bad(`default_chunk_frames ${this.defaultChunkFrames} is not allowed`);
+    const inputs = new Set(this.session.inputNames), outputs = new Set(this.session.outputNames);
+    const stateOutputs = new Set(this.states.map((s) => s.output));
+    if (!outputs.has(this.logProbsOutput) || stateOutputs.has(this.logProbsOutput)) {
+      bad(`log_probs output ${this.logProbsOutput} is not the graph's log-probabilities`);
+    }
+    for (const name of [this.audioInput, this.chunkInput, this.flushInput]) if (!inputs.has(name)) bad(`input ${name} is not in the graph`);
+    let elements = 0;
+    for (const spec of this.states) {
+      if (!inputs.has(spec.name) || !outputs.has(spec.output)) bad(`state ${spec.name} / ${spec.output} is not in the graph`);
+      if (!["float32", "int64"].includes(spec.dtype)) bad(`state ${spec.name} has dtype ${spec.dtype} (float32 or int64)`);
+      const sizes = spec.shape.filter((d) => d !== "batch");
+      if (spec.shape.length - sizes.length !== 1 || !sizes.every((d) => Number.isInteger(d) && d >= 0 && d <= 1 << 20)) {
+        bad(`state ${spec.name} has shape ${JSON.stringify(spec.shape)}`);
+      }
+      elements += sizes.reduce((a, b) => a * b, 1);
+    }
+    if (elements > 1 << 26) bad(`the states hold ${elements} values per stream`);
   }
 
   newStream(chunkFrames) {

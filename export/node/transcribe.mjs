@@ -94,7 +94,15 @@ async function main() {
   if (!model.allowedChunkFrames.includes(chunkFrames)) {
     fail(`--chunk-frames ${args.values["chunk-frames"]}: this model allows ${model.allowedChunkFrames.join(", ")}`);
   }
-  const bigram = decoder === "bigram" ? JSON.parse(readFileSync(args.values.bigram, "utf8")) : null;
+  let bigram = null;
+  if (decoder === "bigram") {
+    try {
+      bigram = JSON.parse(readFileSync(args.values.bigram, "utf8"));
+      if (!Array.isArray(bigram?.phones) || !Array.isArray(bigram?.log_probs)) throw new Error("no phones and log_probs");
+    } catch (error) { // the parser's message quotes the file: say what it is instead
+      fail(`${args.values.bigram}: not a phone bigram file (${error.code ?? (error instanceof SyntaxError ? "not JSON" : error.message)})`);
+    }
+  }
   const stream = model.newStream(chunkFrames);
   const segmenter = newSegmenter(decoder, model.phones, bigram);
   const segments = [];

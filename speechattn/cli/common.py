@@ -62,7 +62,9 @@ def load_onnx(model_path: Path, threads: int | None = None):
         raise SpeechattnError(f"{model_path}: no such model file")
     try:
         return StreamingModel(model_path, num_threads=threads)
-    except (ValueError, RuntimeError, OSError) as error:  # onnxruntime's load errors (RuntimeError subclasses)
+    except ValueError as error:  # the client's own checks name the file
+        raise SpeechattnError(str(error).splitlines()[0][:400]) from None
+    except (RuntimeError, OSError) as error:  # onnxruntime's load errors (RuntimeError subclasses)
         detail = str(error).splitlines()[0][:160] if str(error) else type(error).__name__
         raise SpeechattnError(f"{model_path}: cannot load as a speechattn ONNX model ({detail})") from None
     except Exception as error:
