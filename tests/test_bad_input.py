@@ -536,3 +536,36 @@ def test_a_foreign_graph_with_our_metadata_is_refused(capsys, tmp_path, tiny_onn
     onnx.save(foreign, tmp_path / "foreign.onnx")
     line = refused(capsys, "transcribe", SAMPLE, "--model", tmp_path / "foreign.onnx")
     assert "foreign.onnx" in line and "does not describe this graph" in line
+
+
+def test_ctm_file_names_with_spaces_or_newlines_stay_one_field(tmp_path, capsys, tiny_onnx):
+    import shutil
+
+    odd = tmp_path / "my talk\nfinal.wav"
+    shutil.copy(SAMPLE, odd)
+    assert main(["transcribe", str(odd), "--model", str(tiny_onnx), "--format", "ctm"]) == 0
+    lines = capsys.readouterr().out.strip().splitlines()
+    assert lines and all(line.split()[0] == "my_talk_final" and len(line.split()) == 6 for line in lines)
+
+
+def test_a_manifest_is_read_from_any_working_directory(tmp_path, monkeypatch, capsys, tiny_onnx):
+    """prepare writes audio paths relative to where it ran; from elsewhere they are found from the manifest."""
+    from lhotse import AudioSource, Recording, RecordingSet, SupervisionSegment, SupervisionSet
+    from lhotse.supervision import AlignmentItem
+
+    root = tmp_path / "project"
+    (root / "data" / "x" / "audio").mkdir(parents=True)
+    sf.write(root / "data" / "x" / "audio" / "a.wav", speechlike_signal(0.5, seed=2), 16000)
+    recording = Recording(id="a", sources=[AudioSource(type="file", channels=[0], source="data/x/audio/a.wav")],
+                          sampling_rate=16000, num_samples=8000, duration=0.5)
+    RecordingSet.from_recordings([recording]).to_file(root / "data" / "x" / "x_recordings_dev.jsonl.gz")
+    supervision = SupervisionSegment(id="a", recording_id="a", start=0.0, duration=0.5,
+                                     alignment={"phone": [AlignmentItem(symbol="sil", start=0.0, duration=0.5)]})
+    SupervisionSet.from_segments([supervision]).to_file(root / "data" / "x" / "x_supervisions_dev.jsonl.gz")
+    manifest = root / "data" / "x" / "x_supervisions_dev.jsonl.gz"
+    monkeypatch.chdir(tmp_path)  # not where the paths are relative to
+    assert main(["eval", str(tiny_onnx), str(manifest), "--chunk-frames", "4"]) == 0
+    monkeypatch.chdir(root / "data")
+    (root / "data" / "x" / "audio" / "a.wav").unlink()
+    line = refused(capsys, "eval", tiny_onnx, manifest.resolve(), "--chunk-frames", "4")
+    assert "is neither here nor beside the manifest" in line

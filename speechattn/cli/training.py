@@ -90,6 +90,7 @@ def evaluate(model, data, chunk_frames, min_frames, decoder, limit, as_json, con
     if model.suffix == ".onnx":
         onnx_model = load_onnx(model)
         allowed, default_chunk = onnx_model.allowed_chunk_frames, onnx_model.default_chunk_frames
+        delay = onnx_model.output_delay_frames
         chunks = chunks or list(allowed)
         if "full" in chunks:
             raise UsageError("full context is for checkpoints; an ONNX file streams (give chunk sizes)")
@@ -102,6 +103,7 @@ def evaluate(model, data, chunk_frames, min_frames, decoder, limit, as_json, con
 
         checkpoint = load(model)
         allowed, default_chunk = checkpoint.config.chunk_frames_choices, checkpoint.config.default_chunk_frames
+        delay = checkpoint.config.output_delay_frames
         chunks = [None if c == "full" else c for c in (chunks or ["full", *allowed])]
         bad = [c for c in chunks if c is not None and c not in allowed]
         if bad:
@@ -116,7 +118,11 @@ def evaluate(model, data, chunk_frames, min_frames, decoder, limit, as_json, con
                           "results": [s.summary() for s in scores]}, indent=1))
     else:
         print(f"{model} on {', '.join(map(str, data))}: {len(cuts)} utterances, {hours:.2f} h")
-        print(format_table(scores))
+        from speechattn.decoder import DecoderConfig
+        from speechattn.segments import DEFAULT_MIN_FRAMES
+
+        lag = DecoderConfig().lookahead_frames if decoder == "bigram" else (min_frames or DEFAULT_MIN_FRAMES)
+        print(format_table(scores, delay, lag))
         accuracy = shown.per_phone_accuracy()
         totals = shown.confusion.sum(1)
         cells = [f"{p:>4} {100 * a:5.1f}% {n:>7}" for (p, a), n in zip(accuracy.items(), totals) if a is not None]

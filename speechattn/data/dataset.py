@@ -196,6 +196,32 @@ class FrameLabelDataset:
 UNSAFE_SOURCES = ("command", "url")  # lhotse runs a 'command' source through a shell, fetches a 'url' one
 
 
+def with_audio_found(recordings, manifest: Path):
+    """Relative audio paths are relative to where `speechattn prepare` ran; from another working directory they are
+    found again from the manifest's folder or one of its parents (the same base for every recording), or one line
+    names the first missing file."""
+    from lhotse import RecordingSet
+    from lhotse.audio import AudioSource
+
+    from speechattn.errors import SpeechattnError
+
+    relative = [(r, s) for r in recordings for s in r.sources if s.type == "file" and not Path(s.source).is_absolute()]
+    if not relative or Path(relative[0][1].source).exists():
+        return recordings
+    first = Path(relative[0][1].source)
+    folder = manifest.resolve().parent
+    base = next((b for b in [folder, *folder.parents][:5] if (b / first).exists()), None)
+    if base is None:
+        raise SpeechattnError(f"{manifest}: recording {relative[0][0].id}'s audio {first} is neither here nor beside "
+                              "the manifest (run from the folder `speechattn prepare` ran in)")
+    fixed = []
+    for recording in recordings:
+        sources = [AudioSource(type=s.type, channels=s.channels, source=str(base / s.source))
+                   if s.type == "file" and not Path(s.source).is_absolute() else s for s in recording.sources]
+        fixed.append(type(recording)(**{**recording.__dict__, "sources": sources}))
+    return RecordingSet.from_recordings(fixed)
+
+
 def cuts_from_manifests(recordings_path, supervisions_path, allow_command_sources: bool = False):
     """One cut per supervision (the whole utterance), from the files `speechattn prepare` writes.
 
@@ -221,6 +247,7 @@ def cuts_from_manifests(recordings_path, supervisions_path, allow_command_source
                         f"{recordings_path}: recording {recording.id} gets its audio from a {source.type} "
                         f"({str(source.source)[:60]!r}); refusing to run it (pass --allow-command-sources "
                         "if you trust this manifest)")
+    recordings = with_audio_found(recordings, Path(recordings_path))
     cuts = CutSet.from_manifests(recordings=recordings, supervisions=read(supervisions_path))
     return cuts.trim_to_supervisions(keep_overlapping=False)
 

@@ -283,9 +283,17 @@ def as_json(t: Transcript) -> str:
                        "output_delay_frames": t.output_delay_frames, "segments": t.segment_dicts()})
 
 
+def ctm_name(path: str) -> str:
+    """A CTM record is whitespace-separated: a file stem with spaces, tabs or newlines gets each replaced by _."""
+    import re
+
+    return re.sub(r"\s", "_", Path(path).stem) or "_"
+
+
 def as_ctm(t: Transcript) -> str:
-    """NIST CTM: file channel start duration phone confidence, one line per segment (silence included)."""
-    name = Path(t.file).stem
+    """NIST CTM: file channel start duration phone confidence, one line per segment (silence included); the file
+    field is the file's stem with whitespace replaced by _ (ctm_name)."""
+    name = ctm_name(t.file)
     return "\n".join(f"{name} 1 {s['start']:.2f} {s['end'] - s['start']:.2f} {s['phone']} {s['confidence']:.4f}"
                      for s in t.segment_dicts())
 

@@ -147,10 +147,12 @@ def evaluate_onnx(path, cuts, chunk_sizes: list[int], min_frames: int | None = N
     return scores
 
 
-def format_table(scores: list[Scores]) -> str:
+def format_table(scores: list[Scores], delay_frames: int = 0, decoder_lag_frames: int = 10) -> str:
+    """latency: of a final label, worst case: the chunk filling, the model's output delay, the decoder's lag."""
     lines = [f"{'chunk':>6} {'latency':>8} {'frames':>9} {'frame acc':>9} {'PER':>7}"]
     for s in scores:
-        latency = "offline" if s.chunk_frames is None else f"{s.chunk_frames * 10} ms"  # wait for a chunk to fill
+        latency = ("offline" if s.chunk_frames is None
+                   else f"{(s.chunk_frames + delay_frames + decoder_lag_frames) * 10} ms")
         lines.append(f"{s.chunk_frames or 'full':>6} {latency:>8} {s.frames:>9} {100 * s.frame_accuracy:>8.2f}% "
                      f"{100 * s.phone_error_rate:>6.2f}%")
     return "\n".join(lines)

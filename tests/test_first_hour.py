@@ -1,0 +1,162 @@
+"""What a new user meets in the first hour: the README's commands, the package's metadata, the JSON schema,
+standard input, `python -m speechattn`, exit statuses, --debug, config types, progress off a terminal."""
+
+from __future__ import annotations
+
+import json
+import logging
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from speechattn.cli import main
+
+ROOT = Path(__file__).resolve().parent.parent
+SAMPLE = ROOT / "speechattn" / "runtime" / "samples" / "this-no-longer-appears-to-be-the-case.wav"
+
+
+def test_the_readme_is_a_product_page_with_the_two_commands_first():
+    text = (ROOT / "README.md").read_text()
+    lines = text.splitlines()
+    assert len(lines) <= 250
+    assert lines[0].startswith("# speechattn")
+    block = text.split("```")[1].strip().splitlines()
+    assert len(block) == 2 and block[0].startswith("python3 -m venv") and "pytest" in block[1]
+    assert "speechattn transcribe" in block[0] and "--index-url https://download.pytorch.org/whl/cpu" in text
+    for link in re.findall(r"\]\(((?!http)[^)#]+)", text):  # every local link points at a file that exists
+        assert (ROOT / link).exists(), link
+
+
+def test_the_package_says_what_it_is_and_its_licence(tmp_path):
+    import tomllib
+
+    project = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
+    assert project["license"] == {"text": "Apache-2.0"} and "Apache License" in (ROOT / "LICENSE").read_text()[:200]
+    assert project["authors"] and any("Typed" in c for c in project["classifiers"])
+    assert (ROOT / "speechattn" / "py.typed").exists()
+    assert set(project["optional-dependencies"]) == {"plot", "train", "test", "bench"}  # no [mic]: it is base
+    assert any(d.startswith("sounddevice") for d in project["dependencies"])
+
+
+def transcript_schema() -> dict:
+    return json.loads((ROOT / "export" / "transcript.schema.json").read_text())
+
+
+def test_json_output_follows_its_schema_and_names_the_model_without_a_path(capsys):
+    import jsonschema
+
+    assert main(["transcribe", str(SAMPLE), "--format", "json", "--model", "default-int8"]) == 0
+    result = json.loads(capsys.readouterr().out)
+    jsonschema.validate(result, transcript_schema())
+    assert result["format_version"] == 2 and result["model"]["name"] == "default-int8.onnx"
+    assert "/" not in json.dumps(result["model"])
+    with pytest.raises(jsonschema.ValidationError):
+        jsonschema.validate({**result, "model": "/home/me/default.onnx"}, transcript_schema())
+
+
+def test_standard_input_is_read_once_and_gives_what_the_file_gives():
+    command = [sys.executable, "-m", "speechattn", "transcribe", "--format", "json"]
+    from_file = subprocess.run([*command, str(SAMPLE)], capture_output=True, text=True, timeout=120)
+    with open(SAMPLE, "rb") as handle:
+        dash = subprocess.run([*command, "-"], stdin=handle, capture_output=True, text=True, timeout=120)
+    piped = subprocess.run(  # /dev/stdin is a pipe here: read once too (it used to lose the first 4096 bytes)
+        f"cat {SAMPLE} | {sys.executable} -m speechattn transcribe --format json /dev/stdin",
+        shell=True, capture_output=True, text=True, timeout=120)
+    assert from_file.returncode == dash.returncode == piped.returncode == 0, (dash.stderr, piped.stderr)
+    segments = json.loads(from_file.stdout)["segments"]
+    assert json.loads(dash.stdout)["segments"] == segments == json.loads(piped.stdout)["segments"]
+    assert json.loads(dash.stdout)["file"] == "-"
+
+
+def test_a_fifo_nobody_writes_to_is_reported_not_waited_on(tmp_path, monkeypatch, capsys):
+    import os
+
+    from speechattn.runtime import transcribe
+
+    monkeypatch.setattr(transcribe, "PIPE_WAIT_SECONDS", 0.5)
+    os.mkfifo(tmp_path / "fifo")
+    assert main(["transcribe", str(tmp_path / "fifo")]) == 1
+    assert "fifo: nothing arrived in 0.5 s (a pipe no program writes to?)" in capsys.readouterr().err
+
+
+def test_python_dash_m_speechattn_is_the_command():
+    result = subprocess.run([sys.executable, "-m", "speechattn", "--help"], capture_output=True, text=True,
+                            timeout=60)
+    assert result.returncode == 0 and "transcribe" in result.stdout and "--debug" in result.stdout
+
+
+def test_a_bug_is_one_line_by_default_and_a_traceback_with_debug(monkeypatch, capsys):
+    from speechattn.runtime import transcribe
+
+    def broken(*args, **kwargs):
+        raise KeyError("phones")
+
+    monkeypatch.setattr(transcribe, "transcribe_file", broken)
+    assert main(["transcribe", str(SAMPLE)]) == 1
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1 and "internal error: KeyError: 'phones'" in err and "--debug" in err
+    with pytest.raises(KeyError):
+        main(["--debug", "transcribe", str(SAMPLE)])
+    monkeypatch.setenv("SPEECHATTN_DEBUG", "1")
+    with pytest.raises(KeyError):
+        main(["transcribe", str(SAMPLE)])
+
+
+def test_an_internal_import_error_is_a_bug_not_an_install_hint(monkeypatch, capsys):
+    from speechattn.runtime import transcribe
+
+    def broken(*args, **kwargs):
+        import speechattn.no_such_module  # noqa: F401
+
+    monkeypatch.setattr(transcribe, "transcribe_file", broken)
+    assert main(["transcribe", str(SAMPLE)]) == 1
+    err = capsys.readouterr().err
+    assert "internal error: ModuleNotFoundError" in err and "pip install" not in err
+
+
+def test_config_types_come_from_annotations(tmp_path):
+    from speechattn.errors import ConfigError
+    from speechattn.training.recipes import load_recipe
+
+    recipe = load_recipe(ROOT / "recipes" / "tiny.yaml", {"train": {"chunk_weights": [0.5, 2]}})
+    assert recipe.train.chunk_weights == (0.5, 2.0)
+    for bad, message in (({"train": {"chunk_weights": ["a"]}}, "must be a list of numbers"),
+                         ({"model": {"chunk_frames_choices": [4.5]}}, "must be a list of integers"),
+                         ({"train": {"learning_rate": float("nan")}}, "must be a finite number"),
+                         ({"augment": {"gain_db": [1, 2, 3]}}, "must be a list of 2 numbers")):
+        with pytest.raises(ConfigError, match=message):
+            load_recipe(ROOT / "recipes" / "tiny.yaml", bad)
+
+
+def test_training_off_a_terminal_logs_progress_with_the_time_left(caplog):
+    from speechattn.training.train import ProgressLine
+
+    line = ProgressLine(0, 100, enabled=True, every_seconds=0.0)
+    with caplog.at_level(logging.INFO, logger="speechattn.training.train"):
+        line.update(10, 1.234, 0.5)
+    assert re.search(r"step 10/100  loss 1.234  frame accuracy 0.500  .* s/step  \d+ min \d\d s left", caplog.text)
+    quiet = ProgressLine(0, 100, enabled=False, every_seconds=0.0)
+    caplog.clear()
+    quiet.update(10, 1.0, 0.5)
+    assert caplog.text == ""
+
+
+def test_the_web_page_is_served_from_the_runtime_files_a_wheel_carries(tmp_path, monkeypatch):
+    """An installed wheel has onnxruntime-web's three runtime files in export/web/ort-web (setup.py copies them);
+    the server maps the page's import path onto them."""
+    import shutil
+
+    from speechattn.runtime import web
+
+    fake_export = tmp_path / "speechattn_export"
+    shutil.copytree(ROOT / "export" / "web", fake_export / "web", ignore=shutil.ignore_patterns("node_modules"))
+    (fake_export / "web" / "ort-web").mkdir()
+    for name in web.ORT_WEB_FILES:
+        (fake_export / "web" / "ort-web" / name).write_text(name)
+    monkeypatch.setattr(web, "export_dir", lambda: fake_export)
+    table = web.routes()
+    assert table["/web/node_modules/onnxruntime-web/dist/"] == fake_export / "web" / "ort-web"
+    assert list(table)[0] == "/web/node_modules/onnxruntime-web/dist/"  # matched before /web/
