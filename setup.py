@@ -4,6 +4,7 @@ export/web/package-lock.json), so `pip install speechattn && speechattn web` ser
 The files are taken from export/web/node_modules at build time ((cd export/web && npm ci) first); a build without
 them still works and `speechattn web` then says how to add them.  Everything else is in pyproject.toml."""
 
+import json
 import shutil
 from pathlib import Path
 
@@ -27,9 +28,10 @@ class BuildWithWebRuntime(build_py):
         target.mkdir(parents=True, exist_ok=True)
         for name in ORT_WEB_FILES:
             shutil.copyfile(ORT_WEB_DIST / name, target / name)
-        licence = ORT_WEB_DIST.parent / "LICENSE"
-        if licence.exists():
-            shutil.copyfile(licence, target / "LICENSE")
+        package = json.loads((ORT_WEB_DIST.parent / "package.json").read_text())
+        (target / "NOTICE.txt").write_text(
+            f"{package['name']} {package['version']} (npm), {package.get('license', 'MIT')} License, "
+            "Copyright (c) Microsoft Corporation: its WebAssembly runtime, served by `speechattn web`.\n")
 
 
 setup(cmdclass={"build_py": BuildWithWebRuntime})

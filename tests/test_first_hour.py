@@ -160,3 +160,22 @@ def test_the_web_page_is_served_from_the_runtime_files_a_wheel_carries(tmp_path,
     table = web.routes()
     assert table["/web/node_modules/onnxruntime-web/dist/"] == fake_export / "web" / "ort-web"
     assert list(table)[0] == "/web/node_modules/onnxruntime-web/dist/"  # matched before /web/
+
+
+@pytest.mark.slow
+def test_the_wheel_carries_the_page_runtime_the_recipes_and_the_schema(tmp_path):
+    """`pip wheel .`: what `pip install speechattn && speechattn web` needs is inside (given npm ci in export/web)."""
+    import zipfile
+
+    if not (ROOT / "export" / "web" / "node_modules" / "onnxruntime-web" / "dist" / "ort.wasm.min.mjs").exists():
+        pytest.skip("onnxruntime-web is not installed: (cd export/web && npm ci)")
+    result = subprocess.run([sys.executable, "-m", "pip", "wheel", "-q", "--no-deps", "--no-build-isolation", "-w",
+                             str(tmp_path), str(ROOT)], capture_output=True, text=True, timeout=300)
+    assert result.returncode == 0, result.stderr[-2000:]
+    names = set(zipfile.ZipFile(next(tmp_path.glob("speechattn-*.whl"))).namelist())
+    for name in ("speechattn_export/web/ort-web/ort.wasm.min.mjs", "speechattn_export/web/ort-web/NOTICE.txt",
+                 "speechattn_export/web/ort-web/ort-wasm-simd-threaded.wasm", "speechattn_export/transcript.schema.json",
+                 "speechattn_recipes/tiny.yaml", "speechattn_recipes/default.yaml", "speechattn/py.typed",
+                 "speechattn/runtime/models/default-int8.onnx"):
+        assert name in names, name
+    assert not any("node_modules" in n for n in names)
