@@ -41,6 +41,8 @@ def to_mono_16k(samples: np.ndarray, sample_rate: int, source: str = "audio", st
     silently would hide it.  The message gives the time of the first one (samples
     start at `start_seconds` of the file).
     """
+    if not sample_rate or sample_rate <= 0:
+        raise AudioError(f"{source}: the file says its sample rate is {sample_rate} Hz; it is damaged")
     samples = np.asarray(samples)
     if samples.ndim == 2:
         samples = samples.mean(axis=1)

@@ -569,3 +569,72 @@ def test_a_manifest_is_read_from_any_working_directory(tmp_path, monkeypatch, ca
     (root / "data" / "x" / "audio" / "a.wav").unlink()
     line = refused(capsys, "eval", tiny_onnx, manifest.resolve(), "--chunk-frames", "4")
     assert "is neither here nor beside the manifest" in line
+
+
+@pytest.mark.parametrize("setting, message", [
+    ("train.learning_rate=.nan", "train.learning_rate must be a finite number, not nan"),
+    ("train.grad_clip=.inf", "train.grad_clip must be a finite number, not inf"),
+    ("train.learning_rate=-1", "train.learning_rate must be above 0 and at most 1"),
+    ("train.crop_seconds=0", "train.crop_seconds must be from 0.1 to 600 s"),
+    ("model.dropout=1.5", "dropout must be in [0, 1)"),
+    ("model.num_layers=4000", "at most 64 layers"),
+    ("model.model_dim=60000", "at most 64 layers, 8192 dims"),
+])
+def test_numeric_settings_out_of_range_are_refused_before_any_work(capsys, tmp_path, setting, message):
+    line = refused(capsys, "train", "tiny", "--out", tmp_path / "run", "--set", setting, status=2)
+    assert message in line and not (tmp_path / "run").exists()
+
+
+@pytest.mark.slow
+def test_a_run_whose_loss_becomes_non_finite_stops_and_writes_no_such_checkpoint(capsys, tmp_path, monkeypatch):
+    from speechattn.training import train as training
+
+    real_step = training.Trainer.train_step
+
+    def diverging(self, audio, labels, lengths):
+        loss, accuracy, chunk = real_step(self, audio, labels, lengths)
+        if self.step >= 3:
+            with torch.no_grad():
+                next(self.model.parameters()).fill_(float("nan"))
+            return float("nan"), accuracy, chunk
+        return loss, accuracy, chunk
+
+    import torch
+
+    monkeypatch.setattr(training.Trainer, "train_step", diverging)
+    line = refused(capsys, "train", "tiny", "--out", tmp_path / "run", "--set", "train.max_steps=20",
+                   "--set", "train.checkpoint_every=2")
+    assert "the loss became nan at step 3: training diverged" in line
+    last = torch.load(tmp_path / "run" / "last.pt", weights_only=True)
+    assert last["step"] == 2 and all(torch.isfinite(t).all() for t in last["model"].values() if t.is_floating_point())
+
+
+def test_pseudo_labels_of_a_long_clip_come_from_bounded_windows(monkeypatch, tiny_model):
+    """Full-context attention over a 10-minute clip wanted > 8 GB: long clips go through overlapping windows."""
+    import torch
+
+    from speechattn.training import pseudo
+
+    audio = torch.from_numpy(speechlike_signal(6.0, seed=9))[None]
+    frames = audio.shape[1] // 160
+    with torch.no_grad():  # as pseudo_label runs it
+        whole = pseudo.full_context_log_probs(tiny_model, audio, frames)
+    monkeypatch.setattr(pseudo, "WINDOW_FRAMES", 200)
+    monkeypatch.setattr(pseudo, "WINDOW_OVERLAP_FRAMES", 40)
+    calls = []
+    real_tag = type(tiny_model).tag
+    monkeypatch.setattr(type(tiny_model), "tag", lambda self, a, n, c: calls.append(a.shape[1]) or real_tag(self, a, n, c))
+    with torch.no_grad():
+        windowed = pseudo.full_context_log_probs(tiny_model, audio, frames)
+    assert windowed.shape == whole.shape and np.isfinite(windowed).all()
+    assert max(calls) <= 200 * 160 and len(calls) == 4  # 600 frames: windows at 0, 160, 320, 480
+    assert np.abs(windowed[:100] - whole[:100]).max() > 0  # really windowed: full context differs from window context
+
+
+def test_a_sample_rate_of_zero_is_named_with_the_file(capsys, tmp_path, tiny_onnx):
+    sf.write(tmp_path / "r0.wav", np.zeros(1600, np.float32), 16000, subtype="PCM_16")
+    header = bytearray((tmp_path / "r0.wav").read_bytes())
+    header[24:28] = (0).to_bytes(4, "little")  # the fmt chunk's sample rate
+    (tmp_path / "r0.wav").write_bytes(bytes(header))
+    assert main(["transcribe", str(tmp_path / "r0.wav"), "--model", str(tiny_onnx)]) == 1
+    assert "r0.wav: the file says its sample rate is 0 Hz; it is damaged" in capsys.readouterr().err

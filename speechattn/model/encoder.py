@@ -78,6 +78,15 @@ class ModelConfig:
             raise ConfigError(f"default_chunk_frames {self.default_chunk_frames} is not in {self.chunk_frames_choices}")
         if self.left_context_frames < 0:
             raise ConfigError("left_context_frames must be >= 0")
+        if self.num_layers > 64 or self.model_dim > 8192 or self.num_heads > 128 or self.ffn_dim > 32768:
+            raise ConfigError(f"num_layers {self.num_layers}, model_dim {self.model_dim}, num_heads {self.num_heads}, "
+                              f"ffn_dim {self.ffn_dim}: at most 64 layers, 8192 dims, 128 heads, FFN 32768")
+        if not 0 <= self.dropout < 1:
+            raise ConfigError(f"dropout must be in [0, 1), not {self.dropout}")
+        parameters = self.num_layers * (4 * self.model_dim ** 2 + 2 * self.model_dim * self.ffn_dim)
+        if parameters > 2_000_000_000:  # 8 GB of fp32 weights before gradients and optimizer state
+            raise ConfigError(f"{self.num_layers} layers x {self.model_dim} dims x FFN {self.ffn_dim} is about "
+                              f"{parameters / 1e9:.0f} billion parameters: more than this tool trains (2 billion)")
         if not 0 <= self.output_delay_frames <= 100:
             raise ConfigError(f"output_delay_frames must be from 0 to 100 (1 s), not {self.output_delay_frames}")
         if self.conv_kernel < 0 or self.conv_kernel == 1:
@@ -544,7 +553,11 @@ def load(path: str | Path, map_location: str = "cpu") -> PhoneTagger:
     if not path.exists():
         raise CheckpointError(f"{path}: no such checkpoint")
     try:
-        payload = torch.load(path, map_location=map_location, weights_only=True)
+        import warnings
+
+        with warnings.catch_warnings():  # torch warns about a raw pickle in two lines before it refuses it
+            warnings.simplefilter("ignore")
+            payload = torch.load(path, map_location=map_location, weights_only=True)
     except Exception as error:
         detail = str(error).splitlines()[0][:100] if str(error) else type(error).__name__
         if "file an issue" in detail or "Weights only load failed" in detail:

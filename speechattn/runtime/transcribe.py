@@ -154,6 +154,8 @@ def read_blocks(path: Path, block_seconds: float = BLOCK_SECONDS) -> tuple[int, 
         step = int(block_seconds * SAMPLE_RATE)
         return rate, channels, (audio[i : i + step] for i in range(0, max(len(audio), 1), step))
 
+    if handle.samplerate <= 0:
+        raise AudioError(f"{path}: the file says its sample rate is {handle.samplerate} Hz; it is damaged")
     announced = wav_declared_seconds(path) if source is None else None
     if announced is not None and announced > handle.frames / handle.samplerate + 0.001:
         log.warning("%s: the header announces %.2f s but the file holds %.2f s (truncated?); transcribing what "

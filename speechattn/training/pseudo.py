@@ -79,6 +79,37 @@ def frame_pseudo_labels(log_probs: np.ndarray, log_bigram: np.ndarray, silence: 
     return labels, confidence
 
 
+WINDOW_FRAMES = 3000  # 30 s: full-context attention over longer clips is done in overlapping windows of this size
+WINDOW_OVERLAP_FRAMES = 400  # each window's outputs are kept only from 2 s past its start (context on both sides)
+
+
+def full_context_log_probs(model, samples, frames: int) -> np.ndarray:
+    """(frames, classes) at full context; a clip longer than WINDOW_FRAMES in overlapping windows, so memory stays
+    bounded (full attention over a whole 10-minute clip wanted > 8 GB).  Each frame's row comes from the window
+    where it has at least half the overlap of context on each side (except at the clip's ends)."""
+    import torch
+
+    if frames <= WINDOW_FRAMES:
+        return model.tag(samples, torch.tensor([frames]), None)[0, :frames].float().numpy()
+    from speechattn.audio import HOP_SAMPLES
+
+    step, half = WINDOW_FRAMES - WINDOW_OVERLAP_FRAMES, WINDOW_OVERLAP_FRAMES // 2
+    pieces, start = [], 0
+    while True:
+        end = min(start + WINDOW_FRAMES, frames)
+        window = samples[:, start * HOP_SAMPLES : end * HOP_SAMPLES]
+        rows = model.tag(window, torch.tensor([end - start]), None)[0, : end - start].float().numpy()
+        keep_from = 0 if start == 0 else half
+        keep_to = end - start if end == frames else end - start - half
+        pieces.append(rows[keep_from:keep_to])
+        if end == frames:
+            break
+        start += step
+    out = np.concatenate(pieces)
+    assert len(out) == frames, (len(out), frames)
+    return out
+
+
 def pseudo_label(root: str | Path, output: str | Path, name: str = "pseudo", teacher: str = "default",
                  min_confidence: float = 0.5, progress: bool = True) -> PseudoLabelSummary:
     import torch
@@ -119,7 +150,7 @@ def pseudo_label(root: str | Path, output: str | Path, name: str = "pseudo", tea
                 skipped.append(f"{path}: shorter than 0.1 s")
                 continue
             samples = torch.from_numpy(np.ascontiguousarray(audio, dtype=np.float32))[None]
-            log_probs = model.tag(samples, torch.tensor([frames]), None)[0, :frames].float().numpy()
+            log_probs = full_context_log_probs(model, samples, frames)
             labels, confidence = frame_pseudo_labels(log_probs.astype(np.float64), log_bigram, silence,
                                                      min_confidence)
             kept = labels != IGNORE

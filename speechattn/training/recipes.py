@@ -52,6 +52,14 @@ class TrainConfig:
             raise ConfigError("train.batch_size, max_steps, eval_every and checkpoint_every must be at least 1")
         if not 0 <= self.full_context_share <= 1 or not 0 <= self.label_smoothing < 1:
             raise ConfigError("train.full_context_share must be in [0, 1] and train.label_smoothing in [0, 1)")
+        if not 0 < self.learning_rate <= 1:
+            raise ConfigError(f"train.learning_rate must be above 0 and at most 1, not {self.learning_rate}")
+        if not 0 < self.grad_clip <= 1e6 or not 0 <= self.weight_decay <= 1:
+            raise ConfigError("train.grad_clip must be above 0 and train.weight_decay in [0, 1]")
+        if self.crop_seconds is not None and not 0.1 <= self.crop_seconds <= 600:
+            raise ConfigError(f"train.crop_seconds must be from 0.1 to 600 s, not {self.crop_seconds}")
+        if self.warmup_steps < 0:
+            raise ConfigError("train.warmup_steps must be >= 0")
         if not 0 <= self.distill_weight <= 1:
             raise ConfigError(f"train.distill_weight must be in [0, 1], not {self.distill_weight}")
         if any(not isinstance(w, (int, float)) or w < 0 for w in self.chunk_weights) or (
