@@ -177,9 +177,12 @@ def test_a_session_ended_by_a_closed_terminal_or_a_kill_keeps_its_lines_and_a_re
         assert line.startswith("listening on"), line + mic.stderr.read()
         subprocess.run(["paplay", "-d", "speechattn_test", str(audio_path)], env=pulse, check=True, timeout=60)
         time.sleep(0.8)
-        shown = []
-        while len(shown) < 3:  # stdout is a pipe: the JSON lines shown so far
-            shown.append(mic.stdout.readline())
+        import queue
+        import threading
+
+        lines: queue.Queue = queue.Queue()  # stdout is a pipe: the JSON lines shown so far, read by a thread
+        threading.Thread(target=lambda: [lines.put(line) for line in mic.stdout], daemon=True).start()
+        shown = [lines.get(timeout=30) for _ in range(3)]
         mic.send_signal(getattr(signal, how))
         mic.wait(timeout=60)
     finally:
