@@ -145,3 +145,43 @@ def test_node_refuses_a_model_whose_metadata_lies_and_a_bad_bigram_in_one_line(t
         result = node("export/node/transcribe.mjs", *args)
         assert result.returncode == 2 and expected in result.stderr, result.stderr
         assert len(result.stderr.strip().splitlines()) == 1 and "secret" not in result.stderr
+
+
+def test_the_javascript_client_packs_installs_and_runs_as_an_npm_package(tmp_path):
+    """`npm pack` in export/js gives a tarball that installs (no dependencies; onnxruntime is the user's) and whose
+    entry points import and transcribe with onnxruntime-node."""
+    npm = shutil.which("npm")
+    if not npm or not NODE:
+        pytest.skip("Node.js and npm are not installed (apt-get install nodejs)")
+    runtime = ROOT / "export" / "node" / "node_modules" / "onnxruntime-node"
+    if not runtime.exists():
+        pytest.skip("onnxruntime-node is not installed: (cd export/node && npm ci)")
+    packed = subprocess.run([npm, "pack", "--pack-destination", str(tmp_path)], cwd=ROOT / "export" / "js",
+                            capture_output=True, text=True, timeout=120)
+    assert packed.returncode == 0, packed.stderr
+    tarball = next(tmp_path.glob("speechattn-*.tgz"))
+    app = tmp_path / "app"
+    app.mkdir()
+    (app / "package.json").write_text('{"name": "app", "version": "1.0.0", "type": "module"}')
+    installed = subprocess.run([npm, "install", "--no-audit", "--no-fund", "--offline", str(tarball)], cwd=app,
+                               capture_output=True, text=True, timeout=120)
+    assert installed.returncode == 0, installed.stderr
+    script = f"""
+        import {{ readFileSync }} from "node:fs";
+        import * as ort from {json.dumps(str(runtime / "dist" / "index.js"))};
+        import {{ StreamingModel, newSegmenter }} from "speechattn";
+        import {{ readWav }} from "speechattn/wav";
+        import {{ Resampler }} from "speechattn/resample";
+        const model = await StreamingModel.create(ort, readFileSync({json.dumps(str(ROOT / "speechattn/runtime/models/default-int8.onnx"))}));
+        let {{ samples, rate }} = readWav(readFileSync({json.dumps(str(ROOT / "speechattn/runtime/samples/please-enter-your-password.wav"))}));
+        samples = new Resampler(rate, model.sampleRate).process(samples);
+        const stream = model.newStream();
+        const segmenter = newSegmenter("hysteresis", model.phones, null);
+        const a = await stream.push(samples), b = await stream.finish();
+        const segments = [...segmenter.push(a.logProbs, a.count), ...segmenter.push(b.logProbs, b.count), ...segmenter.finish()];
+        console.log(segments.map((s) => model.phones[s.phone]).filter((p) => p !== "sil").length);
+    """
+    (app / "run.mjs").write_text(script)
+    result = subprocess.run([NODE, "run.mjs"], cwd=app, capture_output=True, text=True, timeout=120)
+    assert result.returncode == 0, result.stderr
+    assert int(result.stdout.strip()) > 10  # phones of "please enter your password ..."

@@ -12,7 +12,7 @@ import { parseArgs } from "node:util";
 import * as ort from "onnxruntime-node";
 import { DECODERS, StreamingModel, newSegmenter, segmentDicts } from "../js/speechattn.mjs";
 import { readWav } from "../js/wav.mjs";
-import { Resampler } from "../web/resample.mjs";
+import { Resampler } from "../js/resample.mjs";
 
 const root = resolve(dirname(fileURLToPath(import.meta.url)), "..", "..");
 const models = resolve(root, "speechattn", "runtime", "models");

@@ -4,7 +4,7 @@ import * as ort from "./node_modules/onnxruntime-web/dist/ort.wasm.min.mjs";
 import { StreamingModel, newSegmenter, segmentDicts } from "../js/speechattn.mjs";
 import { checkVectors } from "../js/vectors.mjs";
 import { readWav } from "../js/wav.mjs";
-import { Resampler } from "./resample.mjs";
+import { Resampler } from "../js/resample.mjs";
 
 ort.env.wasm.wasmPaths = new URL("./node_modules/onnxruntime-web/dist/", import.meta.url).href;
 ort.env.wasm.numThreads = 1;
