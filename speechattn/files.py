@@ -20,7 +20,9 @@ def atomic_path(path: str | Path) -> Iterator[Path]:
     """Yields a temporary path beside `path` for a writer that takes a file name; renamed onto `path` when the
     block ends without an exception, removed otherwise.  The suffix is kept (some writers choose the format by it)."""
     path = Path(path)
-    handle, temporary = tempfile.mkstemp(prefix=f".{path.stem}.", suffix=f".partial{path.suffix}",
+    suffix = "".join(path.suffixes)[-20:]  # x.jsonl.gz keeps .jsonl.gz: writers choose the format by it
+    base = path.name[: len(path.name) - len(suffix)] if suffix else path.name
+    handle, temporary = tempfile.mkstemp(prefix=f".{base}.", suffix=f".partial{suffix}",
                                          dir=path.parent if str(path.parent) else ".")
     os.close(handle)
     temporary = Path(temporary)

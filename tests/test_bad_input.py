@@ -638,3 +638,21 @@ def test_a_sample_rate_of_zero_is_named_with_the_file(capsys, tmp_path, tiny_onn
     (tmp_path / "r0.wav").write_bytes(bytes(header))
     assert main(["transcribe", str(tmp_path / "r0.wav"), "--model", str(tiny_onnx)]) == 1
     assert "r0.wav: the file says its sample rate is 0 Hz; it is damaged" in capsys.readouterr().err
+
+
+def test_manifests_and_plots_are_written_through_a_temporary_name_with_their_suffixes(tmp_path):
+    from lhotse import RecordingSet, load_manifest
+
+    from speechattn.files import atomic_path
+
+    target = tmp_path / "x_recordings_train.jsonl.gz"
+    with atomic_path(target) as temporary:
+        assert temporary.name.endswith(".partial.jsonl.gz") and temporary.parent == tmp_path
+        assert not target.exists()
+        RecordingSet.from_recordings([]).to_file(temporary)
+    assert len(load_manifest(target)) == 0 and [p.name for p in tmp_path.iterdir()] == [target.name]
+    with pytest.raises(RuntimeError):
+        with atomic_path(tmp_path / "p.png") as temporary:
+            temporary.write_bytes(b"half a picture")
+            raise RuntimeError("killed mid-plot")
+    assert [p.name for p in tmp_path.iterdir()] == [target.name]  # no partial file left, no p.png

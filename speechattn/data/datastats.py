@@ -81,5 +81,8 @@ def plot_phone_distribution(stats: ManifestStats, name: str, path: str | Path) -
                    f"{stats.hours:.2f} h — frames per phone")
     axis.grid(axis="y", alpha=0.3)
     figure.tight_layout()
-    figure.savefig(path, dpi=110)
+    from speechattn.files import atomic_path
+
+    with atomic_path(path) as temporary:
+        figure.savefig(temporary, dpi=110)
     plt.close(figure)

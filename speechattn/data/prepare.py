@@ -113,8 +113,12 @@ def prepare(recipe: Recipe, output: Path | None = None, progress: bool = True) -
         ids = {s.recording_id for s in chosen}
         chosen_recordings = recordings.filter(lambda r: r.id in ids)
         recordings_path, supervisions_path = manifest_pair(output / recipe.name, split)
-        chosen_recordings.to_file(recordings_path)
-        chosen.to_file(supervisions_path)
+        from speechattn.files import atomic_path
+
+        with atomic_path(recordings_path) as temporary:
+            chosen_recordings.to_file(temporary)
+        with atomic_path(supervisions_path) as temporary:
+            chosen.to_file(temporary)
         summaries.append(SplitSummary(split, len(chosen), len({s.speaker for s in chosen}),
                                       sum(s.duration for s in chosen) / 3600))
     return summaries

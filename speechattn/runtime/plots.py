@@ -45,7 +45,10 @@ def _segments(plt, axis, spec_axis, segments, seconds: float, xlabel: str) -> No
 
 def _save(plt, figure, path) -> None:
     figure.tight_layout()
-    figure.savefig(path, dpi=100)
+    from speechattn.files import atomic_path
+
+    with atomic_path(path) as temporary:
+        figure.savefig(temporary, dpi=100)
     plt.close(figure)
 
 

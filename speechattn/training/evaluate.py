@@ -178,7 +178,10 @@ def plot_confusion(score: Scores, path, title: str = "") -> None:
                    f"PER {100 * score.phone_error_rate:.1f} %")
     figure.colorbar(image, ax=axis, fraction=0.04, label="share of the reference phone's frames")
     figure.tight_layout()
-    figure.savefig(path, dpi=100)
+    from speechattn.files import atomic_path
+
+    with atomic_path(path) as temporary:
+        figure.savefig(temporary, dpi=100)
     plt.close(figure)
 
 

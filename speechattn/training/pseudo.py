@@ -167,8 +167,12 @@ def pseudo_label(root: str | Path, output: str | Path, name: str = "pseudo", tea
     for split in SPLITS:
         recordings_path, supervisions_path = manifest_pair(output / name, split)
         keep = split == "train"
-        RecordingSet.from_recordings(recordings if keep else []).to_file(recordings_path)
-        SupervisionSet.from_segments(supervisions if keep else []).to_file(supervisions_path)
+        from speechattn.files import atomic_path
+
+        with atomic_path(recordings_path) as temporary:
+            RecordingSet.from_recordings(recordings if keep else []).to_file(temporary)
+        with atomic_path(supervisions_path) as temporary:
+            SupervisionSet.from_segments(supervisions if keep else []).to_file(temporary)
     return PseudoLabelSummary(len(supervisions), len({s.speaker for s in supervisions}),
                               sum(s.duration for s in supervisions) / 3600, labelled / max(1, total),
                               confidence_sum / max(1, total), skipped)

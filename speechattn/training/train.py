@@ -160,7 +160,10 @@ def plot_curves(out: Path) -> None:
     accuracy_axis.legend()
     figure.suptitle(out.name)
     figure.tight_layout()
-    figure.savefig(out / "curves.png", dpi=100)
+    from speechattn.files import atomic_path
+
+    with atomic_path(out / "curves.png") as temporary:
+        figure.savefig(temporary, dpi=100)
     plt.close(figure)
 
 
