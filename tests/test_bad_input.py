@@ -656,3 +656,23 @@ def test_manifests_and_plots_are_written_through_a_temporary_name_with_their_suf
             temporary.write_bytes(b"half a picture")
             raise RuntimeError("killed mid-plot")
     assert [p.name for p in tmp_path.iterdir()] == [target.name]  # no partial file left, no p.png
+
+
+def test_output_names_never_collide_whatever_the_input_names(tmp_path):
+    from speechattn.cli.runtime import output_names
+
+    (tmp_path / "d1").mkdir()
+    (tmp_path / "d2").mkdir()
+    files = [tmp_path / "d1" / "x.wav", tmp_path / "d2" / "x.wav", tmp_path / "d1__x.wav.wav", tmp_path / "x.flac",
+             tmp_path / "x.wav", Path("-")]
+    names = output_names(files)
+    assert len(set(names.values())) == len(files), names
+
+
+def test_a_raw_pickle_checkpoint_is_one_line_without_torch_warnings(capfd, tmp_path):
+    import pickle
+
+    (tmp_path / "raw.pt").write_bytes(pickle.dumps({"model": ValueError("a class weights_only refuses")}))
+    assert main(["export", str(tmp_path / "raw.pt"), "-o", str(tmp_path / "m.onnx")]) == 1
+    err = capfd.readouterr().err.strip()
+    assert len(err.splitlines()) == 1 and "raw.pt: not a readable checkpoint" in err and "Warning" not in err

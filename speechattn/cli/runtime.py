@@ -32,6 +32,15 @@ def output_names(files: list[Path]) -> dict[Path, str]:
         common = Path(os.path.commonpath([str(p.resolve().parent) for p in paths]))
         for path in paths:
             names[path] = str(path.resolve().relative_to(common)).replace(os.sep, "__")
+    taken: dict[str, int] = {}
+    for path, name in names.items():  # a name made of a path can equal another file's stem: number the later ones
+        count = taken.get(name, 0)
+        taken[name] = count + 1
+        if count:
+            while f"{name}-{count + 1}" in names.values() or f"{name}-{count + 1}" in taken:
+                count += 1
+            names[path] = f"{name}-{count + 1}"
+            taken[names[path]] = 1
     return names
 
 
