@@ -106,6 +106,7 @@ def test_a_file_without_the_delay_key_streams_as_delay_zero(tmp_path):
     assert np.abs(log_probs - reference.detach().numpy()).max() <= TOLERANCE
 
 
+@pytest.mark.slow  # trains two tiny models: about a minute on two cores
 def test_a_phone_is_reported_where_it_was_spoken_whatever_the_delay():
     """Two tiny models learn the same signal's classes, one with a delay: both put the class changes at the
     audio's own change points (within a frame or two), so clients report times where the sound was."""
