@@ -179,3 +179,13 @@ def test_the_wheel_carries_the_page_runtime_the_recipes_and_the_schema(tmp_path)
                  "speechattn/runtime/models/default-int8.onnx"):
         assert name in names, name
     assert not any("node_modules" in n for n in names)
+
+
+def test_long_file_progress_shows_the_total_and_the_time_left(capsys):
+    from speechattn.runtime.transcribe import resolve_model, transcribe_file
+    from speechattn_export.stream_client import StreamingModel
+
+    model = StreamingModel(resolve_model("default-int8"))
+    transcribe_file(model, SAMPLE, model.default_chunk_frames, progress=True)
+    err = capsys.readouterr().err
+    assert re.search(r"of 2 s of audio \|.*\| \[.* < ", err), err[-300:]

@@ -122,6 +122,16 @@ def piped_bytes(path: Path):
     return io.BytesIO(b"".join(chunks))
 
 
+class SizedBlocks:
+    """An iterator of audio blocks that knows how many seconds the file holds (for a progress bar's total)."""
+
+    def __init__(self, blocks: Iterator[np.ndarray], seconds: float | None) -> None:
+        self.blocks, self.seconds = blocks, seconds if seconds and seconds > 0 else None
+
+    def __iter__(self) -> Iterator[np.ndarray]:
+        return self.blocks
+
+
 def read_blocks(path: Path, block_seconds: float = BLOCK_SECONDS) -> tuple[int, int, Iterator[np.ndarray]]:
     """(native sample rate, channels, iterator of mono 16 kHz float32 blocks)."""
     import soundfile as sf
@@ -189,7 +199,7 @@ def read_blocks(path: Path, block_seconds: float = BLOCK_SECONDS) -> tuple[int, 
                 if last:
                     return
 
-    return handle.samplerate, handle.channels, blocks()
+    return handle.samplerate, handle.channels, SizedBlocks(blocks(), handle.frames / handle.samplerate)
 
 
 @dataclass
@@ -227,8 +237,11 @@ def transcribe_file(model, path: Path, chunk_frames: int, min_frames: int | None
     segments: list[Segment] = []
     kept_audio, kept_log_probs = [], []
     samples, clipped, peak = 0, 0, 0.0
-    with tqdm(desc=path.name, unit="s", unit_scale=False, disable=not progress, leave=False,
-              bar_format="{desc}: {n:.0f} s of audio [{elapsed}, {rate_fmt}]") as bar:
+    total = getattr(blocks, "seconds", None)  # known for files soundfile opens; a pipe decoded whole knows it too
+    bar_format = ("{desc}: {n:.0f} of {total:.0f} s of audio |{bar}| [{elapsed} < {remaining}, {rate_fmt}]"
+                  if total else "{desc}: {n:.0f} s of audio [{elapsed}, {rate_fmt}]")
+    with tqdm(desc=path.name, unit="s", unit_scale=False, disable=not progress, leave=False, total=total,
+              bar_format=bar_format) as bar:
         for block in blocks:
             samples += len(block)
             block_peak = float(np.abs(block).max()) if len(block) else 0.0
