@@ -82,16 +82,24 @@ def test_mic_lists_the_pulse_devices(pulse):
     assert result.returncode == 0 and "pulse" in result.stdout
 
 
+def start_mic(pulse, model, output, saved) -> subprocess.Popen:
+    """`speechattn mic` on the null sink's monitor, writing both outputs; returns once it says it listens."""
+    mic = subprocess.Popen([sys.executable, "-m", "speechattn", "mic", "--model", str(model), "--output",
+                            str(output), "--save-audio", str(saved)], env=pulse, stdout=subprocess.PIPE,
+                           stderr=subprocess.PIPE, text=True)
+    line = mic.stderr.readline()
+    if not line.startswith("listening on"):
+        mic.kill()
+        raise AssertionError(line + mic.stderr.read())
+    return mic
+
+
 def test_mic_transcribes_what_is_played_into_the_sink(pulse, utterance, tmp_path):
     audio_path, model = utterance
     output, saved = tmp_path / "mic.jsonl", tmp_path / "heard.wav"
-    mic = subprocess.Popen([sys.executable, "-m", "speechattn.cli", "mic", "--model", str(model), "--output",
-                            str(output), "--save-audio", str(saved)], env=pulse, stdout=subprocess.PIPE,
-                           stderr=subprocess.PIPE, text=True)
+    mic = start_mic(pulse, model, output, saved)
     try:
         started = time.monotonic()
-        line = mic.stderr.readline()
-        assert line.startswith("listening on"), line + mic.stderr.read()
         time.sleep(0.5)
         subprocess.run(["paplay", "-d", "speechattn_test", str(audio_path)], env=pulse, check=True, timeout=60)
         time.sleep(0.8)
@@ -169,12 +177,8 @@ def test_a_session_ended_by_a_closed_terminal_or_a_kill_keeps_its_lines_and_a_re
     file (flushed line by line) and the WAV reads, its header updated with every block."""
     audio_path, model = utterance
     output, saved = tmp_path / "mic.jsonl", tmp_path / "heard.wav"
-    mic = subprocess.Popen([sys.executable, "-m", "speechattn", "mic", "--model", str(model), "--output",
-                            str(output), "--save-audio", str(saved)], env=pulse, stdout=subprocess.PIPE,
-                           stderr=subprocess.PIPE, text=True)
+    mic = start_mic(pulse, model, output, saved)
     try:
-        line = mic.stderr.readline()
-        assert line.startswith("listening on"), line + mic.stderr.read()
         subprocess.run(["paplay", "-d", "speechattn_test", str(audio_path)], env=pulse, check=True, timeout=60)
         time.sleep(0.8)
         import queue
