@@ -64,14 +64,12 @@ def load_onnx(model_path: Path, threads: int | None = None):
         return StreamingModel(model_path, num_threads=threads)
     except ValueError as error:  # the client's own checks name the file
         raise SpeechattnError(str(error).splitlines()[0][:400]) from None
-    except (RuntimeError, OSError) as error:  # onnxruntime's load errors (RuntimeError subclasses)
+    except Exception as error:
+        # onnxruntime's load errors: RuntimeError subclasses and its own types (Fail, InvalidGraph ...)
+        if not isinstance(error, (RuntimeError, OSError)) and not type(error).__module__.startswith("onnxruntime"):
+            raise
         detail = str(error).splitlines()[0][:160] if str(error) else type(error).__name__
         raise SpeechattnError(f"{model_path}: cannot load as a speechattn ONNX model ({detail})") from None
-    except Exception as error:
-        if type(error).__module__.startswith("onnxruntime"):  # its own exception types (Fail, InvalidGraph ...)
-            detail = str(error).splitlines()[0][:160] if str(error) else type(error).__name__
-            raise SpeechattnError(f"{model_path}: cannot load as a speechattn ONNX model ({detail})") from None
-        raise
 
 
 def manifest_cuts(paths: list[Path], limit: int | None = None, allow_command_sources: bool = False):

@@ -11,7 +11,7 @@ import click
 from speechattn.cli.common import (PATH, ChunkSizes, check_writable, command_sources_option, decoder_option,
                                    load_onnx, manifest_cuts, min_frames_option, option, parse_overrides,
                                    progress_wanted, set_option)
-from speechattn.errors import UsageError
+from speechattn.errors import SpeechattnError, UsageError
 
 
 @click.command()
@@ -84,8 +84,6 @@ def evaluate(model, data, chunk_frames, min_frames, decoder, limit, as_json, con
         check_writable(confusion)
     cuts = manifest_cuts(list(data), limit, allow_command_sources)
     if not model.exists():
-        from speechattn.errors import SpeechattnError
-
         raise SpeechattnError(f"{model}: no such model file")
     if model.suffix == ".onnx":
         onnx_model = load_onnx(model)

@@ -54,6 +54,7 @@ class Verification:
 def build_metadata(model: PhoneTagger, default_chunk_frames: int, quantization: str) -> dict[str, str]:
     c = model.config
     specs = state_specs(model)
+    lookahead = DecoderConfig().lookahead_frames
     return {
         "model_type": "speechattn-streaming-tagger",
         "contract_version": "1",
@@ -73,10 +74,9 @@ def build_metadata(model: PhoneTagger, default_chunk_frames: int, quantization: 
         "receptive_field_frames": str(c.num_layers * c.left_context_frames + max(c.chunk_frames_choices)),
         # latency, algorithmic, at the default chunk: the chunk filling, the output delay, the decoder's look-ahead
         "output_delay_frames": str(c.output_delay_frames),
-        "decoder_lookahead_frames": str(DecoderConfig().lookahead_frames),
+        "decoder_lookahead_frames": str(lookahead),
         "provisional_latency_ms": str((default_chunk_frames + c.output_delay_frames) * FRAME_SHIFT_MS),
-        "final_latency_ms": str((default_chunk_frames + c.output_delay_frames + DecoderConfig().lookahead_frames)
-                                * FRAME_SHIFT_MS),
+        "final_latency_ms": str((default_chunk_frames + c.output_delay_frames + lookahead) * FRAME_SHIFT_MS),
         "phones": ",".join(PHONES[: c.num_classes]),
         "inputs": json.dumps({"audio": "audio", "chunk_frames": "chunk_frames", "flush": "flush"}),
         "outputs": json.dumps({"log_probs": "log_probs"}),

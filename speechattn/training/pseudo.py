@@ -163,12 +163,12 @@ def pseudo_label(root: str | Path, output: str | Path, name: str = "pseudo", tea
             recordings.append(recording)
     if not supervisions:
         raise SpeechattnError(f"{root}: no clip could be labelled ({'; '.join(skipped[:3])})")
+    from speechattn.files import atomic_path
+
     output.mkdir(parents=True, exist_ok=True)
     for split in SPLITS:
         recordings_path, supervisions_path = manifest_pair(output / name, split)
         keep = split == "train"
-        from speechattn.files import atomic_path
-
         with atomic_path(recordings_path) as temporary:
             RecordingSet.from_recordings(recordings if keep else []).to_file(temporary)
         with atomic_path(supervisions_path) as temporary:
