@@ -12,7 +12,9 @@ from speechattn.cli.common import (PATH, FiniteFloatRange, chunk_option, decoder
                                    option, progress_wanted, threads_option)
 from speechattn.errors import SpeechattnError, UsageError
 
-FORMATS = {"text": ".txt", "json": ".json", "ctm": ".ctm", "textgrid": ".TextGrid"}
+FORMATS = {"text": ".txt", "json": ".json", "ctm": ".ctm", "textgrid": ".TextGrid", "rhubarb-tsv": ".tsv",
+           "rhubarb-json": ".json", "rhubarb-xml": ".xml", "visemes-json": ".visemes.json"}
+VISEME_SETS = ("rhubarb", "oculus", "vrm")  # speechattn.visemes.SETS, named here so --help needs no import
 
 
 def output_names(files: list[Path]) -> dict[Path, str]:
@@ -57,9 +59,11 @@ def _prepare_output_dir(output_dir: Path) -> None:
 
 def _write_transcript(transcript, output_format: str, target: Path | None) -> None:
     from speechattn.files import atomic_write_text
-    from speechattn.runtime.transcribe import as_ctm, as_json, as_text, textgrid_text
+    from speechattn.runtime import transcribe as formats
 
-    text = {"text": as_text, "json": as_json, "ctm": as_ctm, "textgrid": textgrid_text}[output_format](transcript)
+    text = {"text": formats.as_text, "json": formats.as_json, "ctm": formats.as_ctm, "textgrid": formats.textgrid_text,
+            "rhubarb-tsv": formats.as_rhubarb_tsv, "rhubarb-json": formats.as_rhubarb_json,
+            "rhubarb-xml": formats.as_rhubarb_xml, "visemes-json": formats.as_visemes_json}[output_format](transcript)
     if target is None:
         print(text, end="" if text.endswith("\n") else "\n", flush=True)
     else:
@@ -71,7 +75,10 @@ def _write_transcript(transcript, output_format: str, target: Path | None) -> No
 @model_option
 @option("--format", "output_format", type=click.Choice(list(FORMATS)), default="text", help="output format")
 @option("--output-dir", type=PATH, default=None, metavar="DIR",
-        help="write FILE-stem.{txt,json,ctm,TextGrid} here instead of stdout")
+        help="write FILE-stem.{txt,json,ctm,TextGrid,tsv,xml,visemes.json} here instead of stdout")
+@option("--visemes", type=click.Choice(VISEME_SETS), default=None,
+        help="mouth shapes of --format visemes-json: rhubarb (9 shapes), oculus (15 visemes), vrm (A I U E O)  "
+             "[default: vrm]")
 @option("--plot", type=PATH, default=None, metavar="PNG",
         help="draw waveform, spectrogram, posteriorgram and segments (several files: PNG-stem-FILE-stem.png)")
 @option("--overwrite", is_flag=True, help="replace outputs an earlier run left in --output-dir (refused otherwise)")
@@ -79,7 +86,8 @@ def _write_transcript(transcript, output_format: str, target: Path | None) -> No
 @min_frames_option
 @decoder_option
 @threads_option
-def transcribe(files, model, output_format, output_dir, overwrite, plot, chunk_frames, min_frames, decoder, threads):
+def transcribe(files, model, output_format, output_dir, visemes, overwrite, plot, chunk_frames, min_frames, decoder,
+               threads):
     """Phone segments of audio files, streamed through the ONNX model.
 
     Each FILE (wav, flac, ogg, mp3 ...; any sample rate and channel count: downmixed and resampled to
@@ -87,7 +95,9 @@ def transcribe(files, model, output_format, output_dir, overwrite, plot, chunk_f
     (start, end, phone, mean posterior as confidence) are printed.  The bigram decoder turns frame
     posteriors into phones (see --decoder).  Memory stays bounded for any length.  Formats: text (the
     phones), json (one object per file and line; schema in export/transcript.schema.json), ctm, textgrid
-    (Praat).  A file that cannot be read is reported in one line and the others are still transcribed
+    (Praat), and for lip sync: rhubarb-tsv, rhubarb-json, rhubarb-xml (Rhubarb Lip Sync's files, its nine mouth
+    shapes: what Rhubarb importers read) and visemes-json (a row of mouth-shape weights per 10 ms frame and the
+    cues, for --visemes SET).  A file that cannot be read is reported in one line and the others are still transcribed
     (exit status 1).  With --output-dir, an output that exists is not replaced without --overwrite."""
     from speechattn.audio import AudioError
     from speechattn.runtime.transcribe import PLOT_MAX_SECONDS, plot_transcript, resolve_model, transcribe_file
@@ -95,8 +105,14 @@ def transcribe(files, model, output_format, output_dir, overwrite, plot, chunk_f
     files = list(files)
     if [str(f) for f in files].count("-") > 1:
         raise UsageError("- (standard input) can be given once")
-    if output_format == "textgrid" and len(files) > 1 and not output_dir:
-        raise UsageError("--format textgrid with several files needs --output-dir (one TextGrid per file)")
+    if output_format.startswith("rhubarb-") and visemes not in (None, "rhubarb"):
+        raise UsageError(f"--format {output_format} writes Rhubarb's nine shapes; --visemes {visemes} goes with "
+                         "--format visemes-json")
+    if visemes and output_format != "visemes-json" and not output_format.startswith("rhubarb-"):
+        raise UsageError(f"--visemes {visemes} chooses the shapes of --format visemes-json (or rhubarb-*), "
+                         f"not of --format {output_format}")
+    if (output_format == "textgrid" or output_format.startswith("rhubarb-")) and len(files) > 1 and not output_dir:
+        raise UsageError(f"--format {output_format} with several files needs --output-dir (one file each)")
     if plot:
         import importlib.util
 
@@ -115,6 +131,11 @@ def transcribe(files, model, output_format, output_dir, overwrite, plot, chunk_f
     if output_dir:
         _prepare_output_dir(output_dir)
     names = output_names(files)
+    viseme_set = None
+    if output_format == "visemes-json":
+        from speechattn.visemes import viseme_set as named_set
+
+        viseme_set = named_set(visemes or "vrm")
     failed = 0
     for path in files:
         target = output_dir / (names[path] + FORMATS[output_format]) if output_dir else None
@@ -125,7 +146,7 @@ def transcribe(files, model, output_format, output_dir, overwrite, plot, chunk_f
                 if not overwrite:
                     raise AudioError(f"{target} exists (an earlier run?): not replaced; --overwrite replaces it")
             transcript = transcribe_file(stream_model, path, chunk, min_frames, keep=bool(plot),
-                                         progress=progress_wanted(), decoder=decoder)
+                                         progress=progress_wanted(), decoder=decoder, visemes=viseme_set)
             _write_transcript(transcript, output_format, target)
         except (AudioError, ValueError) as error:  # ValueError: what the client refuses to stream
             print(f"speechattn transcribe: error: {error}", file=sys.stderr)

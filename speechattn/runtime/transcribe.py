@@ -22,6 +22,7 @@ from speechattn.audio import FRAME_SHIFT_MS, FRAMES_PER_SECOND, SAMPLE_RATE, Aud
 from speechattn.errors import SpeechattnError
 from speechattn.decoder import new_segmenter
 from speechattn.segments import Segment
+from speechattn.visemes import RHUBARB, CueRules, VisemeSet, frame_weights, make_cues
 
 BLOCK_SECONDS = 5.0  # audio read and pushed per step
 MODELS_DIR = Path(__file__).parent / "models"
@@ -215,6 +216,8 @@ class Transcript:
     audio: np.ndarray | None = None  # kept only for plots
     log_probs: np.ndarray | None = None
     phones: tuple = field(default_factory=tuple)
+    visemes: VisemeSet = RHUBARB  # the set of --format visemes-json (rhubarb-* formats use RHUBARB)
+    weights: np.ndarray | None = None  # (T, S) shape weights of `visemes`, when asked for
 
     def segment_dicts(self) -> list[dict]:
         out = []
@@ -227,15 +230,17 @@ class Transcript:
 
 
 def transcribe_file(model, path: Path, chunk_frames: int, min_frames: int | None = None,
-                    keep: bool = False, progress: bool = False, decoder: str = "bigram") -> Transcript:
-    """Stream one file through `model` (a StreamingModel) and segment it."""
+                    keep: bool = False, progress: bool = False, decoder: str = "bigram",
+                    visemes: VisemeSet | None = None) -> Transcript:
+    """Stream one file through `model` (a StreamingModel) and segment it; with `visemes`, also keep each frame's
+    shape weights of that set ((T, S), a few numbers per 10 ms: bounded by the file's length, not the model's)."""
     from tqdm import tqdm
 
     rate, channels, blocks = read_blocks(path)
     stream = model.new_stream(chunk_frames)
     segmenter = new_segmenter(decoder, model.phones, min_frames)
     segments: list[Segment] = []
-    kept_audio, kept_log_probs = [], []
+    kept_audio, kept_log_probs, weights = [], [], []
     samples, clipped, peak = 0, 0, 0.0
     total = getattr(blocks, "seconds", None)  # known for files soundfile opens; a pipe decoded whole knows it too
     bar_format = ("{desc}: {n:.0f} of {total:.0f} s of audio |{bar}| [{elapsed} < {remaining}, {rate_fmt}]"
@@ -251,6 +256,8 @@ def transcribe_file(model, path: Path, chunk_frames: int, min_frames: int | None
                 block = np.clip(block, -1.0, 1.0)
             frames = stream.push(block)
             segments += segmenter.push(frames.log_probs)
+            if visemes is not None:
+                weights.append(frame_weights(frames.log_probs, visemes, model.phones))
             if keep and samples > PLOT_MAX_SECONDS * SAMPLE_RATE:
                 keep, kept_audio, kept_log_probs = False, [], []  # too long to draw: stop holding it
             if keep:
@@ -264,13 +271,16 @@ def transcribe_file(model, path: Path, chunk_frames: int, min_frames: int | None
                     path, peak, clipped, 100 * clipped / samples)
     frames = stream.finish()
     segments += segmenter.push(frames.log_probs) + segmenter.finish()
+    if visemes is not None:
+        weights.append(frame_weights(frames.log_probs, visemes, model.phones))
     if keep:
         kept_log_probs.append(frames.log_probs)
     return Transcript(file=str(path), sample_rate=rate, channels=channels, duration=samples / SAMPLE_RATE,
                       segments=segments, model=str(model.path), chunk_frames=chunk_frames,
                       output_delay_frames=model.output_delay_frames,
                       audio=np.concatenate(kept_audio) if keep else None,
-                      log_probs=np.concatenate(kept_log_probs) if keep else None, phones=tuple(model.phones))
+                      log_probs=np.concatenate(kept_log_probs) if keep else None, phones=tuple(model.phones),
+                      visemes=visemes or RHUBARB, weights=np.concatenate(weights) if visemes is not None else None)
 
 
 def as_text(t: Transcript) -> str:
@@ -296,6 +306,66 @@ def as_json(t: Transcript) -> str:
                        "channels": t.channels, "duration": round(t.duration, 4), "frame_shift_ms": FRAME_SHIFT_MS,
                        "model": model_identity(t.model), "chunk_frames": t.chunk_frames,
                        "output_delay_frames": t.output_delay_frames, "segments": t.segment_dicts()})
+
+
+def cue_dicts(t: Transcript, visemes: VisemeSet, rules: CueRules = CueRules()) -> list[dict]:
+    """The mouth cues of the transcript's segments (visemes.CueMaker's rules), in seconds, 2 decimals as Rhubarb
+    writes them; the last ends at the duration truncated to 10 ms, as Rhubarb's does."""
+    end_of_file = int(t.duration * FRAMES_PER_SECOND + 1e-9)
+    out = []
+    for cue in make_cues(t.segments, visemes, t.phones, rules):
+        start, end = cue.start_frame, min(cue.end_frame, end_of_file)
+        if end > start:
+            out.append({"start": start / FRAMES_PER_SECOND, "end": end / FRAMES_PER_SECOND, "value": cue.shape})
+    if not out and end_of_file > 0:
+        out.append({"start": 0.0, "end": end_of_file / FRAMES_PER_SECOND, "value": visemes.rest})
+    return out
+
+
+def as_rhubarb_tsv(t: Transcript) -> str:
+    """Rhubarb's TSV: a line per cue (start, tab, shape), then the end of the recording with the rest shape."""
+    cues = cue_dicts(t, RHUBARB)
+    lines = [f"{c['start']:.2f}\t{c['value']}" for c in cues]
+    lines.append(f"{(cues[-1]['end'] if cues else 0.0):.2f}\t{RHUBARB.rest}")
+    return "\n".join(lines) + "\n"
+
+
+def as_rhubarb_json(t: Transcript) -> str:
+    """Rhubarb's JSON, laid out as Rhubarb writes it (numbers with two decimals, one cue per line)."""
+    cues = cue_dicts(t, RHUBARB)
+    rows = ",\n".join(f'    {{ "start": {c["start"]:.2f}, "end": {c["end"]:.2f}, "value": "{c["value"]}" }}' for c in cues)
+    return ('{\n  "metadata": {\n    "soundFile": ' + json.dumps(t.file) + ',\n    "duration": '
+            + f"{int(t.duration * FRAMES_PER_SECOND + 1e-9) / FRAMES_PER_SECOND:.2f}" + '\n  },\n  "mouthCues": [\n'
+            + rows + "\n  ]\n}\n")
+
+
+def as_rhubarb_xml(t: Transcript) -> str:
+    """Rhubarb's XML result document."""
+    from xml.sax.saxutils import escape
+
+    cues = cue_dicts(t, RHUBARB)
+    lines = ['<?xml version="1.0" encoding="utf-8"?>', "<rhubarbResult>", "  <metadata>",
+             f"    <soundFile>{escape(t.file)}</soundFile>",
+             f"    <duration>{int(t.duration * FRAMES_PER_SECOND + 1e-9) / FRAMES_PER_SECOND:.2f}</duration>",
+             "  </metadata>", "  <mouthCues>"]
+    lines += [f'    <mouthCue start="{c["start"]:.2f}" end="{c["end"]:.2f}">{c["value"]}</mouthCue>' for c in cues]
+    lines += ["  </mouthCues>", "</rhubarbResult>"]
+    return "\n".join(lines) + "\n"
+
+
+VISEMES_FORMAT_VERSION = 1
+
+
+def as_visemes_json(t: Transcript) -> str:
+    """One object: the set's shapes, a row of weights per 10 ms frame (3 decimals) and the cues."""
+    if t.weights is None:
+        raise ValueError("the transcript kept no viseme weights (transcribe_file(..., visemes=SET))")
+    return json.dumps({"format_version": VISEMES_FORMAT_VERSION, "file": t.file, "duration": round(t.duration, 4),
+                       "model": model_identity(t.model), "visemes": t.visemes.name, "shapes": list(t.visemes.shapes),
+                       "frame_shift_ms": FRAME_SHIFT_MS,
+                       "weights": [[round(float(w), 3) for w in row] for row in t.weights],
+                       "cues": [{"start": c["start"], "end": c["end"], "value": c["value"]}
+                                for c in cue_dicts(t, t.visemes)]})
 
 
 def ctm_name(path: str) -> str:

@@ -1,0 +1,252 @@
+"""Phones -> mouth shapes for lip sync: three viseme sets, per-frame weights, and cues with animation rules.
+
+Sets (every one of the 40 phones maps to exactly one shape of each; tests/test_visemes.py):
+
+  rhubarb  Rhubarb Lip Sync's nine mouth shapes, A-F basic and G, H, X extended (its README, "Mouth shapes"),
+           the letters 2D pipelines (After Effects, Spine, Moho/OpenToonz, Godot importers) read.
+  oculus   the 15 visemes of Oculus/Meta Lipsync (sil PP FF TH DD kk CH SS nn RR aa E ih oh ou).
+  vrm      VRM's five mouth blendshapes A I U E O, plus "sil": the closed mouth (every blendshape 0).
+
+Two outputs from the same tables:
+
+  weights  per 10 ms frame, the model's phone posteriors summed per shape: (T, S), each row sums to 1.
+           Smooth, available at the provisional latency; what 3D blendshapes (VRM, VMC) want.
+  cues     one shape per interval, from the decoder's final segments and three animation rules (CueRules):
+           a shape shorter than `min_hold_frames` is too brief to be seen and joins the shape before it;
+           closed lips for P, B, M are kept however short (a bilabial never vanishes), and lengthened to
+           the minimum hold with frames from the shape before; a silence shorter than `bridge_frames`
+           between two shapes holds the shape before it (the mouth does not snap shut inside a phrase); the
+           pause that ends a stream is kept however short (the mouth comes to rest).
+           Cues tile the stream from 0, like Rhubarb's.
+
+CueMaker is online: push(final segments) -> the cues made final by them, finish() -> the rest.  It sees
+segments one at a time in order and keeps two runs (the open one and the one before it), so any chunking
+of the audio gives the same cues as the whole file (the decoder's segments are chunking-invariant).
+
+Shapes: T frames, P phones, S shapes of a set.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from speechattn.phones import PHONES, SILENCE
+from speechattn.segments import Segment
+
+BILABIALS = ("P", "B", "M")
+
+
+@dataclass(frozen=True)
+class VisemeSet:
+    name: str
+    shapes: tuple[str, ...]  # output order; weights columns
+    rest: str  # the shape of silence (mouth at rest)
+    closed_lips: str  # the shape of P, B, M
+    covers: dict[str, tuple[str, ...]]  # shape -> the phones it is used for (each phone in exactly one)
+    descriptions: dict[str, str]
+
+    @property
+    def table(self) -> dict[str, str]:
+        """phone -> shape."""
+        return {phone: shape for shape, phones in self.covers.items() for phone in phones}
+
+    def matrix(self, phones: tuple[str, ...] | list[str] = PHONES) -> np.ndarray:
+        """(P, S) 0/1: row p has a single 1, in the column of phone p's shape."""
+        table, column = self.table, {shape: i for i, shape in enumerate(self.shapes)}
+        unknown = [p for p in phones if p not in table]
+        if unknown:
+            raise ValueError(f"the {self.name} viseme set has no shape for {', '.join(unknown)}")
+        out = np.zeros((len(phones), len(self.shapes)))
+        out[np.arange(len(phones)), [column[table[p]] for p in phones]] = 1.0
+        return out
+
+
+RHUBARB = VisemeSet(
+    "rhubarb", tuple("ABCDEFGHX"), rest="X", closed_lips="A",
+    covers={
+        "A": ("P", "B", "M"),
+        "B": ("K", "G", "NG", "T", "D", "N", "S", "Z", "SH", "ZH", "CH", "JH", "TH", "DH", "Y", "HH", "IY", "IH"),
+        "C": ("EH", "AE", "AH", "EY"),
+        "D": ("AA", "AY", "AW"),
+        "E": ("AO", "ER", "OY", "R"),
+        "F": ("UW", "UH", "OW", "W"),
+        "G": ("F", "V"),
+        "H": ("L",),
+        "X": (SILENCE,),
+    },
+    descriptions={
+        "A": "closed mouth, slight pressure between the lips: P B M",
+        "B": "slightly open mouth, clenched teeth: most consonants, and EE as in bee",
+        "C": "open mouth: EH as in men, AE as in bat",
+        "D": "wide open mouth: AA as in father",
+        "E": "slightly rounded mouth: AO as in off, ER as in bird",
+        "F": "puckered lips: UW as in you, OW as in show, W as in way",
+        "G": "upper teeth on the lower lip: F as in for, V as in very",
+        "H": "tongue raised behind the upper teeth: long L sounds",
+        "X": "idle, lips closed and relaxed: pauses",
+    })
+
+OCULUS = VisemeSet(
+    "oculus", ("sil", "PP", "FF", "TH", "DD", "kk", "CH", "SS", "nn", "RR", "aa", "E", "ih", "oh", "ou"),
+    rest="sil", closed_lips="PP",
+    covers={
+        "sil": (SILENCE,), "PP": ("P", "B", "M"), "FF": ("F", "V"), "TH": ("TH", "DH"), "DD": ("T", "D"),
+        "kk": ("K", "G", "NG", "HH"), "CH": ("CH", "JH", "SH", "ZH"), "SS": ("S", "Z"), "nn": ("N", "L"),
+        "RR": ("R", "ER"), "aa": ("AA", "AE", "AH", "AY", "AW"), "E": ("EH", "EY"), "ih": ("IH", "IY", "Y"),
+        "oh": ("AO", "OW", "OY"), "ou": ("UW", "UH", "W"),
+    },
+    descriptions={
+        "sil": "silence, neutral", "PP": "p b m: lips closed", "FF": "f v: lower lip to upper teeth",
+        "TH": "th: tongue between the teeth", "DD": "t d: tongue on the ridge", "kk": "k g: back of the tongue",
+        "CH": "ch j sh: lips pushed forward", "SS": "s z: teeth together", "nn": "n l: tongue up, mouth ajar",
+        "RR": "r: lips slightly rounded", "aa": "a as in father, cat, cut", "E": "e as in bed, bay",
+        "ih": "i as in tip, bee", "oh": "o as in toe, law", "ou": "u as in book, you",
+    })
+
+VRM = VisemeSet(
+    "vrm", ("sil", "A", "I", "U", "E", "O"), rest="sil", closed_lips="sil",
+    covers={
+        "sil": (SILENCE, "P", "B", "M"),
+        "A": ("AA", "AE", "AH", "AY", "AW", "HH", "K", "G", "NG"),
+        "I": ("IY", "IH", "Y", "S", "Z", "T", "D", "N", "TH", "DH", "F", "V", "L"),
+        "U": ("UW", "UH", "W", "SH", "ZH", "CH", "JH"),
+        "E": ("EH", "EY"),
+        "O": ("AO", "OW", "OY", "ER", "R"),
+    },
+    descriptions={
+        "sil": "mouth closed: silence and P B M (every blendshape 0)", "A": "open: a as in father, cat",
+        "I": "spread, teeth close: ee, and the consonants made at the teeth", "U": "rounded and forward: oo, w, sh",
+        "E": "half open: e as in bed", "O": "rounded open: o as in law, toe, and r",
+    })
+
+SETS = {s.name: s for s in (RHUBARB, OCULUS, VRM)}
+VRM_BLENDSHAPES = ("A", "I", "U", "E", "O")  # what a VRM 0.x avatar's mouth blendshape clips are called
+
+
+def viseme_set(name: str) -> VisemeSet:
+    try:
+        return SETS[name]
+    except KeyError:
+        raise ValueError(f"viseme set must be one of {', '.join(SETS)}, not {name!r}") from None
+
+
+def frame_weights(log_probs: np.ndarray, visemes: VisemeSet, phones=PHONES) -> np.ndarray:
+    """(T, P) log posteriors -> (T, S) shape weights, each row summing to 1."""
+    posteriors = np.exp(np.asarray(log_probs, dtype=np.float64))
+    weights = posteriors @ visemes.matrix(tuple(phones))
+    return weights / np.maximum(weights.sum(axis=1, keepdims=True), 1e-12)
+
+
+@dataclass(frozen=True)
+class CueRules:
+    min_hold_frames: int = 7  # 70 ms: two frames of a 30 fps animation, so every shape is seen
+    bridge_frames: int = 10  # a pause up to 100 ms inside speech holds the shape before it
+
+    def __post_init__(self) -> None:
+        if self.min_hold_frames < 1 or self.bridge_frames < 0:
+            raise ValueError("min_hold_frames must be >= 1 and bridge_frames >= 0")
+
+
+@dataclass(frozen=True)
+class Cue:
+    start_frame: int
+    end_frame: int  # exclusive
+    shape: str
+
+    @property
+    def frames(self) -> int:
+        return self.end_frame - self.start_frame
+
+
+@dataclass
+class _Run:  # a cue being built
+    start: int
+    end: int
+    shape: str
+    bilabial: bool  # holds P, B or M: closed lips that must not vanish
+
+
+class CueMaker:
+    """push(segments) -> cues made final by them; finish() -> the rest.  `current` is the shape of the newest
+    final frames (what a live display shows before its cue is final)."""
+
+    def __init__(self, visemes: VisemeSet, phones=PHONES, rules: CueRules = CueRules()) -> None:
+        self.visemes, self.rules = visemes, rules
+        table = visemes.table
+        self.shape_of = [table[p] for p in phones]
+        self.bilabial = [p in BILABIALS for p in phones]
+        self.open: _Run | None = None  # the run segments still extend
+        self.pending: _Run | None = None  # the run before it: later rules may still lengthen or shorten it
+        self.emitted = 0  # frames covered by final cues
+
+    @property
+    def current(self) -> str:
+        return self.open.shape if self.open else self.visemes.rest
+
+    def push(self, segments: list[Segment]) -> list[Cue]:
+        done: list[Cue] = []
+        for s in segments:
+            if s.end_frame <= s.start_frame:
+                continue
+            shape, bilabial = self.shape_of[s.phone], self.bilabial[s.phone]
+            if self.open is not None and self.open.shape == shape:
+                self.open.end, self.open.bilabial = s.end_frame, self.open.bilabial or bilabial
+                continue
+            if self.open is not None:
+                done += self._close(self.open, last=False)
+            self.open = _Run(s.start_frame, s.end_frame, shape, bilabial)
+        return done
+
+    def finish(self) -> list[Cue]:
+        done = self._close(self.open, last=True) if self.open is not None else []
+        if self.pending is not None:
+            done.append(self._emit(self.pending))
+        self.open = self.pending = None
+        return done
+
+    def _close(self, run: _Run, last: bool) -> list[Cue]:
+        """The open run ends (a different shape follows, or the stream ends): apply the rules against the run
+        before it; that run becomes final unless this one joined it."""
+        previous, rules, rest = self.pending, self.rules, self.visemes.rest
+        if previous is None:
+            self.pending = run
+            return []
+        pause = run.shape == rest and not run.bilabial
+        if pause and not last and run.end - run.start < rules.bridge_frames:
+            previous.end = run.end  # a short pause inside speech: hold the shape before it
+            return []
+        if run.end - run.start < rules.min_hold_frames and not (last and pause):  # the mouth closes at the end
+            if not run.bilabial:
+                previous.end = run.end  # too short to be seen: it joins the shape before it
+                return []
+            give = min(rules.min_hold_frames - (run.end - run.start),
+                       max(0, previous.end - previous.start - rules.min_hold_frames))
+            previous.end -= give  # closed lips lengthened with frames from the shape before
+            run.start -= give
+        if previous.shape == run.shape:  # a joined pause or short shape made neighbours equal
+            previous.end, previous.bilabial = run.end, previous.bilabial or run.bilabial
+            return []
+        self.pending = run
+        return [self._emit(previous)]
+
+    def _emit(self, run: _Run) -> Cue:
+        self.emitted = run.end
+        return Cue(run.start, run.end, run.shape)
+
+
+def make_cues(segments: list[Segment], visemes: VisemeSet, phones=PHONES, rules: CueRules = CueRules()) -> list[Cue]:
+    """All cues of one utterance's segments."""
+    maker = CueMaker(visemes, phones, rules)
+    return maker.push(segments) + maker.finish()
+
+
+def cue_labels(cues: list[Cue], visemes: VisemeSet, num_frames: int) -> np.ndarray:
+    """Frame labels (num_frames,) as shape indices of the set."""
+    column = {shape: i for i, shape in enumerate(visemes.shapes)}
+    labels = np.full(num_frames, column[visemes.rest], dtype=np.int64)
+    for c in cues:
+        labels[c.start_frame : min(c.end_frame, num_frames)] = column[c.shape]
+    return labels
+
