@@ -20,7 +20,7 @@ ALLOWED_BELOW = {  # layer -> the stages it may import from (besides itself)
     "cli": set(LAYERS),
 }
 CLIENT_ALLOWED = {"runtime", "model", "training", "cli"}  # may import speechattn_export
-RUNTIME_THIRD_PARTY = {"numpy", "onnxruntime", "soundfile", "soxr", "sounddevice", "praatio", "tqdm", "click",
+RUNTIME_THIRD_PARTY = {"numpy", "onnxruntime", "soundfile", "soxr", "sounddevice", "praatio", "tqdm", "click", "pythonosc",
                        "matplotlib", "scipy", "librosa"}
 
 

@@ -82,15 +82,16 @@ def test_mic_lists_the_pulse_devices(pulse):
     assert result.returncode == 0 and "pulse" in result.stdout
 
 
-def start_mic(pulse, model, output, saved) -> subprocess.Popen:
+def start_mic(pulse, model, output, saved, *options: str) -> subprocess.Popen:
     """`speechattn mic` on the null sink's monitor, writing both outputs; returns once it says it listens."""
     mic = subprocess.Popen([sys.executable, "-m", "speechattn", "mic", "--model", str(model), "--output",
-                            str(output), "--save-audio", str(saved)], env=pulse, stdout=subprocess.PIPE,
+                            str(output), "--save-audio", str(saved), *options], env=pulse, stdout=subprocess.PIPE,
                            stderr=subprocess.PIPE, text=True)
     line = mic.stderr.readline()
     if not line.startswith("listening on"):
         mic.kill()
         raise AssertionError(line + mic.stderr.read())
+    mic.listening = line  # what it said (communicate() would not see it again)
     return mic
 
 
@@ -142,6 +143,66 @@ def test_mic_transcribes_what_is_played_into_the_sink(pulse, utterance, tmp_path
     # (transcribe of the original 8 kHz file is not asserted against: the audio reaches the model through
     # 8 -> 48 -> 44.1 -> 16 kHz resampling at a sub-hop offset that differs run to run, and the bundled model's
     # outputs on this telephone recording are close enough to tied that ~1/4 of its frames change; measured 76 %)
+
+
+def test_mic_lip_sync_prints_weights_and_cues_and_moves_a_vmc_avatar(pulse, utterance, tmp_path):
+    """--visemes: a JSON line per frame of weights and per final cue, the cues those of `transcribe --format
+    rhubarb-json` on the audio the microphone heard; --vmc: the VRM blendshapes reach a real OSC server."""
+    from test_visemes import OscReceiver
+
+    audio_path, model = utterance
+    output, saved = tmp_path / "mic.jsonl", tmp_path / "heard.wav"
+    receiver = OscReceiver()
+    try:
+        mic = start_mic(pulse, model, output, saved, "--visemes", "rhubarb", "--vmc", f"127.0.0.1:{receiver.port}")
+        import threading
+
+        lines: list[str] = []  # read as they come, as a consumer would (a full pipe would hold the session up)
+        reader = threading.Thread(target=lambda: lines.extend(mic.stdout), daemon=True)
+        reader.start()
+        try:
+            time.sleep(0.5)
+            subprocess.run(["paplay", "-d", "speechattn_test", str(audio_path)], env=pulse, check=True, timeout=60)
+            time.sleep(0.8)
+            mic.send_signal(signal.SIGINT)
+            stderr = mic.stderr.read()
+            mic.wait(timeout=60)
+            reader.join(timeout=30)
+        finally:
+            if mic.poll() is None:
+                mic.kill()
+        messages = receiver.wait_for(6)
+    finally:
+        receiver.close()
+    assert mic.returncode == 0, stderr
+    assert "mouth latency: weights" in mic.listening and "VMC to 127.0.0.1" in mic.listening
+    summary = next(line for line in stderr.splitlines() if line.startswith("speechattn mic:"))
+    assert "input overflows 0, dropped blocks 0" in summary
+    assert float(summary.split("p95 ")[1].split(" ms")[0]) < 250, summary  # lip sync keeps the session's pace
+    records = [json.loads(line) for line in lines]
+    weights = [r for r in records if r["type"] == "weights"]
+    cues = [r for r in records if r["type"] == "cue"]
+    assert len(weights) + len(cues) == len(records) and weights and cues
+    assert [w["time"] for w in weights] == [round(i / 100, 3) for i in range(len(weights))]  # every frame, in order
+    assert all(set(w["weights"]) == set("ABCDEFGHX") and abs(sum(w["weights"].values()) - 1) < 0.01 for w in weights)
+    assert cues[0]["start"] == 0 and all(a["end"] == b["start"] for a, b in zip(cues, cues[1:]))
+    assert {c["value"] for c in cues} - {"X"}, "speech moved the mouth"
+
+    result = subprocess.run([sys.executable, "-m", "speechattn.cli", "transcribe", str(saved), "--model", str(model),
+                             "--format", "rhubarb-json"], capture_output=True, text=True, check=True)
+    offline = json.loads(result.stdout)["mouthCues"]
+
+    def frames(cue_list):
+        return np.concatenate([[c["value"]] * round(100 * (c["end"] - c["start"])) for c in cue_list])
+
+    live, reference = frames(cues), frames(offline)
+    shared = min(len(live), len(reference))
+    assert np.mean(live[:shared] == reference[:shared]) >= 0.97
+
+    names = [address for address, _ in messages]
+    assert names[:6] == ["/VMC/Ext/Blend/Val"] * 5 + ["/VMC/Ext/Blend/Apply"]
+    assert [args[0] for _, args in messages[:5]] == ["A", "I", "U", "E", "O"]
+    assert all(0 <= args[1] <= 1 for address, args in messages if address.endswith("Val"))
 
 
 def test_no_such_device_is_one_clear_error(pulse, utterance):

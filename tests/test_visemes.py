@@ -233,3 +233,62 @@ def test_a_viseme_set_that_does_not_fit_the_format_is_refused(capsys):
     assert main(["transcribe", str(SAMPLE), "--format", "rhubarb-tsv", "--visemes", "vrm"]) == 2
     assert "visemes-json" in capsys.readouterr().err
     assert main(["transcribe", str(SAMPLE), "--format", "ctm", "--visemes", "vrm"]) == 2
+
+
+class OscReceiver:
+    """A real python-osc UDP server on a free local port, collecting (address, arguments) in arrival order."""
+
+    def __init__(self) -> None:
+        import threading
+
+        from pythonosc.dispatcher import Dispatcher
+        from pythonosc.osc_server import ThreadingOSCUDPServer
+
+        self.messages: list[tuple] = []
+        dispatcher = Dispatcher()
+        dispatcher.set_default_handler(lambda address, *args: self.messages.append((address, args)))
+        self.server = ThreadingOSCUDPServer(("127.0.0.1", 0), dispatcher)
+        self.port = self.server.server_address[1]
+        self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
+        self.thread.start()
+
+    def wait_for(self, count: int, seconds: float = 10.0) -> list[tuple]:
+        import time
+
+        deadline = time.monotonic() + seconds
+        while len(self.messages) < count and time.monotonic() < deadline:
+            time.sleep(0.01)
+        return list(self.messages)
+
+    def close(self) -> None:
+        self.server.shutdown()
+        self.server.server_close()
+
+
+def test_vmc_blendshapes_arrive_at_a_real_udp_socket():
+    from speechattn.runtime.vmc import VmcSender
+
+    receiver = OscReceiver()
+    try:
+        sender = VmcSender("127.0.0.1", receiver.port)
+        sender.send(np.array([0.5, 0.25, 0.125, 0.0625, 0.0625, 0.0]))  # VRM.shapes: sil A I U E O
+        messages = receiver.wait_for(6)
+    finally:
+        receiver.close()
+    assert [address for address, _ in messages] == ["/VMC/Ext/Blend/Val"] * 5 + ["/VMC/Ext/Blend/Apply"]
+    assert [args for _, args in messages[:5]] == [("A", 0.25), ("I", 0.125), ("U", 0.0625), ("E", 0.0625), ("O", 0.0)]
+    assert messages[5][1] == ()
+
+
+@pytest.mark.parametrize("text, address", [("127.0.0.1", ("127.0.0.1", 39540)), ("localhost:39541", ("localhost", 39541)),
+                                           ("[::1]:40000", ("::1", 40000))])
+def test_vmc_addresses(text, address):
+    from speechattn.runtime.vmc import parse_address
+
+    assert parse_address(text) == address
+
+
+@pytest.mark.parametrize("text", ["host:port", "host:0", ":39540", "host:70000"])
+def test_a_bad_vmc_address_is_a_usage_error(text, capsys):
+    assert main(["mic", "--vmc", text, "--seconds", "1"]) == 2
+    assert "--vmc" in capsys.readouterr().err

@@ -183,18 +183,34 @@ def transcribe(files, model, output_format, output_dir, visemes, overwrite, plot
 @option("--save-audio", type=PATH, default=None, metavar="FILE.wav", help="write the 16 kHz mono audio the model heard")
 @option("--seconds", type=FiniteFloatRange(min=0, max=7 * 24 * 3600, min_open=True), default=None,
         help="stop after this much audio  [default: run until Ctrl-C]")
-def mic(model, device, list_devices, chunk_frames, min_frames, decoder, output, save_audio, seconds):
+@option("--visemes", type=click.Choice(VISEME_SETS), default=None,
+        help="lip sync: print a JSON line per 10 ms frame of mouth-shape weights and per final mouth cue of this "
+             "set instead of phones")
+@option("--vmc", default=None, metavar="HOST[:PORT]",
+        help="lip sync: send VRM's A I U E O mouth blendshapes over the VMC protocol (OSC/UDP) to an avatar app "
+             "such as VSeeFace  [port default: 39540]")
+def mic(model, device, list_devices, chunk_frames, min_frames, decoder, output, save_audio, seconds, visemes, vmc):
     """Live phone transcription from a microphone.
 
     Captures from an input device (PortAudio) at its own rate and channel count, downmixes and
     resamples to 16 kHz, and streams through the ONNX model.  In a terminal: the phones as they are
     recognised (still-open segment dimmed, silence as ·) and a status line (input level, latency
     p50/p95 from capture to display, real-time factor).  Otherwise: one JSON line per confirmed
-    segment.  Ctrl-C stops, flushes every output and prints a summary."""
+    segment.  Ctrl-C stops, flushes every output and prints a summary.
+
+    Lip sync: --visemes SET prints mouth shapes instead (weights every 10 ms, cues when final), for another
+    program to read live; --vmc HOST[:PORT] moves a VRM avatar's mouth in a VMC receiver (VSeeFace, VNyan,
+    Warudo: turn on its VMC receiver, port 39540).  The delay from the microphone to the mouth is printed at
+    the start."""
     from speechattn.cli.common import check_writable
     from speechattn.runtime.mic import format_devices, input_devices, run
     from speechattn.runtime.transcribe import resolve_model
 
+    address = None
+    if vmc:
+        from speechattn.runtime.vmc import parse_address
+
+        address = parse_address(vmc)
     try:
         import sounddevice  # noqa: F401
     except OSError as error:  # the PortAudio library itself is missing
@@ -205,8 +221,18 @@ def mic(model, device, list_devices, chunk_frames, min_frames, decoder, output, 
     for path in (output, save_audio):
         if path:
             check_writable(path)
+    sender = None
+    if address:
+        from speechattn.runtime.vmc import VmcSender
+
+        sender = VmcSender(*address)
+    viseme_set = None
+    if visemes:
+        from speechattn.visemes import viseme_set as named_set
+
+        viseme_set = named_set(visemes)
     summary = run(resolve_model(model), device, chunk_frames, output, save_audio, min_frames, seconds,
-                  decoder=decoder)
+                  decoder=decoder, visemes=viseme_set, vmc=sender)
     print(f"speechattn mic: {summary.text()}", file=sys.stderr)
     for path in (output, save_audio):
         if path:

@@ -8,6 +8,9 @@ ONNX model (one shared StreamingModel, one Stream) and the online segmenter, and
              open, dimmed), silence collapsed to " · "; a status line with input level,
              latency p50/p95 and real-time factor.
   otherwise  one JSON line per confirmed segment (silence included, so segments tile the stream).
+  --visemes  (lip sync) instead, one JSON line per frame of mouth-shape weights and one per final cue
+             (visemes.py), flushed line by line so another program can read them live.
+  --vmc      (lip sync) VRM's A I U E O blendshapes to an avatar app over the VMC protocol (vmc.py).
 
 Latency of a frame: from the moment the block holding its last sample reached the callback to
 the moment the model's posterior for it is out and its provisional label shown (it includes waiting
@@ -33,6 +36,7 @@ from speechattn.audio import FRAMES_PER_SECOND, HOP_SAMPLES, SAMPLE_RATE, to_mon
 from speechattn.errors import SpeechattnError
 from speechattn.decoder import new_segmenter
 from speechattn.segments import Segment
+from speechattn.visemes import VRM, Cue, CueMaker, VisemeSet, frame_weights
 
 BLOCK_SECONDS = 0.02  # capture block: 20 ms
 STALL_SECONDS = 3.0  # no audio for this long while the stream claims to run: the device is gone
@@ -119,9 +123,24 @@ class SessionSummary:
 class Display:
     """Terminal: one rewritten line; elsewhere: JSON lines of confirmed segments."""
 
-    def __init__(self, phones: tuple, live: bool, output) -> None:
-        self.phones, self.live, self.output = phones, live, output
+    def __init__(self, phones: tuple, live: bool, output, visemes: VisemeSet | None = None) -> None:
+        self.phones, self.live, self.output, self.visemes = phones, live and visemes is None, output, visemes
         self.confirmed: list[str] = []
+
+    def weights(self, frame_indices: np.ndarray, weights: np.ndarray) -> None:
+        """Lip sync: a JSON line per frame, {"type": "weights", "time": frame start in s, "weights": {shape: w}}."""
+        shapes = self.visemes.shapes
+        lines = [json.dumps({"type": "weights", "time": round(int(frame) / FRAMES_PER_SECOND, 3),
+                             "weights": {shape: round(float(w), 3) for shape, w in zip(shapes, row)}})
+                 for frame, row in zip(frame_indices, weights)]
+        if lines:
+            print("\n".join(lines), flush=True)
+
+    def cues(self, cues: list[Cue]) -> None:
+        """Lip sync: a JSON line per final cue, {"type": "cue", "start": s, "end": s, "value": shape}."""
+        for cue in cues:
+            print(json.dumps({"type": "cue", "start": round(cue.start_frame / FRAMES_PER_SECOND, 3),
+                              "end": round(cue.end_frame / FRAMES_PER_SECOND, 3), "value": cue.shape}), flush=True)
 
     def segments(self, segments: list[Segment]) -> None:
         for s in segments:
@@ -131,7 +150,7 @@ class Display:
             if self.output is not None:  # flushed line by line: a killed session keeps every line it showed
                 self.output.write(record + "\n")
                 self.output.flush()
-            if not self.live:
+            if not self.live and self.visemes is None:
                 print(record, flush=True)
             name = self.phones[s.phone]
             if name == "sil":
@@ -204,7 +223,7 @@ class Processor:
     frame's last sample arriving to its segment being final, the input level and the compute time."""
 
     def __init__(self, model, chunk: int, capture: Capture, display: Display, decoder: str, min_frames: int | None,
-                 audio_file=None) -> None:
+                 audio_file=None, vmc=None) -> None:
         import soxr
 
         self.model, self.capture, self.display, self.audio_file = model, capture, display, audio_file
@@ -212,6 +231,8 @@ class Processor:
                           if capture.rate != SAMPLE_RATE else None)
         self.stream, self.segmenter = model.new_stream(chunk), new_segmenter(decoder, model.phones, min_frames)
         self.latencies = LatencyHistogram()
+        self.vmc = vmc  # a VmcSender, or None
+        self.cue_maker = CueMaker(display.visemes, model.phones) if display.visemes is not None else None
         self.arrivals: list[tuple[int, float]] = []  # arrival times of 16 kHz sample positions (block ends)
         self.samples_in = self.segments_out = self.phones_out = 0
         self.compute_seconds, self.level_db = 0.0, -120.0
@@ -244,7 +265,7 @@ class Processor:
         self._emit(self.stream.push(mono))
         if last:
             self._emit(self.stream.finish())
-            self._confirm(self.segmenter.finish())
+            self._confirm(self.segmenter.finish(), last=True)
         self.compute_seconds += time.perf_counter() - started
 
     def _emit(self, frames) -> None:
@@ -257,12 +278,23 @@ class Processor:
         self.latencies.add((time.monotonic() - times[which]) * 1000)
         while len(self.arrivals) > 1 and self.arrivals[1][0] <= ends[-1]:
             self.arrivals.pop(0)
+        self._mouth(frames)
         self._confirm(self.segmenter.push(frames.log_probs))
 
-    def _confirm(self, done: list[Segment]) -> None:
+    def _mouth(self, frames) -> None:
+        """Lip sync at the posteriors' latency: the shape weights of these frames, the newest one to the avatar."""
+        if self.vmc is not None:
+            self.vmc.send(frame_weights(frames.log_probs[-1:], VRM, self.model.phones)[0])
+        if self.display.visemes is not None:
+            self.display.weights(frames.frame_indices, frame_weights(frames.log_probs, self.display.visemes,
+                                                                     self.model.phones))
+
+    def _confirm(self, done: list[Segment], last: bool = False) -> None:
         self.segments_out += len(done)
         self.phones_out += sum(1 for s in done if self.model.phones[s.phone] != "sil")
         self.display.segments(done)
+        if self.cue_maker is not None:
+            self.display.cues(self.cue_maker.push(done) + (self.cue_maker.finish() if last else []))
 
 
 class GrowingWav:
@@ -314,9 +346,23 @@ def _open_audio_file(save_audio: Path | None):
     return sf.SoundFile(str(save_audio), "w", samplerate=SAMPLE_RATE, channels=1, subtype=subtype)
 
 
+def mouth_latency_text(model, chunk: int, decoder: str, min_frames: int | None) -> str:
+    """The algorithmic mic-to-mouth delays: weights need the chunk and the output delay; a cue is final only after
+    the decoder's look-ahead (the bigram decoder's, from the metadata, or the hysteresis rule's min_frames) and
+    once the next shape has begun."""
+    from speechattn.decoder import DecoderConfig
+    from speechattn.segments import DEFAULT_MIN_FRAMES
+
+    weights_ms = (chunk + model.output_delay_frames) * 10
+    lookahead = (int(model.metadata.get("decoder_lookahead_frames", DecoderConfig().lookahead_frames))
+                 if decoder == "bigram" else (min_frames or DEFAULT_MIN_FRAMES))
+    return (f"mouth latency: weights {weights_ms} ms after the audio, cues from {weights_ms + lookahead * 10} ms "
+            "(algorithmic), plus processing (the summary's latency)")
+
+
 def run(model_path: Path, device: str | None, chunk_frames: int | None, output: Path | None,
         save_audio: Path | None, min_frames: int | None = None, max_seconds: float | None = None,
-        decoder: str = "bigram") -> SessionSummary:
+        decoder: str = "bigram", visemes: VisemeSet | None = None, vmc=None) -> SessionSummary:
     """A live session: capture -> processor -> display until Ctrl-C (or SIGTERM, or `max_seconds` of audio);
     then everything captured is processed and flushed, and the summary returned."""
     import sounddevice as sd
@@ -333,14 +379,19 @@ def run(model_path: Path, device: str | None, chunk_frames: int | None, output: 
         output_file = open(output, "w") if output else None
     except OSError as error:
         raise SpeechattnError(f"--output {output}: cannot write ({error.strerror})") from None
-    processor = Processor(model, chunk, capture, Display(model.phones, live, output_file), decoder, min_frames,
-                          _open_audio_file(save_audio))
+    processor = Processor(model, chunk, capture, Display(model.phones, live, output_file, visemes), decoder,
+                          min_frames, _open_audio_file(save_audio), vmc)
     stop = threading.Event()
     previous_handler = signal.signal(signal.SIGINT, lambda *_: stop.set())
     for name in ("SIGTERM", "SIGHUP"):  # a closed terminal (SIGHUP) ends the session as Ctrl-C does: outputs complete
         if hasattr(signal, name):
             signal.signal(getattr(signal, name), lambda *_: stop.set())
     info = capture.info
+    lip_sync = ""
+    if visemes is not None or vmc is not None:
+        lip_sync = (f"{visemes.name if visemes else 'VRM'} mouth shapes"
+                    + (f", VMC to {vmc.host}:{vmc.port}" if vmc is not None else "")
+                    + f"; {mouth_latency_text(model, chunk, decoder, min_frames)}; ")
     try:
         with capture.stream:
             last_audio, announced = time.monotonic(), False
@@ -358,7 +409,7 @@ def run(model_path: Path, device: str | None, chunk_frames: int | None, output: 
                     announced = True
                     print(f"listening on {info['name']} (device {info['index']}, {capture.rate} Hz, "
                           f"{capture.channels} channel(s)); model {model_path.name}, chunk {chunk * 10} ms, "
-                          f"{decoder} decoder; Ctrl-C to stop", file=sys.stderr, flush=True)
+                          f"{decoder} decoder; {lip_sync}Ctrl-C to stop", file=sys.stderr, flush=True)
                 processor.feed(*item)
                 processor.display.status(processor.provisional(), processor.level_db, processor.summary())
     except sd.PortAudioError as error:
