@@ -118,9 +118,19 @@ def test_the_fake_microphone_streams_and_agrees_with_transcribe(browser, server,
 
     browser.get(server + "?model=default.onnx&autostart&keep-audio")
     assert wait_for(browser, {"listening"}) == "listening", browser.find_element("id", "status").text
-    time.sleep(CAPTURE_SECONDS)
+    shown = []  # the mouth's shape as the page draws it, looked at every 100 ms while the microphone speaks
+    deadline = time.monotonic() + CAPTURE_SECONDS
+    while time.monotonic() < deadline:
+        shown.append(browser.find_element("id", "mouth").get_attribute("data-shape"))
+        time.sleep(0.1)
     assert call(browser, "window.speechattn.stop()") is None
     browser.save_screenshot(str(tmp_path / "page.png"))
+    changes = sum(a != b for a, b in zip(shown, shown[1:]))
+    assert len(set(shown) - {"X"}) >= 3 and changes >= 5, f"the mouth showed {shown}"
+    assert "ms +" in browser.find_element("id", "mouthlatency").text
+    cues = browser.execute_script("return window.speechattn.run.cues")
+    assert cues[0]["startFrame"] == 0 and all(a["endFrame"] == b["startFrame"] for a, b in zip(cues, cues[1:]))
+    assert len({c["shape"] for c in cues}) >= 4
     page_labels = browser.execute_script("return window.speechattn.run.labels()")
     captured = np.concatenate([np.asarray(block, dtype=np.float32) for block in
                                browser.execute_script("return window.speechattn.run.captured.map((b) => Array.from(b))")])

@@ -185,3 +185,79 @@ def test_the_javascript_client_packs_installs_and_runs_as_an_npm_package(tmp_pat
     result = subprocess.run([NODE, "run.mjs"], cwd=app, capture_output=True, text=True, timeout=120)
     assert result.returncode == 0, result.stderr
     assert int(result.stdout.strip()) > 10  # phones of "please enter your password ..."
+
+
+def test_the_javascript_viseme_tables_are_pythons():
+    from speechattn.visemes import SETS
+
+    script = "import { VISEME_SETS } from './export/js/visemes.mjs'; console.log(JSON.stringify(VISEME_SETS));"
+    result = node("--input-type=module", "-e", script)
+    assert result.returncode == 0, result.stderr
+    ours = json.loads(result.stdout)
+    assert set(ours) == set(SETS)
+    for name, visemes in SETS.items():
+        assert ours[name]["shapes"] == list(visemes.shapes)
+        assert (ours[name]["rest"], ours[name]["closedLips"]) == (visemes.rest, visemes.closed_lips)
+        assert {shape: sorted(phones) for shape, phones in ours[name]["covers"].items()} == {
+            shape: sorted(phones) for shape, phones in visemes.covers.items()}
+
+
+def test_the_javascript_cue_rules_are_pythons_on_random_segments():
+    """The same segment streams (random phones and lengths, split into random pushes) through both CueMakers."""
+    import random
+
+    from speechattn.phones import PHONES
+    from speechattn.segments import Segment
+    from speechattn.visemes import SETS, CueRules, make_cues
+
+    rng = random.Random(0)
+    cases = []
+    for _ in range(60):
+        at, segments = 0, []
+        for _ in range(rng.randint(1, 30)):
+            length = rng.randint(1, 25)
+            segments.append(Segment(at, at + length, rng.randrange(len(PHONES)), 0.5))
+            at += length
+        rules = CueRules(rng.randint(1, 9), rng.randint(0, 15))
+        name = rng.choice(list(SETS))
+        cuts = sorted(rng.randint(0, len(segments)) for _ in range(3))
+        expected = [[c.start_frame, c.end_frame, c.shape] for c in make_cues(segments, SETS[name], rules=rules)]
+        cases.append({"set": name, "rules": [rules.min_hold_frames, rules.bridge_frames], "cuts": cuts,
+                      "segments": [[s.start_frame, s.end_frame, s.phone] for s in segments], "expected": expected})
+    script = """
+import { CueMaker } from './export/js/visemes.mjs';
+import { readFileSync } from 'node:fs';
+const { phones, cases } = JSON.parse(readFileSync(0, 'utf8'));
+let agree = 0;
+for (const c of cases) {
+  const maker = new CueMaker(c.set, phones, { minHoldFrames: c.rules[0], bridgeFrames: c.rules[1] });
+  const segments = c.segments.map(([startFrame, endFrame, phone]) => ({ startFrame, endFrame, phone }));
+  const cues = [];
+  let at = 0;
+  for (const cut of [...c.cuts, segments.length]) { cues.push(...maker.push(segments.slice(at, Math.max(at, cut)))); at = Math.max(at, cut); }
+  cues.push(...maker.finish());
+  if (JSON.stringify(cues.map((q) => [q.startFrame, q.endFrame, q.shape])) === JSON.stringify(c.expected)) agree++;
+  else console.error(JSON.stringify(c));
+}
+console.log(`${agree} of ${cases.length} agree`);
+"""
+    if not NODE:
+        pytest.skip("Node.js is not installed (the README's test command installs it: apt-get install nodejs)")
+    result = subprocess.run([NODE, "--input-type=module", "-e", script], cwd=ROOT, capture_output=True, text=True,
+                            timeout=120, input=json.dumps({"phones": list(PHONES), "cases": cases}))
+    assert result.returncode == 0 and result.stdout.strip() == "60 of 60 agree", result.stdout + result.stderr[:2000]
+
+
+@pytest.mark.parametrize("visemes", ["rhubarb", "vrm"])
+def test_node_prints_the_same_mouth_as_python(visemes, capsys):
+    if not (ROOT / "export" / "node" / "node_modules" / "onnxruntime-node").exists():
+        pytest.skip("onnxruntime-node is not installed: (cd export/node && npm ci)")
+    result = node("export/node/transcribe.mjs", str(SAMPLE), "--visemes", visemes)
+    assert result.returncode == 0, result.stderr
+    assert main(["transcribe", str(SAMPLE), "--format", "visemes-json", "--visemes", visemes]) == 0
+    python, ours = json.loads(capsys.readouterr().out), json.loads(result.stdout)
+    assert len(python["cues"]) > 5
+    assert ours["cues"] == python["cues"]  # cue times and shapes exactly
+    assert ours["shapes"] == python["shapes"] and len(ours["weights"]) == len(python["weights"])
+    # weights printed to 3 decimals; summed in another order and rounded on another runtime: within 2e-3
+    assert max(abs(a - b) for x, y in zip(ours["weights"], python["weights"]) for a, b in zip(x, y)) <= 2e-3

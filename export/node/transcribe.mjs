@@ -1,9 +1,12 @@
 #!/usr/bin/env node
 // node export/node/transcribe.mjs AUDIO.wav [--model M.onnx] [--decoder bigram|hysteresis] [--chunk-frames C]
+//                                            [--visemes rhubarb|oculus|vrm]
 //
 // Streams a WAV file (any rate: resampled to the model's; any channel count: averaged) through a speechattn ONNX
 // model with onnxruntime-node, in 80 ms pushes, and prints the phone segments as JSON, the same layout as
 // `speechattn transcribe --format json` (export/transcript.schema.json).  NaN/Inf samples are refused, as in Python.
+// With --visemes SET it prints the mouth instead, as `speechattn transcribe --format visemes-json --visemes SET`
+// does: a row of shape weights per 10 ms frame and the mouth cues (export/js/visemes.mjs).
 import { createHash } from "node:crypto";
 import { readFileSync } from "node:fs";
 import { basename, dirname, resolve } from "node:path";
@@ -13,6 +16,7 @@ import * as ort from "onnxruntime-node";
 import { DECODERS, StreamingModel, newSegmenter, segmentDicts } from "../js/speechattn.mjs";
 import { readWav } from "../js/wav.mjs";
 import { Resampler } from "../js/resample.mjs";
+import { CueMaker, VISEME_SETS, cueDicts, frameWeights } from "../js/visemes.mjs";
 
 const root = resolve(dirname(fileURLToPath(import.meta.url)), "..", "..");
 const models = resolve(root, "speechattn", "runtime", "models");
@@ -61,6 +65,7 @@ async function main() {
         decoder: { type: "string", default: "bigram" },
         "chunk-frames": { type: "string" },
         bigram: { type: "string", default: resolve(models, "phone-bigram.json") },
+        visemes: { type: "string" },
         help: { type: "boolean", short: "h" },
       },
     });
@@ -69,13 +74,18 @@ async function main() {
   }
   if (args.values.help || args.positionals.length !== 1) {
     console.log("usage: node transcribe.mjs AUDIO.wav [--model M.onnx] [--decoder bigram|hysteresis] " +
-      "[--chunk-frames C] [--bigram phone-bigram.json]\n\nStreams a WAV file (any rate, resampled) through the " +
-      "model in 80 ms pushes and prints its phone segments as JSON.");
+      "[--chunk-frames C] [--bigram phone-bigram.json] [--visemes rhubarb|oculus|vrm]\n\nStreams a WAV file (any " +
+      "rate, resampled) through the model in 80 ms pushes and prints its phone segments as JSON; with --visemes, " +
+      "its mouth-shape weights per frame and mouth cues.");
     process.exit(args.values.help ? 0 : 2);
   }
   const path = args.positionals[0];
   const { decoder } = args.values;
   if (!DECODERS.includes(decoder)) fail(`--decoder must be one of ${DECODERS.join(", ")}, not ${decoder}`);
+  const visemes = args.values.visemes;
+  if (visemes !== undefined && !(visemes in VISEME_SETS)) {
+    fail(`--visemes must be one of ${Object.keys(VISEME_SETS).join(", ")}, not ${visemes}`);
+  }
   const { samples, rate, channels } = readWavFile(path);
   let modelBytes;
   try {
@@ -105,19 +115,36 @@ async function main() {
   }
   const stream = model.newStream(chunkFrames);
   const segmenter = newSegmenter(decoder, model.phones, bigram);
-  const segments = [];
-  const push = 8 * model.hopSamples; // 80 ms
-  for (let at = 0; at < audio.length; at += push) {
-    const frames = await stream.push(audio.subarray(at, at + push));
+  const segments = [], weights = [];
+  const shapes = visemes ? VISEME_SETS[visemes].shapes.length : 0;
+  const take = (frames) => {
     segments.push(...segmenter.push(frames.logProbs, frames.count));
-  }
-  const last = await stream.finish();
-  segments.push(...segmenter.push(last.logProbs, last.count), ...segmenter.finish());
+    if (!visemes) return;
+    const rows = frameWeights(frames.logProbs, frames.count, visemes, model.phones);
+    for (let t = 0; t < frames.count; t++) {
+      weights.push(Array.from(rows.subarray(t * shapes, (t + 1) * shapes), (w) => Number(w.toFixed(3))));
+    }
+  };
+  const push = 8 * model.hopSamples; // 80 ms
+  for (let at = 0; at < audio.length; at += push) take(await stream.push(audio.subarray(at, at + push)));
+  take(await stream.finish());
+  segments.push(...segmenter.finish());
   if (samples.length === 0) fail(`${path}: the file holds no audio samples`);
   const duration = audio.length / model.sampleRate;
+  const identity = { name: basename(args.values.model), sha256: sha256(modelBytes) };
+  if (visemes) {
+    const maker = new CueMaker(visemes, model.phones);
+    const cues = [...maker.push(segments), ...maker.finish()];
+    console.log(JSON.stringify({
+      format_version: 1, file: path, duration: Number(duration.toFixed(4)), model: identity, visemes,
+      shapes: VISEME_SETS[visemes].shapes, frame_shift_ms: model.frameShiftMs, weights,
+      cues: cueDicts(cues, visemes, duration, 1000 / model.frameShiftMs),
+    }));
+    return;
+  }
   console.log(JSON.stringify({
     format_version: 2, file: path, sample_rate: rate, channels, duration: Number(duration.toFixed(4)),
-    frame_shift_ms: model.frameShiftMs, model: { name: basename(args.values.model), sha256: sha256(modelBytes) },
+    frame_shift_ms: model.frameShiftMs, model: identity,
     chunk_frames: chunkFrames, output_delay_frames: model.outputDelayFrames,
     segments: segmentDicts(segments, model.phones, duration, 1000 / model.frameShiftMs),
   }));

@@ -5,15 +5,18 @@ import { StreamingModel, newSegmenter, segmentDicts } from "../js/speechattn.mjs
 import { checkVectors } from "../js/vectors.mjs";
 import { readWav } from "../js/wav.mjs";
 import { Resampler } from "../js/resample.mjs";
-
-ort.env.wasm.wasmPaths = new URL("./node_modules/onnxruntime-web/dist/", import.meta.url).href;
-ort.env.wasm.numThreads = 1;
+import { CueMaker, VISEME_SETS, frameWeights } from "../js/visemes.mjs";
 
 const params = new URLSearchParams(location.search);
+ort.env.wasm.wasmPaths = new URL("./node_modules/onnxruntime-web/dist/", import.meta.url).href;
+// ?threads=N: threaded WebAssembly, possible where the page is cross-origin isolated (`speechattn web` serves it so)
+ort.env.wasm.numThreads = crossOriginIsolated ? Math.max(1, Number(params.get("threads") ?? 1)) : 1;
+
 const modelsUrl = new URL(params.get("models") ?? "../models/", location.href);
 const $ = (id) => document.getElementById(id);
 const page = {
   status: "loading", error: null, model: null, bigram: null, run: null,
+  mouth: { shape: "X", changes: 0, seen: {} }, // lip sync: the shape shown, how often it changed, frames per shape
   // for tests and for apps that embed the page
   transcribeBytes, runVectors, startMicrophone, stop,
 };
@@ -38,6 +41,7 @@ async function loadModel() {
   page.model = await StreamingModel.create(ort, bytes, { executionProviders: ["wasm"] });
   page.bigram = await (await fetch(new URL("phone-bigram.json", modelsUrl))).json();
   const m = page.model;
+  page.threads = ort.env.wasm.numThreads;
   say(`${name}: ${m.phones.length} phones, ${m.metadata.quantization === "none" ? "fp32" : m.metadata.quantization}, ` +
     `chunks of ${m.defaultChunkFrames * m.frameShiftMs} ms, ${(bytes.length / 1e6).toFixed(1)} MB`);
   page.status = "ready";
@@ -56,6 +60,8 @@ class Run {
     this.latencies = [];
     this.display = display;
     this.captured = [];
+    this.cueMaker = new CueMaker("rhubarb", m.phones); // final mouth cues, as `speechattn transcribe --format rhubarb-json`
+    this.cues = [];
     if (display) {
       $("final").textContent = "";
       $("provisional").textContent = "";
@@ -72,6 +78,7 @@ class Run {
     const done = this.segmenter.push(frames.logProbs, frames.count);
     if (final) done.push(...this.segmenter.finish());
     this.segments.push(...done);
+    this.cues.push(...this.cueMaker.push(done), ...(final ? this.cueMaker.finish() : []));
     if (this.display) this.show(frames, done, final);
     return frames;
   }
@@ -83,8 +90,15 @@ class Run {
     const provisional = final ? -1 : this.segmenter.runPhone;
     $("provisional").textContent = provisional >= 0 && m.phones[provisional] !== "sil" ? m.phones[provisional] : "";
     drawColumns(frames.logProbs, frames.count, m.phones.length);
+    if (frames.count) showMouth(frames);
     const recent = this.latencies.slice(-50).sort((a, b) => a - b);
-    if (recent.length) $("latency").textContent = `${recent[Math.floor(recent.length / 2)].toFixed(2)} ms (p50)`;
+    if (recent.length) {
+      const p50 = recent[Math.floor(recent.length / 2)];
+      $("latency").textContent = `${p50.toFixed(2)} ms (p50)`;
+      // the audio waits for the page's 80 ms push (or the model's chunk, if longer), then the output delay
+      const algorithmic = (Math.max(8, m.defaultChunkFrames) + m.outputDelayFrames) * m.frameShiftMs;
+      $("mouthlatency").textContent = `${algorithmic} ms + ${p50.toFixed(1)} ms`;
+    }
     const seconds = this.samples / m.sampleRate;
     if (seconds > 0) $("rtf").textContent = (this.compute / 1000 / seconds).toFixed(4);
     $("seconds").textContent = `${seconds.toFixed(1)} s`;
@@ -94,6 +108,25 @@ class Run {
     const out = [];
     for (const s of this.segments) for (let f = s.startFrame; f < s.endFrame; f++) out[f] = page.model.phones[s.phone];
     return out;
+  }
+}
+
+// The mouth: the Rhubarb shape with the most posterior mass over this push's frames (80 ms: smooth enough to
+// look at, with no hold beyond the push).
+function showMouth(frames) {
+  const shapes = VISEME_SETS.rhubarb.shapes, S = shapes.length;
+  const weights = frameWeights(frames.logProbs, frames.count, "rhubarb", page.model.phones);
+  const total = new Float64Array(S);
+  for (let t = 0; t < frames.count; t++) for (let k = 0; k < S; k++) total[k] += weights[t * S + k];
+  let best = 0;
+  for (let k = 1; k < S; k++) if (total[k] > total[best]) best = k;
+  const shape = shapes[best], mouth = page.mouth;
+  mouth.seen[shape] = (mouth.seen[shape] ?? 0) + frames.count;
+  if (shape !== mouth.shape) {
+    mouth.changes++;
+    mouth.shape = shape;
+    $("mouth").dataset.shape = shape;
+    $("shape").textContent = shape;
   }
 }
 
@@ -120,6 +153,7 @@ async function transcribeBytes(bytes, display = true) {
   const push = 8 * m.hopSamples;
   for (let at = 0; at < samples.length; at += push) await run.push(samples.subarray(at, at + push));
   await run.push(new Float32Array(0), true);
+  page.lastRun = run; // its compute time and cues, for bench/browser_speed.py and apps
   return segmentDicts(run.segments, m.phones, samples.length / m.sampleRate, 1000 / m.frameShiftMs);
 }
 

@@ -83,6 +83,10 @@ class Handler(http.server.SimpleHTTPRequestHandler):
 
     def end_headers(self) -> None:
         self.send_header("Cache-Control", "no-cache")
+        # cross-origin isolation: lets onnxruntime-web run threaded WebAssembly (SharedArrayBuffer); every file
+        # comes from this server, so nothing the page loads is blocked by it
+        self.send_header("Cross-Origin-Opener-Policy", "same-origin")
+        self.send_header("Cross-Origin-Embedder-Policy", "require-corp")
         super().end_headers()
 
     def log_message(self, format: str, *args) -> None:
