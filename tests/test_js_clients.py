@@ -256,6 +256,9 @@ def test_node_prints_the_same_mouth_as_python(visemes, capsys):
     assert result.returncode == 0, result.stderr
     assert main(["transcribe", str(SAMPLE), "--format", "visemes-json", "--visemes", visemes]) == 0
     python, ours = json.loads(capsys.readouterr().out), json.loads(result.stdout)
+    import jsonschema
+
+    jsonschema.validate(ours, json.loads((ROOT / "export" / "visemes.schema.json").read_text()))
     assert len(python["cues"]) > 5
     assert ours["cues"] == python["cues"]  # cue times and shapes exactly
     assert ours["shapes"] == python["shapes"] and len(ours["weights"]) == len(python["weights"])

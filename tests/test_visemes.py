@@ -220,8 +220,11 @@ def test_the_three_rhubarb_files_hold_the_same_cues(capsys):
 
 
 def test_visemes_json_has_a_row_of_weights_per_frame_and_the_cues(capsys):
+    import jsonschema
+
     assert main(["transcribe", str(SAMPLE), "--format", "visemes-json", "--visemes", "oculus"]) == 0
     data = json.loads(capsys.readouterr().out)
+    jsonschema.validate(data, json.loads((ROOT / "export" / "visemes.schema.json").read_text()))
     assert data["visemes"] == "oculus" and data["shapes"] == list(OCULUS.shapes)
     weights = np.array(data["weights"])
     assert weights.shape == (int(np.ceil(data["duration"] * 100)), 15)
