@@ -335,8 +335,8 @@ def as_rhubarb_json(t: Transcript) -> str:
     cues = cue_dicts(t, RHUBARB)
     rows = ",\n".join(f'    {{ "start": {c["start"]:.2f}, "end": {c["end"]:.2f}, "value": "{c["value"]}" }}' for c in cues)
     return ('{\n  "metadata": {\n    "soundFile": ' + json.dumps(t.file) + ',\n    "duration": '
-            + f"{int(t.duration * FRAMES_PER_SECOND + 1e-9) / FRAMES_PER_SECOND:.2f}" + '\n  },\n  "mouthCues": [\n'
-            + rows + "\n  ]\n}\n")
+            + f"{int(t.duration * FRAMES_PER_SECOND + 1e-9) / FRAMES_PER_SECOND:.2f}" + '\n  },\n  "mouthCues": '
+            + (f"[\n{rows}\n  ]" if rows else "[]") + "\n}\n")
 
 
 def as_rhubarb_xml(t: Transcript) -> str:
