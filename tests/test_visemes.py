@@ -295,3 +295,20 @@ def test_vmc_addresses(text, address):
 def test_a_bad_vmc_address_is_a_usage_error(text, capsys):
     assert main(["mic", "--vmc", text, "--seconds", "1"]) == 2
     assert "--vmc" in capsys.readouterr().err
+
+
+def test_a_recording_shorter_than_a_frame_gives_a_resting_mouth_in_every_lip_sync_format(tmp_path, capsys):
+    import soundfile as sf
+
+    tiny = tmp_path / "tiny.wav"
+    sf.write(tiny, np.zeros(80, np.float32), 16000)  # 5 ms
+    for output_format in ("rhubarb-tsv", "rhubarb-json", "rhubarb-xml", "visemes-json"):
+        assert main(["transcribe", str(tiny), "--format", output_format]) == 0
+        text = capsys.readouterr().out
+        if output_format == "rhubarb-tsv":
+            assert text == "0.00\tX\n"
+        elif output_format == "rhubarb-xml":
+            assert ElementTree.fromstring(text).find("metadata/duration").text == "0.00"
+        else:
+            data = json.loads(text)
+            assert data.get("mouthCues", data.get("cues")) == []
