@@ -41,6 +41,8 @@ python tools/plot_accuracy_latency.py "$out" --delay "$delay" --default-chunk "$
 python bench/level_robustness.py $model $ocean $asterisk $lj --levels=-45,-35,-25,-15 --json "$out/levels.json" > "$out/levels.txt"
 # the shipped files streamed at their default settings (the ONNX file, as users run it) beside pocketsphinx
 python bench/pocketsphinx_peer.py $asterisk $ocean $lj --model speechattn/runtime/models/default.onnx --json "$out/peer.json"
+# lip sync: the mouth's accuracy (Rhubarb, VRM and Oculus sets) beside pocketsphinx, through the same tables and rules
+python bench/lipsync.py $asterisk $ocean $lj --model speechattn/runtime/models/default.onnx --json "$out/lipsync.json" > "$out/lipsync.txt"
 python - "$out" <<'PY'
 import json, sys
 from pathlib import Path
@@ -59,4 +61,5 @@ for name, row in peer.items():
 print(f"int8 against fp32, the three real sets together: {100 * int8['frame_accuracy']:.2f} % / {100 * int8['per']:.2f} % "
       f"against {100 * fp32['frame_accuracy']:.2f} % / {100 * fp32['per']:.2f} % (frame accuracy / PER)")
 print((out / "levels.txt").read_text())
+print((out / "lipsync.txt").read_text())
 PY
