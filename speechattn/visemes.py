@@ -28,6 +28,7 @@ Shapes: T frames, P phones, S shapes of a set.
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass
 
 import numpy as np
@@ -53,14 +54,22 @@ class VisemeSet:
         return {phone: shape for shape, phones in self.covers.items() for phone in phones}
 
     def matrix(self, phones: tuple[str, ...] | list[str] = PHONES) -> np.ndarray:
-        """(P, S) 0/1: row p has a single 1, in the column of phone p's shape."""
-        table, column = self.table, {shape: i for i, shape in enumerate(self.shapes)}
-        unknown = [p for p in phones if p not in table]
-        if unknown:
-            raise ValueError(f"the {self.name} viseme set has no shape for {', '.join(unknown)}")
-        out = np.zeros((len(phones), len(self.shapes)))
-        out[np.arange(len(phones)), [column[table[p]] for p in phones]] = 1.0
-        return out
+        """(P, S) 0/1: row p has a single 1, in the column of phone p's shape (built once per phone order: the
+        live paths ask for it on every push)."""
+        return _matrix(self.name, tuple(phones))
+
+
+@functools.lru_cache(maxsize=16)
+def _matrix(name: str, phones: tuple[str, ...]) -> np.ndarray:
+    visemes = SETS[name]
+    table, column = visemes.table, {shape: i for i, shape in enumerate(visemes.shapes)}
+    unknown = [p for p in phones if p not in table]
+    if unknown:
+        raise ValueError(f"the {name} viseme set has no shape for {', '.join(unknown)}")
+    out = np.zeros((len(phones), len(visemes.shapes)))
+    out[np.arange(len(phones)), [column[table[p]] for p in phones]] = 1.0
+    out.flags.writeable = False  # shared by every caller
+    return out
 
 
 RHUBARB = VisemeSet(
@@ -135,7 +144,7 @@ def viseme_set(name: str) -> VisemeSet:
 def frame_weights(log_probs: np.ndarray, visemes: VisemeSet, phones=PHONES) -> np.ndarray:
     """(T, P) log posteriors -> (T, S) shape weights, each row summing to 1."""
     posteriors = np.exp(np.asarray(log_probs, dtype=np.float64))
-    weights = posteriors @ visemes.matrix(tuple(phones))
+    weights = posteriors @ visemes.matrix(phones)
     return weights / np.maximum(weights.sum(axis=1, keepdims=True), 1e-12)
 
 

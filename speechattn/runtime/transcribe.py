@@ -308,10 +308,15 @@ def as_json(t: Transcript) -> str:
                        "output_delay_frames": t.output_delay_frames, "segments": t.segment_dicts()})
 
 
+def whole_frames(t: Transcript) -> int:
+    """The duration in whole 10 ms frames (truncated, as Rhubarb truncates its duration)."""
+    return int(t.duration * FRAMES_PER_SECOND + 1e-9)
+
+
 def cue_dicts(t: Transcript, visemes: VisemeSet, rules: CueRules = CueRules()) -> list[dict]:
     """The mouth cues of the transcript's segments (visemes.CueMaker's rules), in seconds, 2 decimals as Rhubarb
     writes them; the last ends at the duration truncated to 10 ms, as Rhubarb's does."""
-    end_of_file = int(t.duration * FRAMES_PER_SECOND + 1e-9)
+    end_of_file = whole_frames(t)
     out = []
     for cue in make_cues(t.segments, visemes, t.phones, rules):
         start, end = cue.start_frame, min(cue.end_frame, end_of_file)
@@ -335,7 +340,7 @@ def as_rhubarb_json(t: Transcript) -> str:
     cues = cue_dicts(t, RHUBARB)
     rows = ",\n".join(f'    {{ "start": {c["start"]:.2f}, "end": {c["end"]:.2f}, "value": "{c["value"]}" }}' for c in cues)
     return ('{\n  "metadata": {\n    "soundFile": ' + json.dumps(t.file) + ',\n    "duration": '
-            + f"{int(t.duration * FRAMES_PER_SECOND + 1e-9) / FRAMES_PER_SECOND:.2f}" + '\n  },\n  "mouthCues": '
+            + f"{whole_frames(t) / FRAMES_PER_SECOND:.2f}" + '\n  },\n  "mouthCues": '
             + (f"[\n{rows}\n  ]" if rows else "[]") + "\n}\n")
 
 
@@ -346,7 +351,7 @@ def as_rhubarb_xml(t: Transcript) -> str:
     cues = cue_dicts(t, RHUBARB)
     lines = ['<?xml version="1.0" encoding="utf-8"?>', "<rhubarbResult>", "  <metadata>",
              f"    <soundFile>{escape(t.file)}</soundFile>",
-             f"    <duration>{int(t.duration * FRAMES_PER_SECOND + 1e-9) / FRAMES_PER_SECOND:.2f}</duration>",
+             f"    <duration>{whole_frames(t) / FRAMES_PER_SECOND:.2f}</duration>",
              "  </metadata>", "  <mouthCues>"]
     lines += [f'    <mouthCue start="{c["start"]:.2f}" end="{c["end"]:.2f}">{c["value"]}</mouthCue>' for c in cues]
     lines += ["  </mouthCues>", "</rhubarbResult>"]
