@@ -297,6 +297,12 @@ def test_a_bad_vmc_address_is_a_usage_error(text, capsys):
     assert "--vmc" in capsys.readouterr().err
 
 
+def test_a_vmc_host_that_does_not_resolve_is_one_line_before_any_device_opens(capsys):
+    assert main(["mic", "--vmc", "no-such-host.invalid", "--device", "no-such-microphone"]) == 1  # .invalid: RFC 6761
+    err = capsys.readouterr().err
+    assert "--vmc no-such-host.invalid:39540: cannot send there" in err and len(err.strip().splitlines()) == 1
+
+
 def test_a_recording_shorter_than_a_frame_gives_a_resting_mouth_in_every_lip_sync_format(tmp_path, capsys):
     import soundfile as sf
 

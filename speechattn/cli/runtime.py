@@ -206,11 +206,11 @@ def mic(model, device, list_devices, chunk_frames, min_frames, decoder, output, 
     from speechattn.runtime.mic import format_devices, input_devices, run
     from speechattn.runtime.transcribe import resolve_model
 
-    address = None
-    if vmc:
-        from speechattn.runtime.vmc import parse_address
+    sender = None
+    if vmc:  # a bad address is said before any device is opened
+        from speechattn.runtime.vmc import VmcSender, parse_address
 
-        address = parse_address(vmc)
+        sender = VmcSender(*parse_address(vmc))
     try:
         import sounddevice  # noqa: F401
     except OSError as error:  # the PortAudio library itself is missing
@@ -221,11 +221,6 @@ def mic(model, device, list_devices, chunk_frames, min_frames, decoder, output, 
     for path in (output, save_audio):
         if path:
             check_writable(path)
-    sender = None
-    if address:
-        from speechattn.runtime.vmc import VmcSender
-
-        sender = VmcSender(*address)
     viseme_set = None
     if visemes:
         from speechattn.visemes import viseme_set as named_set
