@@ -39,7 +39,7 @@ from speechattn.segments import Segment
 BILABIALS = ("P", "B", "M")
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)  # compared and hashed by identity: its matrices are cached per set
 class VisemeSet:
     name: str
     shapes: tuple[str, ...]  # output order; weights columns
@@ -56,16 +56,15 @@ class VisemeSet:
     def matrix(self, phones: tuple[str, ...] | list[str] = PHONES) -> np.ndarray:
         """(P, S) 0/1: row p has a single 1, in the column of phone p's shape (built once per phone order: the
         live paths ask for it on every push)."""
-        return _matrix(self.name, tuple(phones))
+        return _matrix(self, tuple(phones))
 
 
 @functools.lru_cache(maxsize=16)
-def _matrix(name: str, phones: tuple[str, ...]) -> np.ndarray:
-    visemes = SETS[name]
+def _matrix(visemes: VisemeSet, phones: tuple[str, ...]) -> np.ndarray:
     table, column = visemes.table, {shape: i for i, shape in enumerate(visemes.shapes)}
     unknown = [p for p in phones if p not in table]
     if unknown:
-        raise ValueError(f"the {name} viseme set has no shape for {', '.join(unknown)}")
+        raise ValueError(f"the {visemes.name} viseme set has no shape for {', '.join(unknown)}")
     out = np.zeros((len(phones), len(visemes.shapes)))
     out[np.arange(len(phones)), [column[table[p]] for p in phones]] = 1.0
     out.flags.writeable = False  # shared by every caller

@@ -318,3 +318,9 @@ def test_a_recording_shorter_than_a_frame_gives_a_resting_mouth_in_every_lip_syn
         else:
             data = json.loads(text)
             assert data.get("mouthCues", data.get("cues")) == []
+
+
+def test_the_command_line_offers_every_viseme_set():
+    from speechattn.cli.runtime import VISEME_SETS
+
+    assert VISEME_SETS == tuple(SETS)  # named there so --help imports nothing; kept equal here

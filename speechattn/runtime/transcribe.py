@@ -369,8 +369,7 @@ def as_visemes_json(t: Transcript) -> str:
                        "model": model_identity(t.model), "visemes": t.visemes.name, "shapes": list(t.visemes.shapes),
                        "frame_shift_ms": FRAME_SHIFT_MS,
                        "weights": [[round(float(w), 3) for w in row] for row in t.weights],
-                       "cues": [{"start": c["start"], "end": c["end"], "value": c["value"]}
-                                for c in cue_dicts(t, t.visemes)]})
+                       "cues": cue_dicts(t, t.visemes)})
 
 
 def ctm_name(path: str) -> str:
