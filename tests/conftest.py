@@ -32,7 +32,7 @@ def random_model(config: ModelConfig | None = None, seed: int = 0) -> PhoneTagge
         audio = torch.from_numpy(speechlike_signal(5.0, seed=seed + 100))[None]
         features = model.frontend(audio)[0]
         model.frontend.set_normalization(features.mean(0), features.std(0))
-    return model.eval()
+    return model.eval().prime()  # a primed_start model's silence caches follow its weights
 
 
 def briefly_trained_model(seconds: float = 20.0, steps: int = 300, seed: int = 0,
@@ -68,7 +68,7 @@ def briefly_trained_model(seconds: float = 20.0, steps: int = 300, seed: int = 0
         optimizer.zero_grad()
         loss.backward()
         optimizer.step()
-    return model.eval()
+    return model.eval().prime()  # a primed_start model's silence caches follow its weights
 
 
 @pytest.fixture(scope="session")

@@ -57,6 +57,8 @@ class ModelConfig:
     dropout: float = 0.1
     frame_subsampling: int = 1  # 10 ms frames per encoder position: 1, 2 or 4
     conv_kernel: int = 0  # a causal depthwise convolution module over this many positions in each layer (0: none)
+    primed_start: bool = False  # streams (and forward's chunks) start from the caches a long silence leaves, not
+    # from an empty cache, so prepending silence changes nothing but the times (PhoneTagger.prime); train with it on
     output_delay_frames: int = 0  # look-ahead by output delay: the output at frame t labels frame t - R, so every
     # frame's label has seen R frames (10 ms each) after it, across chunk boundaries; `tag` and the clients align
     # the outputs with the audio (drop the first R, flush R frames of silence at the end)
@@ -308,6 +310,55 @@ class PhoneTagger(nn.Module):
         self.layers = nn.ModuleList(EncoderLayer(config) for _ in range(config.num_layers))
         self.final_norm = nn.LayerNorm(config.model_dim)
         self.classifier = nn.Linear(config.model_dim, S * config.num_classes)
+        # The stream start (see `prime`): per allowed chunk size, the caches after silence, (choices, N, 1, L', D)
+        # and (choices, N, 1, W - 1, D); None until primed.  Derived from the weights, never saved.
+        self.register_buffer("primed_keys", None, persistent=False)
+        self.register_buffer("primed_values", None, persistent=False)
+        self.register_buffer("primed_conv", None, persistent=False)
+
+    @property
+    def primed(self) -> bool:
+        return self.primed_keys is not None
+
+    @torch.no_grad()
+    def prime(self) -> "PhoneTagger":
+        """With config.primed_start: start every stream as if it followed a long silence, not an empty cache.
+
+        Primed, a stream (step with cached_frames = 0, and each of forward's items) starts from the caches that
+        digital silence as long as the receptive field leaves, one set per allowed chunk size, so prepending
+        silence (whole chunks) to the audio changes nothing but the times.  The caches follow from the weights:
+        `load` primes, training primes again every few steps, export traces them as constants."""
+        c = self.config
+        self.primed_keys = self.primed_values = self.primed_conv = None
+        if not c.primed_start or c.left_context_positions == 0:  # nothing cached, nothing to prime
+            return self
+        training = self.training
+        self.eval()
+        device = self.classifier.weight.device
+        receptive = c.num_layers * (c.left_context_frames + max(c.chunk_frames_choices)) + max(c.chunk_frames_choices)
+        keys, values, conv = [], [], []
+        for C in c.chunk_frames_choices:
+            frames = -(-receptive // C) * C + C
+            silence = self.frontend(torch.zeros(1, frames * HOP_SAMPLES, device=device))
+            start = EncoderState(*(t.to(device) if t is not None else None for t in self.initial_state(1)))
+            _, state = self.step(silence, start, C)
+            keys.append(state.key_cache)
+            values.append(state.value_cache)
+            conv.append(state.conv_cache)
+        self.primed_keys, self.primed_values = torch.stack(keys), torch.stack(values)
+        self.primed_conv = torch.stack(conv) if c.conv_kernel else None
+        return self.train(training)
+
+    def _primed_caches(self, chunk_frames) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor | None]:
+        """The primed (N, 1, L', D) keys and values and (N, 1, W - 1, D) convolution inputs for chunk size C (an
+        int, or a tensor in the graph: a C the model does not list gets the first listed size's)."""
+        choices = self.config.chunk_frames_choices
+        if isinstance(chunk_frames, int):
+            index = choices.index(chunk_frames) if chunk_frames in choices else 0
+        else:
+            index = (torch.tensor(choices) == chunk_frames).to(torch.int32).argmax()
+        conv = self.primed_conv[index] if self.primed_conv is not None else None
+        return self.primed_keys[index], self.primed_values[index], conv
 
     def num_parameters(self) -> int:
         return sum(p.numel() for p in self.parameters())
@@ -393,10 +444,15 @@ class PhoneTagger(nn.Module):
         feats = nn.functional.pad(feats, (0, 0, 0, padded - T)) * frame_valid[:, :, None]
         L = 0 if full_context else self.config.left_context_positions
         position_valid = frame_valid[:, ::S]  # a position is real when its first frame is
-        key_valid = torch.cat([torch.zeros(B, L, dtype=torch.bool, device=feats.device), position_valid], dim=1)
-        left = feats.new_zeros(self.config.num_layers, B, L, self.config.model_dim)
+        primed = self.primed and not full_context
+        key_valid = torch.cat([torch.full((B, L), primed, dtype=torch.bool, device=feats.device), position_valid], 1)
+        left_keys = left_values = feats.new_zeros(self.config.num_layers, B, L, self.config.model_dim)
         left_conv = self._zero_conv_state(B, feats)
-        log_probs, _, _, _ = self._encode(feats, left, left, key_valid, C, left_conv)
+        if primed:  # the stream starts after silence, as `step` starts a primed stream
+            keys, values, conv = self._primed_caches(C)
+            left_keys, left_values = keys.expand(-1, B, -1, -1), values.expand(-1, B, -1, -1)
+            left_conv = conv.expand(-1, B, -1, -1) if conv is not None else None
+        log_probs, _, _, _ = self._encode(feats, left_keys, left_values, key_valid, C, left_conv)
         return log_probs[:, :T]
 
     def tag(self, audio: torch.Tensor, lengths: torch.Tensor, chunk_frames: int | None) -> torch.Tensor:
@@ -440,6 +496,16 @@ class PhoneTagger(nn.Module):
         C = chunk_frames
         S = self.config.frame_subsampling
         L = self.config.left_context_positions
+        if self.primed:  # a stream's first call (nothing cached yet) starts from the caches silence leaves
+            keys, values, conv = self._primed_caches(C)
+            start = state.cached_frames == 0  # (B,)
+            state = EncoderState(
+                state.pending_features,
+                torch.where(start[None, :, None, None], keys, state.key_cache),
+                torch.where(start[None, :, None, None], values, state.value_cache),
+                torch.where(start, torch.full_like(state.cached_frames, L), state.cached_frames),
+                torch.where(start[None, :, None, None], conv, state.conv_cache) if conv is not None else None,
+            )
         frames = torch.cat([state.pending_features, feats], dim=1)  # (B, n, F)
         n = frames.shape[1]
         complete = (n // C) * C
@@ -548,7 +614,7 @@ class CheckpointError(SpeechattnError, ValueError):
 
 
 def load(path: str | Path, map_location: str = "cpu") -> PhoneTagger:
-    """Rebuild the model from a checkpoint alone (its config travels inside)."""
+    """Rebuild the model from a checkpoint alone (its config travels inside), primed when its config says so."""
     path = Path(path)
     if not path.exists():
         raise CheckpointError(f"{path}: no such checkpoint")
@@ -571,4 +637,4 @@ def load(path: str | Path, map_location: str = "cpu") -> PhoneTagger:
         model.load_state_dict(payload["model"])
     except RuntimeError as error:
         raise CheckpointError(f"{path}: its weights do not fit its own config: {error}") from None
-    return model.eval()
+    return model.eval().prime() if config.primed_start else model.eval()

@@ -82,6 +82,9 @@ def build_metadata(model: PhoneTagger, default_chunk_frames: int, quantization: 
         "outputs": json.dumps({"log_probs": "log_probs"}),
         "states": json.dumps(specs),
         "state_init": "zeros",
+        # what the graph does with the zeros: "silence" (model.primed_start) starts the stream from the caches a long
+        # silence leaves, so prepending silence changes nothing but the times; "empty" attends to nothing before it
+        "stream_start": "silence" if c.primed_start and c.left_context_positions else "empty",
         "model_config": json.dumps(c.to_dict()),
     }
 
@@ -224,6 +227,7 @@ def export_onnx(model: PhoneTagger, output: str | Path, chunk_frames: int | None
     verify_audio: 16 kHz audio to verify on instead of the speech-like test signal.  A trained model's outputs on
     that signal (unlike speech) are near-tied, and int8 rounding flips them: give it speech for an int8 file."""
     output = Path(output)
+    model.prime()  # with primed_start, the silence caches of these weights become constants of the graph
     chunk_frames = chunk_frames or model.config.default_chunk_frames
     if chunk_frames not in model.config.chunk_frames_choices:
         raise ExportError(f"--chunk-frames {chunk_frames} is not one the model was trained for: "

@@ -216,13 +216,14 @@ def initial_weights(source: str, config, quiet: bool = False):
     left context is the one difference taken: the weights do not depend on it, only the relative-bias tables'
     length does (`with_left_context`), so the recipe's is used and the change is logged.  Fewer layers than the
     checkpoint's is another: the recipe's model keeps evenly spaced layers of it (`with_num_layers`), to train a
-    smaller model on from a larger one; the output delay and default chunk size are the recipe's."""
+    smaller model on from a larger one; the output delay, default chunk size and primed start are the recipe's."""
     from speechattn.model.encoder import CheckpointError, kept_layers, load, with_left_context, with_num_layers
 
     path = checkpoint_source(source)
     model = load(path)
     differing = [d for d in config_differences(config.to_dict(), model.config.to_dict()) if not d.startswith("dropout")]
-    adaptable = [d for d in differing if d.startswith(("left_context_frames", "output_delay_frames", "default_chunk_frames"))
+    adaptable = [d for d in differing if d.startswith(("left_context_frames", "output_delay_frames", "default_chunk_frames",
+                                                       "primed_start"))
                  or (d.startswith("num_layers") and config.num_layers < model.config.num_layers)]
     if len(adaptable) < len(differing):  # name every difference, the adaptable ones too
         raise CheckpointError(f"{path}: cannot start from it, its model differs from the recipe's: "
@@ -241,7 +242,7 @@ def initial_weights(source: str, config, quiet: bool = False):
 
     # the output delay and the default chunk are no part of the weights: a model learns a delay by training on
     tuned = type(model)(replace(model.config, dropout=config.dropout, output_delay_frames=config.output_delay_frames,
-                                default_chunk_frames=config.default_chunk_frames))
+                                default_chunk_frames=config.default_chunk_frames, primed_start=config.primed_start))
     tuned.load_state_dict(model.state_dict())
     return tuned
 
@@ -254,6 +255,7 @@ def distributed() -> tuple[int, int]:
     return (torch.distributed.get_rank() if world > 1 else 0), world
 
 
+PRIME_EVERY = 100  # steps between recomputing a primed_start model's silence caches
 RUN_FILES = ("last.pt", "best.pt", "train.csv", "dev.csv")
 LOG_HEADERS = {"train.csv": "step,loss,frame_accuracy,learning_rate,chunk_frames,seconds",
                "dev.csv": "step,dev_frame_accuracy,dev_per,chunk_frames"}
@@ -449,6 +451,8 @@ class Trainer:
         chunk = None if rng.random() < config.full_context_share else int(
             rng.choice(choices, p=None if odds is None else odds / odds.sum()))
         torch.manual_seed(config.seed * 1_000_003 + step * 7919 + rank)  # dropout, reproducible on resume
+        if self.model.config.primed_start and (step % PRIME_EVERY == 0 or not self.model.primed):
+            self.model.prime()  # the silence caches follow the weights (constants in between: no gradient)
         self.model.train()
         with torch.no_grad():
             features = self.model.frontend(audio)
