@@ -222,3 +222,29 @@ def test_a_run_with_distillation_trains_and_records_the_setting(tiny, tmp_path):
     assert "distill_weight: 0.5" in (tmp_path / "run" / "recipe.yaml").read_text()
     with pytest.raises(ConfigError, match="train.distill_weight"):
         load_recipe("recipes/tiny.yaml", {"train": {"distill_weight": 1.5}})
+
+
+def test_a_primed_start_run_keeps_its_silence_caches_in_step_with_the_weights(tiny, tmp_path, monkeypatch):
+    """Training recomputes a primed_start model's caches every PRIME_EVERY steps (and before its first), and the
+    checkpoint it writes loads primed from its own weights."""
+    monkeypatch.setattr(train_module, "PRIME_EVERY", 2)
+    from speechattn.model.encoder import PhoneTagger
+
+    primings = []
+    original = PhoneTagger.prime
+
+    def counted(self):
+        primings.append(self.training)
+        return original(self)
+
+    monkeypatch.setattr(PhoneTagger, "prime", counted)
+    recipe = load_recipe("recipes/tiny.yaml", {"data": {"output": tiny.data.output}, "model": {"primed_start": True},
+                                               "train": {"max_steps": 5, "final_eval": False}})
+    train_module.train(recipe, tmp_path / "run", progress=False)
+    assert len(primings) >= 3  # steps 0, 2 and 4 (and the dev evaluation's reloads)
+    monkeypatch.setattr(PhoneTagger, "prime", original)
+    model = load(tmp_path / "run" / "last.pt")
+    assert model.config.primed_start and model.primed
+    fresh = PhoneTagger(model.config)
+    fresh.load_state_dict(model.state_dict())
+    assert torch.equal(fresh.eval().prime().primed_keys, model.primed_keys)
