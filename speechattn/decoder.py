@@ -77,8 +77,8 @@ class PhoneDecoder:
         transitions = config.lm_weight * np.asarray(log_bigram, dtype=np.float64) - config.insertion_penalty
         np.fill_diagonal(transitions, -np.inf)
         self.transitions = transitions  # (P from, P to)
-        self.initial = transitions[silence].copy()  # a stream starts as if after silence ...
-        self.initial[silence] = 0.0  # ... or in it
+        self.initial = transitions[silence].copy()  # a stream starts as if after a long silence: entering a phone ...
+        self.silence = silence  # ... or still in that silence, its minimum duration met (free to leave at once)
         self.scores: np.ndarray | None = None  # (P, D) best log score of a path ending in each state
         self.back: deque = deque(maxlen=config.lookahead_frames + 1)  # (P, D) int flat previous state, per frame
         self.rows: deque = deque(maxlen=config.lookahead_frames + 1)  # posteriors of the frames not yet final
@@ -109,6 +109,7 @@ class PhoneDecoder:
         if self.scores is None:
             new = np.full((P, D), -np.inf)
             new[:, 0] = self.initial
+            new[self.silence, D - 1] = 0.0
             back[:] = -1
         else:
             old = self.scores

@@ -69,6 +69,26 @@ def test_clear_posteriors_decode_to_their_phones_and_a_one_frame_flicker_is_abso
     assert phones == ["sil", "K", "AE", "T", "sil"]
 
 
+@pytest.mark.parametrize("seed", range(8))
+def test_a_stream_starts_as_if_after_silence(table, seed):
+    """Audio that starts with a little silence and then speech decodes as it does after a long silence (the
+    decoder's half of "prepending silence changes nothing but the times"): the first 20 ms of silence stay
+    silence and the first phone starts where it does, not pushed back by a silence that had to last min_frames."""
+    rng = np.random.default_rng(seed)
+    log_probs = random_log_probs(80, seed)
+    first = int(rng.integers(1, len(PHONES)))
+    for frames, phone in ((slice(0, 2), SIL), (slice(2, 8), first)):
+        log_probs[frames] = np.log(0.05 / (len(PHONES) - 1))
+        log_probs[frames, phone] = np.log(0.95)
+    silence = np.full((30, len(PHONES)), np.log(0.001 / (len(PHONES) - 1)))
+    silence[:, SIL] = np.log(0.999)
+    alone = decode(log_probs, table)
+    after = decode(np.concatenate([silence, log_probs]), table)
+    assert (alone[0].phone, alone[0].end_frame, alone[1].phone, alone[1].start_frame) == (SIL, 2, first, 2)
+    assert [(s.start_frame + 30, s.end_frame + 30, s.phone) for s in alone[1:]] == [
+        (s.start_frame, s.end_frame, s.phone) for s in after[1:]]
+
+
 def test_the_bigram_is_built_exactly_from_a_tiny_lexicon():
     pronunciations = {"cat": ["K", "AE1", "T"], "tack": ["T", "AE1", "K"]}
     weights = {"cat": 0.75, "tack": 0.25}

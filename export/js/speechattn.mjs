@@ -363,8 +363,10 @@ export class PhoneDecoder {
     this.transitions = new Float64Array(P * P);
     for (let i = 0; i < P * P; i++) this.transitions[i] = c.lmWeight * table[i] - c.insertionPenalty;
     for (let p = 0; p < P; p++) this.transitions[p * P + p] = -Infinity;
+    // a stream starts as if after a long silence: entering a phone, or still in that silence, its minimum
+    // duration met (free to leave at once)
     this.initial = Float64Array.from(this.transitions.subarray(silence * P, silence * P + P));
-    this.initial[silence] = 0;
+    this.silence = silence;
     this.scores = null;
     this.back = []; // at most lookahead + 1 entries
     this.rows = [];
@@ -402,6 +404,7 @@ export class PhoneDecoder {
     if (this.scores === null) {
       next.fill(-Infinity);
       for (let p = 0; p < P; p++) next[p * D] = this.initial[p];
+      next[this.silence * D + D - 1] = 0;
       back.fill(-1);
     } else {
       const old = this.scores;
