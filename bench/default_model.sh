@@ -43,6 +43,8 @@ python bench/level_robustness.py $model $ocean $asterisk $lj --levels=-45,-35,-2
 python bench/pocketsphinx_peer.py $asterisk $ocean $lj --model speechattn/runtime/models/default.onnx --json "$out/peer.json"
 # lip sync: the mouth's accuracy (Rhubarb, VRM and Oculus sets) beside pocketsphinx, through the same tables and rules
 python bench/lipsync.py $asterisk $ocean $lj --model speechattn/runtime/models/default.onnx --json "$out/lipsync.json" > "$out/lipsync.txt"
+# the start of a stream: each utterance cut to its first phone, alone and after 320 ms of silence
+python bench/onset.py $asterisk $ocean $lj --model $model --json "$out/onset.json" > "$out/onset.txt"
 python - "$out" <<'PY'
 import json, sys
 from pathlib import Path
@@ -62,4 +64,5 @@ print(f"int8 against fp32, the three real sets together: {100 * int8['frame_accu
       f"against {100 * fp32['frame_accuracy']:.2f} % / {100 * fp32['per']:.2f} % (frame accuracy / PER)")
 print((out / "levels.txt").read_text())
 print((out / "lipsync.txt").read_text())
+print((out / "onset.txt").read_text())
 PY

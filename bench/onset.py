@@ -5,8 +5,8 @@ as it is, with 320 ms of silence prepended (whole 40 ms chunks), and in its whol
 
 Per set, model and arm: the share of utterances whose first phone comes out right (the first non-silence phone of
 the decoded path equals the reference's), frame accuracy over the first 300 ms after the cut, PER of the cut
-utterance, and the share of the cut utterances' frames whose decoded label the prepended silence changed (0 for a
-model with primed_start, by construction).  Checkpoints run one-shot at the chunk size (equal to streaming by
+utterance, and the share of the cut utterances' frames whose decoded label the prepended silence changed (near 0
+for a model with primed_start: its outputs do not change, only the decoder's minimum duration meets the edge).  Checkpoints run one-shot at the chunk size (equal to streaming by
 construction, primed as their config says), bigram decoder at its default look-ahead, as `transcribe` prints.
 """
 
