@@ -336,11 +336,11 @@ class PhoneTagger(nn.Module):
         self.eval()
         device = self.classifier.weight.device
         receptive = c.num_layers * (c.left_context_frames + max(c.chunk_frames_choices)) + max(c.chunk_frames_choices)
+        start = EncoderState(*(t.to(device) if t is not None else None for t in self.initial_state(1)))
         keys, values, conv = [], [], []
         for C in c.chunk_frames_choices:
             frames = -(-receptive // C) * C + C
             silence = self.frontend(torch.zeros(1, frames * HOP_SAMPLES, device=device))
-            start = EncoderState(*(t.to(device) if t is not None else None for t in self.initial_state(1)))
             _, state = self.step(silence, start, C)
             keys.append(state.key_cache)
             values.append(state.value_cache)
@@ -637,4 +637,4 @@ def load(path: str | Path, map_location: str = "cpu") -> PhoneTagger:
         model.load_state_dict(payload["model"])
     except RuntimeError as error:
         raise CheckpointError(f"{path}: its weights do not fit its own config: {error}") from None
-    return model.eval().prime() if config.primed_start else model.eval()
+    return model.eval().prime()  # primes only a primed_start model
