@@ -35,6 +35,20 @@ def random_model(config: ModelConfig | None = None, seed: int = 0) -> PhoneTagge
     return model.eval().prime()  # a primed_start model's silence caches follow its weights
 
 
+def streamed(model, audio: np.ndarray, chunk_frames: int, sizes=()) -> tuple[np.ndarray, np.ndarray]:
+    """Push `audio` through a portable-client StreamingModel in pieces of `sizes` samples (the rest in one), then
+    finish: (log_probs, frame_indices) of the whole stream."""
+    stream = model.new_stream(chunk_frames)
+    pieces, indices, position = [], [], 0
+    for size in [*sizes, len(audio)]:
+        frames = stream.push(audio[position : position + size])
+        position += size
+        pieces.append(frames.log_probs), indices.append(frames.frame_indices)
+    last = stream.finish()
+    pieces.append(last.log_probs), indices.append(last.frame_indices)
+    return np.concatenate(pieces), np.concatenate(indices)
+
+
 def briefly_trained_model(seconds: float = 20.0, steps: int = 300, seed: int = 0,
                           output_delay_frames: int = 0) -> PhoneTagger:
     """A tiny model trained for a few seconds to tag the classes of speechlike_signal.

@@ -10,7 +10,7 @@ import torch
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from conftest import random_model, tiny_config
+from conftest import random_model, streamed, tiny_config
 from speechattn.audio import HOP_SAMPLES, speechlike_signal
 from speechattn.model.export import export_onnx
 from speechattn.training.train import delayed_labels
@@ -30,18 +30,6 @@ def delayed_onnx(tmp_path_factory, delayed_model):
     path = tmp_path_factory.mktemp("delay") / "delayed.onnx"
     export_onnx(delayed_model, path)
     return path
-
-
-def streamed(model: StreamingModel, audio: np.ndarray, chunk_frames: int, sizes: list[int]):
-    stream = model.new_stream(chunk_frames)
-    pieces, indices, position = [], [], 0
-    for size in [*sizes, len(audio)]:
-        frames = stream.push(audio[position : position + size])
-        position += size
-        pieces.append(frames.log_probs), indices.append(frames.frame_indices)
-    last = stream.finish()
-    pieces.append(last.log_probs), indices.append(last.frame_indices)
-    return np.concatenate(pieces), np.concatenate(indices)
 
 
 @settings(max_examples=12, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])

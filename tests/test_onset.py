@@ -12,7 +12,7 @@ import torch
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from conftest import random_model, tiny_config
+from conftest import random_model, streamed, tiny_config
 from speechattn.audio import HOP_SAMPLES, speechlike_signal
 from speechattn.model.encoder import PhoneTagger, load, save_checkpoint
 from speechattn.model.export import export_onnx
@@ -33,18 +33,6 @@ def primed(request, tmp_path_factory):
     path = tmp_path_factory.mktemp("primed") / "primed.onnx"
     export_onnx(model, path)
     return model, StreamingModel(path)
-
-
-def streamed(model: StreamingModel, audio: np.ndarray, chunk_frames: int, sizes=()) -> tuple[np.ndarray, np.ndarray]:
-    stream = model.new_stream(chunk_frames)
-    pieces, indices, position = [], [], 0
-    for size in [*sizes, len(audio)]:
-        frames = stream.push(audio[position : position + size])
-        position += size
-        pieces.append(frames.log_probs), indices.append(frames.frame_indices)
-    last = stream.finish()
-    pieces.append(last.log_probs), indices.append(last.frame_indices)
-    return np.concatenate(pieces), np.concatenate(indices)
 
 
 def tagged(model: PhoneTagger, audio: np.ndarray, chunk_frames: int) -> np.ndarray:
