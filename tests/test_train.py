@@ -248,3 +248,23 @@ def test_a_primed_start_run_keeps_its_silence_caches_in_step_with_the_weights(ti
     fresh = PhoneTagger(model.config)
     fresh.load_state_dict(model.state_dict())
     assert torch.equal(fresh.eval().prime().primed_keys, model.primed_keys)
+
+
+def test_phase_consistency_trains_and_pulls_the_two_phases_together(tiny, tmp_path):
+    """The shifted copy's KL term is part of the loss: with it on, a run of a subsampled model records losses above
+    the same run's without it (the same seed draws the same batches and chunks), and both train."""
+    from speechattn.errors import ConfigError
+
+    losses = {}
+    for weight in (0.0, 5.0):
+        recipe = load_recipe("recipes/tiny.yaml", {
+            "data": {"output": tiny.data.output},
+            "model": {"frame_subsampling": 2, "chunk_frames_choices": [4, 8], "left_context_frames": 16},
+            "train": {"max_steps": 3, "full_context_share": 0.0, "phase_consistency": weight, "final_eval": False,
+                      "augment": False}})
+        train_module.train(recipe, tmp_path / f"run-{weight}", progress=False)
+        losses[weight] = [float(r["loss"]) for r in rows(tmp_path / f"run-{weight}" / "train.csv")]
+    assert all(0 < loss < 20 for loss in losses[5.0])
+    assert losses[5.0][0] > losses[0.0][0]  # the first step: the same weights and batch, plus the KL term
+    with pytest.raises(ConfigError, match="train.phase_consistency"):
+        load_recipe("recipes/tiny.yaml", {"train": {"phase_consistency": -1}})

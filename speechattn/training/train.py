@@ -31,6 +31,7 @@ import torch
 from speechattn.data.manifests import manifest_pair
 from speechattn.training.recipes import TrainConfig
 from speechattn.errors import SpeechattnError, UsageError
+from speechattn.audio import HOP_SAMPLES
 from speechattn.phones import IGNORE
 
 
@@ -367,6 +368,11 @@ class Trainer:
     def __init__(self, recipe, out: Path, resume: bool, progress: bool, allow_command_sources: bool) -> None:
         self.recipe, self.config, self.out = recipe, recipe.train, out
         self.rank, self.world = distributed()
+        if self.world > 1 and self.config.phase_consistency:
+            from speechattn.errors import ConfigError
+
+            raise ConfigError("train.phase_consistency runs a second forward pass before the backward one, which "
+                              "DistributedDataParallel does not take: train it in one process")
         self.device, self.autocast_dtype = choose_device(self.config)
         self.progress = progress and self.rank == 0
         self._data(allow_command_sources)
@@ -466,12 +472,22 @@ class Trainer:
             if chunk is not None and config.distill_weight > 0:
                 with torch.no_grad():  # the unwrapped model: DDP has nothing to reduce for a forward without grad
                     teacher = self.model(features, lengths, None).float()
+            shifted = None
+            S = self.recipe.model.frame_subsampling
+            if chunk is not None and config.phase_consistency > 0 and S > 1:  # the same crop k frames later
+                k = int(rng.integers(1, S))
+                with torch.no_grad():
+                    later = self.model.frontend(torch.nn.functional.pad(audio, (k * HOP_SAMPLES, 0)))
+                shifted = self.network(later, lengths + k, chunk)[:, k : k + log_probs.shape[1]].float()
         log_probs = log_probs.float()
         labels = delayed_labels(labels, self.recipe.model.output_delay_frames)
         loss, correct, count = frame_loss(log_probs, labels, config.label_smoothing)
         if teacher is not None:
             loss = ((1 - config.distill_weight) * loss
                     + config.distill_weight * distillation_loss(log_probs, teacher, lengths))
+        if shifted is not None:  # each output pulled toward the other's
+            loss = loss + config.phase_consistency * 0.5 * (distillation_loss(log_probs, shifted.detach(), lengths)
+                                                            + distillation_loss(shifted, log_probs.detach(), lengths))
         self.optimizer.zero_grad(set_to_none=True)
         self.scaler.scale(loss).backward()
         self.scaler.unscale_(self.optimizer)
