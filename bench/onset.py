@@ -7,8 +7,9 @@ Per set, model and arm: the share of utterances whose first phone comes out righ
 the decoded path equals the reference's), frame accuracy over the first 300 ms after the cut, PER of the cut
 utterance, and the share of the cut utterances' frames whose decoded label the prepended silence changed (near 0
 for a model with primed_start: its outputs do not change, only the decoder's minimum duration meets the edge);
-beside it the same for 330 ms, which moves the audio 10 ms against the model's 40 ms positions.  Checkpoints run one-shot at the chunk size (equal to streaming by
-construction, primed as their config says), bigram decoder at its default look-ahead, as `transcribe` prints.
+beside it the same for 330 ms, which moves the audio 10 ms against the model's 40 ms positions.  Checkpoints run
+one-shot at the chunk size (equal to streaming by construction, primed as their config says), bigram decoder at
+its default look-ahead, as `transcribe` prints.
 """
 
 from __future__ import annotations
@@ -41,6 +42,12 @@ def decoded(model, audio: np.ndarray, chunk: int) -> np.ndarray:
         log_probs = model.tag(x, torch.tensor([frames]), chunk)[0].numpy()
     segmenter = new_segmenter("bigram", PHONES)
     return segment_labels(segmenter.push(log_probs) + segmenter.finish(), frames)
+
+
+def decoded_after_silence(model, audio: np.ndarray, silence_frames: int, chunk: int, frames: int) -> np.ndarray:
+    """The labels of the audio's first `frames` frames when `silence_frames` frames of silence come before it."""
+    silence = np.zeros(silence_frames * HOP_SAMPLES, dtype=np.float32)
+    return decoded(model, np.concatenate([silence, audio]), chunk)[silence_frames:][:frames]
 
 
 class Tally:
@@ -90,14 +97,12 @@ def main() -> None:
                     continue
                 cut = max(0, int(speech[0]) - 1)  # speech starts 10 ms into the cut
                 head, reference = audio[cut * HOP_SAMPLES :], labels[cut:]
-                pad = np.zeros(SILENCE_FRAMES * HOP_SAMPLES, dtype=np.float32)
                 alone = decoded(model, head, chunk)[: len(reference)]
-                later = decoded(model, np.concatenate([pad, head]), chunk)[SILENCE_FRAMES:][: len(reference)]
+                later = decoded_after_silence(model, head, SILENCE_FRAMES, chunk, len(reference))
                 tallies[ARMS[0]].add(reference, alone)
                 tallies[ARMS[1]].add(reference, later)
                 tallies[ARMS[2]].add(reference, decoded(model, audio, chunk)[cut : cut + len(reference)])
-                shifted = np.zeros(ODD_FRAMES * HOP_SAMPLES, dtype=np.float32)
-                odd = decoded(model, np.concatenate([shifted, head]), chunk)[ODD_FRAMES:][: len(reference)]
+                odd = decoded_after_silence(model, head, ODD_FRAMES, chunk, len(reference))
                 changed += int((alone != later).sum())
                 changed_odd += int((alone != odd).sum())
                 frames += len(reference)

@@ -82,9 +82,9 @@ def build_metadata(model: PhoneTagger, default_chunk_frames: int, quantization: 
         "outputs": json.dumps({"log_probs": "log_probs"}),
         "states": json.dumps(specs),
         "state_init": "zeros",
-        # what the graph does with the zeros: "silence" (model.primed_start) starts the stream from the caches a long
-        # silence leaves, so prepending silence changes nothing but the times; "empty" attends to nothing before it
-        "stream_start": "silence" if c.primed_start and c.left_context_positions else "empty",
+        # what the traced graph does with the zeros: "silence" (a primed model) starts the stream from the caches a
+        # long silence leaves, so prepending silence changes nothing but the times; "empty" attends to nothing before
+        "stream_start": "silence" if model.primed else "empty",
         "model_config": json.dumps(c.to_dict()),
     }
 
