@@ -10,6 +10,9 @@ emission of a state is the model's log posterior of its phone.
 Streaming with bounded look-ahead: after frame t the best path is traced back `lookahead_frames`
 frames and the label of frame t - lookahead is final from then on (never revised), so the decoder
 adds lookahead x 10 ms of latency and needs only the last lookahead + 1 frames' back-pointers.
+The paths that do not pass through the state just made final are then dropped, so the final labels
+are one path of the loop (no phone shorter than min_frames, no change the bigram forbids), not the
+pieces of several best paths.
 Each frame is processed the same way whatever the pieces it arrives in, so pushing audio in any
 chunking gives the same labels.  Segments are runs of final labels; they tile the stream.
 Confidence of a segment: the mean posterior of its phone over its frames (as in segments.py).
@@ -91,8 +94,10 @@ class PhoneDecoder:
         done: list[Segment] = []
         for row in np.asarray(log_probs, dtype=np.float64):
             self._step(row)
-            if self.frame - self.final > self.config.lookahead_frames:
-                done += self._finalise(self._trace(self.frame - self.final)[:1])
+            count = self.frame - self.final
+            if count > self.config.lookahead_frames:
+                done += self._finalise(self._trace(count)[:1])
+                self._commit(count)
         return done
 
     def finish(self) -> list[Segment]:
@@ -145,6 +150,18 @@ class PhoneDecoder:
             phones.append(state // self.D)
             state = int(back.flat[state])
         return phones[::-1]
+
+    def _commit(self, count: int) -> None:
+        """Drop every path that leaves the best path's state at the frame just made final (`count` frames back).
+        Later final labels then continue the same path, so the final labels are one path of the phone loop: each
+        phone at least min_frames long, each change one the bigram allows; without this, a label taken from one
+        best path and the next from another can leave a blip of a frame or two (an inserted phone)."""
+        states = np.arange(self.P * self.D)  # each state now, traced back to its state at the final frame
+        backs = list(self.back)
+        for back in reversed(backs[len(backs) - count + 1:]):
+            states = back.reshape(-1)[states]
+        dropped = states != states[int(self.scores.argmax())]
+        self.scores[dropped.reshape(self.P, self.D)] = -np.inf
 
     def _finalise(self, phones: list[int]) -> list[Segment]:
         done = []

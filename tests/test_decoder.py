@@ -60,6 +60,19 @@ def test_a_frame_is_final_exactly_lookahead_frames_after_it_arrives(table):
     assert final_end > 150
 
 
+@settings(max_examples=30, deadline=None)
+@given(seed=st.integers(0, 10_000), lookahead=st.sampled_from([0, 2, 5, 10]), min_frames=st.sampled_from([2, 4]))
+def test_final_labels_are_one_path_of_the_phone_loop(table, seed, lookahead, min_frames):
+    """Each final label continues the path the earlier ones took, so no phone is shorter than min_frames
+    (the first may be the silence a stream starts in, the last may end with the stream); labels taken from
+    different best paths used to leave one- and two-frame phones on unsure posteriors."""
+    config = DecoderConfig(lookahead_frames=lookahead, min_frames=min_frames)
+    segments = decode(random_log_probs(300, seed), table, config)
+    first, inner = segments[0], segments[1:-1]
+    assert first.phone == SIL or first.frames >= min_frames
+    assert [s.frames for s in inner if s.frames < min_frames] == []
+
+
 def test_clear_posteriors_decode_to_their_phones_and_a_one_frame_flicker_is_absorbed(table):
     labels = [SIL] * 10 + [K] * 8 + [AE] * 12 + [T] * 6 + [SIL] * 10
     labels[22] = T  # one frame of T inside AE

@@ -382,8 +382,10 @@ export class PhoneDecoder {
     const done = [];
     for (let t = 0; t < count; t++) {
       this._step(logProbs.subarray(t * this.P, (t + 1) * this.P));
-      if (this.frame - this.final > this.config.lookaheadFrames) {
-        done.push(...this._finalise(this._trace(this.frame - this.final).slice(0, 1)));
+      const count = this.frame - this.final;
+      if (count > this.config.lookaheadFrames) {
+        done.push(...this._finalise(this._trace(count).slice(0, 1)));
+        this._commit(count);
       }
     }
     return done;
@@ -474,6 +476,19 @@ export class PhoneDecoder {
       state = this.back[k][state];
     }
     return phones.reverse();
+  }
+
+  _commit(count) {
+    // drop every path that leaves the best path's state at the frame just made final: the final labels are
+    // then one path of the loop (decoder.py's _commit)
+    const states = new Int32Array(this.P * this.D);
+    for (let i = 0; i < states.length; i++) {
+      let state = i;
+      for (let k = this.back.length - 1; k > this.back.length - count; k--) state = this.back[k][state];
+      states[i] = state;
+    }
+    const kept = states[this._argmax(this.scores)];
+    for (let i = 0; i < states.length; i++) if (states[i] !== kept) this.scores[i] = -Infinity;
   }
 
   _finalise(phones) {
