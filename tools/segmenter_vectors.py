@@ -1,5 +1,5 @@
 """Write tests/segmenter-vectors.json: frame log-probabilities in, segments out, for every segmenter setting
-the runtimes offer.  The Python runtime (tests/test_segmenter_vectors.py), the Node.js client and the browser
+the runtimes offer.  The Python runtime (tests/test_js_clients.py), the Node.js client and the browser
 page (export/js/speechattn.mjs) are each tested against this file, which keeps the three equal.
 
     python tools/segmenter_vectors.py            # rewrite the file after a change to the Python segmenters
