@@ -96,8 +96,7 @@ class PhoneDecoder:
             self._step(row)
             count = self.frame - self.final
             if count > self.config.lookahead_frames:
-                done += self._finalise(self._trace(count)[:1])
-                self._commit(count)
+                done += self._finalise([self._commit(count) // self.D])
         return done
 
     def finish(self) -> list[Segment]:
@@ -151,17 +150,19 @@ class PhoneDecoder:
             state = int(back.flat[state])
         return phones[::-1]
 
-    def _commit(self, count: int) -> None:
-        """Drop every path that leaves the best path's state at the frame just made final (`count` frames back).
-        Later final labels then continue the same path, so the final labels are one path of the phone loop: each
-        phone at least min_frames long, each change one the bigram allows; without this, a label taken from one
-        best path and the next from another can leave a blip of a frame or two (an inserted phone)."""
-        states = np.arange(self.P * self.D)  # each state now, traced back to its state at the final frame
+    def _commit(self, count: int) -> int:
+        """The best path's state at the oldest pending frame (`count` frames back), which becomes final; every
+        path that leaves that state is dropped.  Later final labels then continue the same path, so the final
+        labels are one path of the phone loop: each phone at least min_frames long, each change one the bigram
+        allows; without this, a label taken from one best path and the next from another can leave a blip of a
+        frame or two (an inserted phone)."""
+        states = np.arange(self.P * self.D)  # each state now, traced back to its state at that frame
         backs = list(self.back)
         for back in reversed(backs[len(backs) - count + 1:]):
             states = back.reshape(-1)[states]
-        dropped = states != states[int(self.scores.argmax())]
-        self.scores[dropped.reshape(self.P, self.D)] = -np.inf
+        kept = int(states[int(self.scores.argmax())])
+        self.scores[(states != kept).reshape(self.P, self.D)] = -np.inf
+        return kept
 
     def _finalise(self, phones: list[int]) -> list[Segment]:
         done = []

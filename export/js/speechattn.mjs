@@ -382,10 +382,9 @@ export class PhoneDecoder {
     const done = [];
     for (let t = 0; t < count; t++) {
       this._step(logProbs.subarray(t * this.P, (t + 1) * this.P));
-      const count = this.frame - this.final;
-      if (count > this.config.lookaheadFrames) {
-        done.push(...this._finalise(this._trace(count).slice(0, 1)));
-        this._commit(count);
+      const pending = this.frame - this.final;
+      if (pending > this.config.lookaheadFrames) {
+        done.push(...this._finalise([Math.floor(this._commit(pending) / this.D)]));
       }
     }
     return done;
@@ -479,8 +478,8 @@ export class PhoneDecoder {
   }
 
   _commit(count) {
-    // drop every path that leaves the best path's state at the frame just made final: the final labels are
-    // then one path of the loop (decoder.py's _commit)
+    // the best path's state at the oldest pending frame (count frames back), which becomes final; every path
+    // that leaves it is dropped, so the final labels are one path of the loop (decoder.py's _commit)
     const states = new Int32Array(this.P * this.D);
     for (let i = 0; i < states.length; i++) {
       let state = i;
@@ -489,6 +488,7 @@ export class PhoneDecoder {
     }
     const kept = states[this._argmax(this.scores)];
     for (let i = 0; i < states.length; i++) if (states[i] !== kept) this.scores[i] = -Infinity;
+    return kept;
   }
 
   _finalise(phones) {
