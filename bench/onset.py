@@ -35,13 +35,17 @@ ODD_FRAMES = 33  # 330 ms: not whole chunks (nor whole 40 ms encoder positions),
 ARMS = ("cut at speech", "cut, +320 ms silence", "whole recording")
 
 
-def decoded(model, audio: np.ndarray, chunk: int) -> np.ndarray:
-    x = torch.from_numpy(audio)[None]
+def tagged(model, audio: np.ndarray, chunk: int) -> np.ndarray:
+    """A checkpoint's log-probs (T, classes) of one utterance, one-shot at the chunk size (T: its 10 ms frames)."""
     frames = -(-len(audio) // HOP_SAMPLES)
     with torch.no_grad():
-        log_probs = model.tag(x, torch.tensor([frames]), chunk)[0].numpy()
+        return model.tag(torch.from_numpy(audio)[None], torch.tensor([frames]), chunk)[0].numpy()
+
+
+def decoded(model, audio: np.ndarray, chunk: int) -> np.ndarray:
+    log_probs = tagged(model, audio, chunk)
     segmenter = new_segmenter("bigram", PHONES)
-    return segment_labels(segmenter.push(log_probs) + segmenter.finish(), frames)
+    return segment_labels(segmenter.push(log_probs) + segmenter.finish(), len(log_probs))
 
 
 def decoded_after_silence(model, audio: np.ndarray, silence_frames: int, chunk: int, frames: int) -> np.ndarray:

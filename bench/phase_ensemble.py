@@ -23,14 +23,13 @@ from speechattn.cli.common import manifest_cuts
 from speechattn.model.encoder import load
 from speechattn.runtime.transcribe import MODELS_DIR
 from speechattn.training.evaluate import Scores, utterances
+from onset import tagged  # bench/onset.py, beside this file
 
 
 def shifted_log_probs(model, audio: np.ndarray, shift: int, chunk: int, frames: int) -> np.ndarray:
     """Log-probs of the audio's frames with `shift` frames of silence before it, shifted back into place."""
     padded = np.concatenate([np.zeros(shift * HOP_SAMPLES, np.float32), audio])
-    total = -(-len(padded) // HOP_SAMPLES)
-    with torch.no_grad():
-        return model.tag(torch.from_numpy(padded)[None], torch.tensor([total]), chunk)[0].numpy()[shift : shift + frames]
+    return tagged(model, padded, chunk)[shift : shift + frames]
 
 
 def main() -> None:

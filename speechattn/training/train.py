@@ -30,7 +30,7 @@ import torch
 
 from speechattn.data.manifests import manifest_pair
 from speechattn.training.recipes import TrainConfig
-from speechattn.errors import SpeechattnError, UsageError
+from speechattn.errors import ConfigError, SpeechattnError, UsageError
 from speechattn.audio import HOP_SAMPLES
 from speechattn.phones import IGNORE
 
@@ -369,8 +369,6 @@ class Trainer:
         self.recipe, self.config, self.out = recipe, recipe.train, out
         self.rank, self.world = distributed()
         if self.world > 1 and self.config.phase_consistency:
-            from speechattn.errors import ConfigError
-
             raise ConfigError("train.phase_consistency runs a second forward pass before the backward one, which "
                               "DistributedDataParallel does not take: train it in one process")
         self.device, self.autocast_dtype = choose_device(self.config)
