@@ -96,18 +96,24 @@ def test_a_file_without_the_delay_key_streams_as_delay_zero(tmp_path):
 
 @pytest.mark.slow  # trains two tiny models: about a minute on two cores
 def test_a_phone_is_reported_where_it_was_spoken_whatever_the_delay():
-    """Two tiny models learn the same signal's classes, one with a delay: both put the class changes at the
-    audio's own change points (within a frame or two), so clients report times where the sound was."""
+    """Two tiny models learn the same signal's classes, one with a delay: for both, the labels agree with the
+    signal's classes best where they are (not 2 or 4 frames earlier or later), so clients report times where
+    the sound was.  Compared by shift, not against a fixed accuracy: a briefly trained model's accuracy moves
+    with the machine's thread count (the undelayed one: exactly 0.80 on one thread, above it on two)."""
     from conftest import briefly_trained_model
 
-    changes = {}
     for delay in (0, 4):
         model = briefly_trained_model(seconds=12.0, steps=250, output_delay_frames=delay)
         audio, classes = speechlike_signal(3.0, seed=21, with_classes=True)
         truth = classes[HOP_SAMPLES // 2 :: HOP_SAMPLES]
         tagged = model.tag(torch.from_numpy(audio)[None], torch.tensor([len(truth)]), 4)[0].argmax(-1).numpy()
-        changes[delay] = float(np.mean(tagged[: len(truth)] == truth))
-    assert changes[4] > 0.8 and changes[0] > 0.8, changes  # frames are right only if times are where the sound is
+        tagged = tagged[: len(truth)]
+        agreement = {}
+        for shift in (-4, -2, 0, 2, 4):  # labels read `shift` frames later than the audio they belong to
+            late, early = max(shift, 0), max(-shift, 0)
+            agreement[shift] = float(np.mean(tagged[late : len(truth) - early] == truth[early : len(truth) - late]))
+        assert agreement[0] > 0.7, (delay, agreement)  # learned at all
+        assert agreement[0] == max(agreement.values()), (delay, agreement)  # and placed where the sound is
 
 
 def test_delayed_labels_shift_targets_right_and_ignore_the_first():
