@@ -119,6 +119,78 @@ def _trace(model: PhoneTagger, path: Path) -> None:
             input_names=["audio", "chunk_frames", "flush", *names], output_names=["log_probs", *outputs],
             dynamic_axes=dynamic_axes, do_constant_folding=True,
         )
+    if model.primed:
+        _gate_stream_start(path)
+
+
+CACHE_STATES = ("key_cache", "value_cache", "conv_cache")
+
+
+def _gate_stream_start(path: Path) -> None:
+    """Put a primed graph's stream-start substitution behind an ONNX `If`, so calls past the start skip it.
+
+    Traced, `PhoneTagger.step`'s start (each cache replaced by the silence caches where cached_frames is 0) is a
+    Gather of the primed caches for the chunk size and a Where over each whole cache on every call: about a tenth
+    of a 40 ms call (bench/streaming_speed.py).  Here those nodes (every Where that reads a cache input, and the
+    nodes that feed nothing else) move into the then-branch of an If on "any row has cached_frames 0"; the
+    else-branch passes the caches through.  Either branch gives exactly what the Where gave, row by row."""
+    import onnx
+    from onnx import TensorProto, helper
+
+    proto = onnx.load(str(path))
+    graph = proto.graph
+    nodes = list(graph.node)  # positions, not protobuf wrappers, identify nodes below
+    wheres = [i for i, n in enumerate(nodes) if n.op_type == "Where" and n.input[2] in CACHE_STATES]
+    if not wheres:
+        return
+    consumers: dict[str, list[int]] = {}
+    for i, node in enumerate(nodes):
+        for name in node.input:
+            consumers.setdefault(name, []).append(i)
+    graph_outputs = {o.name for o in graph.output}
+    moved = set(wheres)
+    changed = True
+    while changed:  # every node whose outputs feed only moved nodes moves too (the Gather of the primed caches ...)
+        changed = False
+        for i, node in enumerate(nodes):
+            if i in moved or not node.output or graph_outputs & set(node.output):
+                continue
+            users = [u for o in node.output for u in consumers.get(o, [])]
+            if users and all(u in moved for u in users):
+                moved.add(i)
+                changed = True
+    outputs = [nodes[i].output[0] for i in wheres]
+    renamed = {o: o + "_started" for o in outputs}
+    then_nodes = []
+    for i in sorted(moved):  # graph order is topological
+        node = onnx.NodeProto()
+        node.CopyFrom(nodes[i])
+        node.output[:] = [renamed.get(o, o) for o in node.output]
+        then_nodes.append(node)
+    then_outputs = [helper.make_tensor_value_info(renamed[o], TensorProto.FLOAT, None) for o in outputs]
+    else_nodes = [helper.make_node("Identity", [nodes[i].input[2]], [nodes[i].output[0] + "_running"]) for i in wheres]
+    else_outputs = [helper.make_tensor_value_info(o + "_running", TensorProto.FLOAT, None) for o in outputs]
+    gate = [
+        helper.make_node("Equal", ["cached_frames", "stream_start_zero"], ["stream_start_rows"]),
+        helper.make_node("Cast", ["stream_start_rows"], ["stream_start_count_rows"], to=TensorProto.INT64),
+        helper.make_node("ReduceSum", ["stream_start_count_rows"], ["stream_start_count"], keepdims=0),
+        helper.make_node("Cast", ["stream_start_count"], ["stream_start_any"], to=TensorProto.BOOL),
+        helper.make_node(
+            "If", ["stream_start_any"], outputs, name="stream_start",
+            then_branch=helper.make_graph(then_nodes, "started", [], then_outputs),
+            else_branch=helper.make_graph(else_nodes, "running", [], else_outputs)),
+    ]
+    graph.initializer.append(helper.make_tensor("stream_start_zero", TensorProto.INT64, [], [0]))
+    kept = [i for i in range(len(nodes)) if i not in moved]
+    first_user = min(u for o in outputs for u in consumers.get(o, []) if u not in moved)
+    copies = {i: onnx.NodeProto() for i in kept}
+    for i, node in copies.items():
+        node.CopyFrom(nodes[i])  # the repeated field is cleared below
+    before = [copies[i] for i in kept if i < first_user]
+    after = [copies[i] for i in kept if i >= first_user]
+    del graph.node[:]
+    graph.node.extend(before + gate + after)
+    onnx.save(proto, str(path))
 
 
 def _write_metadata(path: Path, metadata: dict[str, str]) -> None:
