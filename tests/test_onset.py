@@ -15,7 +15,7 @@ from hypothesis import strategies as st
 from conftest import random_model, streamed, tiny_config
 from speechattn.audio import HOP_SAMPLES, speechlike_signal
 from speechattn.model.encoder import PhoneTagger, load, save_checkpoint
-from speechattn.model.export import export_onnx
+from speechattn.model.export import CACHE_STATES, export_onnx
 from speechattn.model.stream import StreamingSession
 from speechattn_export.stream_client import StreamingModel
 
@@ -97,17 +97,15 @@ def test_a_stream_joining_a_batch_midway_starts_primed(primed):
         assert np.abs(np.concatenate(out[key]) - alone).max() <= TOLERANCE, key
 
 
-def test_the_start_is_computed_only_when_a_stream_starts(primed, tmp_path):
+def test_the_start_is_computed_only_when_a_stream_starts(primed):
     """The substitution of the silence caches (a Where over each whole cache) sits in the then-branch of one If on
     "some row starts", so a call past every row's start only passes the caches through (bench/streaming_speed.py:
     about 5 % of a 40 ms call).  The tests above check that either branch gives what the Where gave."""
     import onnx
 
-    model, onnx_model = primed
-    path = tmp_path / "primed.onnx"
-    export_onnx(model, path)
-    graph = onnx.load(str(path)).graph
-    caches = {"key_cache", "value_cache", "conv_cache"} & {i.name for i in graph.input}
+    _, onnx_model = primed
+    graph = onnx.load(onnx_model.path).graph
+    caches = set(CACHE_STATES) & {i.name for i in graph.input}
     assert not [n for n in graph.node if n.op_type == "Where" and caches & set(n.input)]  # none outside the If
     (gate,) = [n for n in graph.node if n.op_type == "If"]
     branches = {a.name: a.g for a in gate.attribute}
