@@ -159,14 +159,16 @@ def _gate_stream_start(path: Path) -> None:
             if users and all(u in moved for u in users):
                 moved.add(i)
                 changed = True
-    outputs = [nodes[i].output[0] for i in wheres]
-    renamed = {o: o + "_started" for o in outputs}
-    then_nodes = []
-    for i in sorted(moved):  # graph order is topological
+    def copy(i: int) -> onnx.NodeProto:  # graph.node is cleared below, so nothing keeps a reference into it
         node = onnx.NodeProto()
         node.CopyFrom(nodes[i])
+        return node
+
+    outputs = [nodes[i].output[0] for i in wheres]
+    renamed = {o: o + "_started" for o in outputs}
+    then_nodes = [copy(i) for i in sorted(moved)]  # graph order is topological
+    for node in then_nodes:
         node.output[:] = [renamed.get(o, o) for o in node.output]
-        then_nodes.append(node)
     then_outputs = [helper.make_tensor_value_info(renamed[o], TensorProto.FLOAT, None) for o in outputs]
     else_nodes = [helper.make_node("Identity", [nodes[i].input[2]], [nodes[i].output[0] + "_running"]) for i in wheres]
     else_outputs = [helper.make_tensor_value_info(o + "_running", TensorProto.FLOAT, None) for o in outputs]
@@ -183,11 +185,8 @@ def _gate_stream_start(path: Path) -> None:
     graph.initializer.append(helper.make_tensor("stream_start_zero", TensorProto.INT64, [], [0]))
     kept = [i for i in range(len(nodes)) if i not in moved]
     first_user = min(u for o in outputs for u in consumers.get(o, []) if u not in moved)
-    copies = {i: onnx.NodeProto() for i in kept}
-    for i, node in copies.items():
-        node.CopyFrom(nodes[i])  # the repeated field is cleared below
-    before = [copies[i] for i in kept if i < first_user]
-    after = [copies[i] for i in kept if i >= first_user]
+    before = [copy(i) for i in kept if i < first_user]
+    after = [copy(i) for i in kept if i >= first_user]
     del graph.node[:]
     graph.node.extend(before + gate + after)
     onnx.save(proto, str(path))
