@@ -268,3 +268,46 @@ def test_phase_consistency_trains_and_pulls_the_two_phases_together(tiny, tmp_pa
     assert losses[5.0][0] > losses[0.0][0]  # the first step: the same weights and batch, plus the KL term
     with pytest.raises(ConfigError, match="train.phase_consistency"):
         load_recipe("recipes/tiny.yaml", {"train": {"phase_consistency": -1}})
+
+
+def test_the_phase_ensemble_teacher_averages_the_phases_of_the_full_context_output(tiny, tmp_path):
+    """train.distill_phases: with S = 1 the teacher is the plain full-context output of the unaugmented crop; with
+    S = 2 it is the mean posterior of the crop and the crop one frame later, aligned; it enters the loss."""
+    import math
+
+    from speechattn.errors import ConfigError
+
+    def trainer(subsampling, phases, out):
+        recipe = load_recipe("recipes/tiny.yaml", {
+            "data": {"output": tiny.data.output},
+            "model": {"frame_subsampling": subsampling, "chunk_frames_choices": [4, 8], "left_context_frames": 16},
+            "train": {"max_steps": 3, "full_context_share": 0.0, "distill_weight": 0.5, "distill_phases": phases,
+                      "final_eval": False, "augment": False}})
+        return recipe, train_module.Trainer(recipe, out, resume=False, progress=False, allow_command_sources=False)
+
+    torch.manual_seed(0)
+    audio, lengths = torch.randn(2, 16000) * 0.1, torch.tensor([100, 80])
+    _, one = trainer(1, True, tmp_path / "s1")
+    one.model.eval()  # no dropout: the same forward twice gives the same output
+    with torch.no_grad():
+        plain = one.model(one.model.frontend(audio), lengths, None)
+        assert torch.allclose(one.phase_ensemble(audio, lengths, plain.shape[1]), plain, atol=1e-5)
+    _, two = trainer(2, True, tmp_path / "s2")
+    two.model.eval()
+    with torch.no_grad():
+        T = 100
+        first = two.model(two.model.frontend(audio), lengths, None)[:, :T]
+        later = two.model(two.model.frontend(torch.nn.functional.pad(audio, (160, 0))), lengths + 1, None)[:, 1:T + 1]
+        expected = ((first.exp() + later.exp()) / 2).log()
+        assert torch.allclose(two.phase_ensemble(audio, lengths, T), expected, atol=1e-5)
+        assert not torch.allclose(first, later, atol=1e-3)  # the two phases differ, so the average is a new teacher
+
+    losses = {}
+    for phases in (False, True):
+        recipe, _ = trainer(2, phases, tmp_path / f"unused-{phases}")
+        train_module.train(recipe, tmp_path / f"run-{phases}", progress=False)
+        losses[phases] = [float(r["loss"]) for r in rows(tmp_path / f"run-{phases}" / "train.csv")]
+    assert all(math.isfinite(loss) and 0 < loss < 20 for loss in losses[True])
+    assert losses[True][0] != losses[False][0]  # the same weights and batch, another teacher
+    with pytest.raises(ConfigError, match="train.distill_phases"):
+        load_recipe("recipes/tiny.yaml", {"train": {"distill_phases": True, "distill_weight": 0}})

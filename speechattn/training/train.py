@@ -467,11 +467,12 @@ class Trainer:
         with torch.autocast(self.device.type, dtype=dtype or torch.float32, enabled=dtype is not None):
             log_probs = self.network(features, lengths, chunk)
             teacher = None
+            S = self.recipe.model.frame_subsampling
             if chunk is not None and config.distill_weight > 0:
                 with torch.no_grad():  # the unwrapped model: DDP has nothing to reduce for a forward without grad
-                    teacher = self.model(features, lengths, None).float()
+                    teacher = (self.phase_ensemble(audio, lengths, log_probs.shape[1]) if config.distill_phases
+                               else self.model(features, lengths, None).float())
             shifted = None
-            S = self.recipe.model.frame_subsampling
             if chunk is not None and config.phase_consistency > 0 and S > 1:  # the same crop k frames later
                 k = int(rng.integers(1, S))
                 with torch.no_grad():
@@ -495,6 +496,17 @@ class Trainer:
         self.scheduler.step()
         self.step += 1
         return loss.item(), correct / max(count, 1), chunk
+
+    def phase_ensemble(self, audio: torch.Tensor, lengths: torch.Tensor, T: int) -> torch.Tensor:
+        """The full-context log-posteriors (B, T, classes) of the crop averaged over the S phases of frame
+        subsampling: the crop and the same crop k = 1 .. S - 1 frames later (silence before it), each output
+        aligned back to its frame.  Unaugmented audio; call without gradient."""
+        S = self.recipe.model.frame_subsampling
+        phases = []
+        for k in range(S):
+            features = self.model.frontend(torch.nn.functional.pad(audio, (k * HOP_SAMPLES, 0)))
+            phases.append(self.model(features, lengths + k, None)[:, k : k + T].float())  # (B, T, classes)
+        return torch.logsumexp(torch.stack(phases), dim=0) - math.log(S)  # log of the mean posterior
 
     def batches(self):
         """The remaining batches, epoch after epoch, from exactly where `step` stands: one loader for the run, its
