@@ -128,3 +128,28 @@ def test_the_audio_store_decodes_a_cut_listed_twice_once(corpus, tmp_path):
     again = AudioStore(listed, tmp_path)  # a later run reuses the file
     assert list(tmp_path.glob("*.i16")) == [data] and np.array_equal(again.segment(2), store.segment(0))
     assert len(list(tmp_path.glob("*.json"))) == 1
+
+
+def test_two_runs_decoding_the_same_audio_at_once_both_succeed(corpus, tmp_path, monkeypatch):
+    """Two training runs started side by side on the same data each decode it into the shared cache; the one that
+    finishes second must not fail (it did: both wrote one temporary name, and the second rename found it gone).
+    Here the second run starts and finishes while the first is writing, the worst interleaving."""
+    from speechattn.data import dataset
+
+    cuts = [corpus[0], corpus[1]]
+    original, nested, started = dataset.cut_audio, [], []
+
+    def cut_audio_with_another_run_meanwhile(cut):
+        if not started:
+            started.append(True)
+            nested.append(dataset.AudioStore(cuts, tmp_path))  # the other run, from start to end, right now
+        return original(cut)
+
+    monkeypatch.setattr(dataset, "cut_audio", cut_audio_with_another_run_meanwhile)
+    first = dataset.AudioStore(cuts, tmp_path)
+    for index, cut in enumerate(cuts):
+        expected = cut.load_audio()[0].astype(np.float32)
+        assert np.allclose(first.segment(index), expected, atol=1 / 32768)
+        assert np.array_equal(nested[0].segment(index), first.segment(index))
+    assert len(list(tmp_path.glob("*.i16"))) == 1 and len(list(tmp_path.glob("*.json"))) == 1
+    assert not [p for p in tmp_path.iterdir() if "partial" in p.name or p.suffix == ".tmp"]  # nothing left behind

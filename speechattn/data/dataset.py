@@ -23,6 +23,7 @@ import numpy as np
 
 from speechattn.audio import FRAMES_PER_SECOND, HOP_SAMPLES, SAMPLE_RATE, num_frames
 from speechattn.data.augment import AugmentConfig, RoomPool, augment_waveform
+from speechattn.files import atomic_path, atomic_write_text
 
 log = logging.getLogger(__name__)
 INT16_SCALE = 32768.0
@@ -70,8 +71,10 @@ class AudioStore:
         if not index_path.exists():
             directory.mkdir(parents=True, exist_ok=True)
             stored, places, total = {}, [], 0  # identity -> (start, length) where it was written; each cut's
-            temporary = data_path.with_name(data_path.name + ".tmp")
-            with open(temporary, "wb") as handle:
+            # a temporary name of this writer's own, renamed when whole: two runs started at once on the same
+            # data each decode it and the second rename replaces the first with the same bytes (a shared
+            # temporary name made the slower run fail); the index goes last, so it never names a partial file
+            with atomic_path(data_path) as temporary, open(temporary, "wb") as handle:
                 for cut, identity in tqdm(zip(cuts, identities), total=len(cuts), desc="decoding audio once",
                                           unit="utt", disable=not progress):
                     if identity not in stored:
@@ -80,9 +83,8 @@ class AudioStore:
                         stored[identity] = (total, len(samples))
                         total += len(samples)
                     places.append(stored[identity])
-            temporary.replace(data_path)
-            index_path.write_text(json.dumps({"format": self.FORMAT, "starts": [p[0] for p in places],
-                                              "lengths": [p[1] for p in places], "total": total}))
+            atomic_write_text(index_path, json.dumps({"format": self.FORMAT, "starts": [p[0] for p in places],
+                                                      "lengths": [p[1] for p in places], "total": total}))
             log.info("decoded %d utterances (%.2f h; %d listed) into %s", len(stored), total / SAMPLE_RATE / 3600,
                      len(cuts), data_path)
         index = json.loads(index_path.read_text())
