@@ -475,9 +475,7 @@ class Trainer:
             shifted = None
             if chunk is not None and config.phase_consistency > 0 and S > 1:  # the same crop k frames later
                 k = int(rng.integers(1, S))
-                with torch.no_grad():
-                    later = self.model.frontend(torch.nn.functional.pad(audio, (k * HOP_SAMPLES, 0)))
-                shifted = self.network(later, lengths + k, chunk)[:, k : k + log_probs.shape[1]].float()
+                shifted = self.later_output(self.network, audio, lengths, k, log_probs.shape[1], chunk)
         log_probs = log_probs.float()
         labels = delayed_labels(labels, self.recipe.model.output_delay_frames)
         loss, correct, count = frame_loss(log_probs, labels, config.label_smoothing)
@@ -502,11 +500,15 @@ class Trainer:
         subsampling: the crop and the same crop k = 1 .. S - 1 frames later (silence before it), each output
         aligned back to its frame.  Unaugmented audio; call without gradient."""
         S = self.recipe.model.frame_subsampling
-        phases = []
-        for k in range(S):
-            features = self.model.frontend(torch.nn.functional.pad(audio, (k * HOP_SAMPLES, 0)))
-            phases.append(self.model(features, lengths + k, None)[:, k : k + T].float())  # (B, T, classes)
+        phases = [self.later_output(self.model, audio, lengths, k, T, None) for k in range(S)]  # S x (B, T, classes)
         return torch.logsumexp(torch.stack(phases), dim=0) - math.log(S)  # log of the mean posterior
+
+    def later_output(self, network, audio, lengths, k: int, T: int, chunk: int | None) -> torch.Tensor:
+        """network's output (B, T, classes) for the crop k frames later (k hops of silence before it, no
+        SpecAugment), aligned back to the crop's frames."""
+        with torch.no_grad():
+            later = self.model.frontend(torch.nn.functional.pad(audio, (k * HOP_SAMPLES, 0)))
+        return network(later, lengths + k, chunk)[:, k : k + T].float()
 
     def batches(self):
         """The remaining batches, epoch after epoch, from exactly where `step` stands: one loader for the run, its
