@@ -277,22 +277,25 @@ def test_the_phase_ensemble_teacher_averages_the_phases_of_the_full_context_outp
 
     from speechattn.errors import ConfigError
 
-    def trainer(subsampling, phases, out):
-        recipe = load_recipe("recipes/tiny.yaml", {
+    def recipe(subsampling, phases):
+        return load_recipe("recipes/tiny.yaml", {
             "data": {"output": tiny.data.output},
             "model": {"frame_subsampling": subsampling, "chunk_frames_choices": [4, 8], "left_context_frames": 16},
             "train": {"max_steps": 3, "full_context_share": 0.0, "distill_weight": 0.5, "distill_phases": phases,
                       "final_eval": False, "augment": False}})
-        return recipe, train_module.Trainer(recipe, out, resume=False, progress=False, allow_command_sources=False)
+
+    def trainer(subsampling, out):
+        return train_module.Trainer(recipe(subsampling, True), out, resume=False, progress=False,
+                                    allow_command_sources=False)
 
     torch.manual_seed(0)
     audio, lengths = torch.randn(2, 16000) * 0.1, torch.tensor([100, 80])
-    _, one = trainer(1, True, tmp_path / "s1")
+    one = trainer(1, tmp_path / "s1")
     one.model.eval()  # no dropout: the same forward twice gives the same output
     with torch.no_grad():
         plain = one.model(one.model.frontend(audio), lengths, None)
         assert torch.allclose(one.phase_ensemble(audio, lengths, plain.shape[1]), plain, atol=1e-5)
-    _, two = trainer(2, True, tmp_path / "s2")
+    two = trainer(2, tmp_path / "s2")
     two.model.eval()
     with torch.no_grad():
         T = 100
@@ -304,8 +307,7 @@ def test_the_phase_ensemble_teacher_averages_the_phases_of_the_full_context_outp
 
     losses = {}
     for phases in (False, True):
-        recipe, _ = trainer(2, phases, tmp_path / f"unused-{phases}")
-        train_module.train(recipe, tmp_path / f"run-{phases}", progress=False)
+        train_module.train(recipe(2, phases), tmp_path / f"run-{phases}", progress=False)
         losses[phases] = [float(r["loss"]) for r in rows(tmp_path / f"run-{phases}" / "train.csv")]
     assert all(math.isfinite(loss) and 0 < loss < 20 for loss in losses[True])
     assert losses[True][0] != losses[False][0]  # the same weights and batch, another teacher
