@@ -294,7 +294,7 @@ def test_the_phase_ensemble_teacher_averages_the_phases_of_the_full_context_outp
     one.model.eval()  # no dropout: the same forward twice gives the same output
     with torch.no_grad():
         plain = one.model(one.model.frontend(audio), lengths, None)
-        assert torch.allclose(one.phase_ensemble(audio, lengths, plain.shape[1]), plain, atol=1e-5)
+        assert torch.allclose(one.phase_ensemble(one.model, audio, lengths, plain.shape[1]), plain, atol=1e-5)
     two = trainer(2, tmp_path / "s2")
     two.model.eval()
     with torch.no_grad():
@@ -302,7 +302,7 @@ def test_the_phase_ensemble_teacher_averages_the_phases_of_the_full_context_outp
         first = two.model(two.model.frontend(audio), lengths, None)[:, :T]
         later = two.model(two.model.frontend(torch.nn.functional.pad(audio, (160, 0))), lengths + 1, None)[:, 1:T + 1]
         expected = ((first.exp() + later.exp()) / 2).log()
-        assert torch.allclose(two.phase_ensemble(audio, lengths, T), expected, atol=1e-5)
+        assert torch.allclose(two.phase_ensemble(two.model, audio, lengths, T), expected, atol=1e-5)
         assert not torch.allclose(first, later, atol=1e-3)  # the two phases differ, so the average is a new teacher
 
     losses = {}
@@ -313,3 +313,52 @@ def test_the_phase_ensemble_teacher_averages_the_phases_of_the_full_context_outp
     assert losses[True][0] != losses[False][0]  # the same weights and batch, another teacher
     with pytest.raises(ConfigError, match="train.distill_phases"):
         load_recipe("recipes/tiny.yaml", {"train": {"distill_phases": True, "distill_weight": 0}})
+
+
+def test_a_separate_teacher_is_distilled_from_its_outputs_aligned_by_the_output_delays(tiny, tmp_path):
+    """train.teacher: another model (here another size, subsampling and output delay) is the distillation target on
+    every batch, its full-context outputs on the unaugmented audio moved by the difference of the two output delays
+    so both label the same frame; a teacher with another phone set is refused in one line."""
+    from speechattn.errors import ConfigError
+    from speechattn.model.encoder import CheckpointError, ModelConfig, PhoneTagger, save_checkpoint
+
+    torch.manual_seed(1)
+    teacher_path = tmp_path / "teacher.pt"
+    save_checkpoint(PhoneTagger(ModelConfig(num_layers=1, model_dim=32, num_heads=2, ffn_dim=64, left_context_frames=16,
+                                            frame_subsampling=1, output_delay_frames=0, dropout=0.0)), teacher_path)
+
+    def recipe(teacher, student_delay, steps=3, full_context_share=0.2):
+        return load_recipe("recipes/tiny.yaml", {
+            "data": {"output": tiny.data.output},
+            "model": {"output_delay_frames": student_delay},
+            "train": {"max_steps": steps, "distill_weight": 0.5, "teacher": teacher and str(teacher),
+                      "final_eval": False, "full_context_share": full_context_share}})
+
+    audio, lengths = torch.randn(2, 16000) * 0.1, torch.tensor([100, 80])
+    for student_delay in (0, 3):
+        trainer = train_module.Trainer(recipe(teacher_path, student_delay), tmp_path / f"d{student_delay}",
+                                       resume=False, progress=False, allow_command_sources=False)
+        with torch.no_grad():
+            own = trainer.teacher(trainer.teacher.frontend(audio), lengths, None)  # (B, 100, classes), delay 0
+            target, first, known = trainer.teacher_output(audio, None, lengths, 100)
+        assert first == student_delay and torch.equal(known, lengths)
+        # the student's output t labels frame t - delay: its target is the teacher's output for that frame
+        assert torch.equal(target[:, student_delay:], own[:, : 100 - student_delay])
+    # full-context batches only: in-place distillation leaves them alone, a separate teacher does not
+    losses = {}
+    for name, teacher in (("in-place", None), ("teacher", teacher_path)):
+        result = train_module.train(recipe(teacher, 3, steps=2, full_context_share=1.0), tmp_path / name,
+                                    progress=False)
+        assert result["steps"] == 2
+        losses[name] = [float(r["loss"]) for r in rows(tmp_path / name / "train.csv")]
+    assert all(0 < loss < 20 for loss in losses["teacher"])
+    assert losses["teacher"][0] != losses["in-place"][0]  # the same weights and batch; the teacher's KL added
+
+    other = tmp_path / "other-phones.pt"
+    save_checkpoint(PhoneTagger(ModelConfig(num_layers=1, model_dim=32, num_heads=2, ffn_dim=64, num_classes=10)),
+                    other)
+    with pytest.raises(CheckpointError, match="10 output classes"):
+        train_module.Trainer(recipe(other, 0), tmp_path / "refused", resume=False, progress=False,
+                             allow_command_sources=False)
+    with pytest.raises(ConfigError, match="train.teacher"):
+        load_recipe("recipes/tiny.yaml", {"train": {"teacher": str(teacher_path), "distill_weight": 0}})

@@ -35,6 +35,8 @@ class TrainConfig:
     # divergence from the same model's full-context output on the same batch (no gradient through it); 0 = off
     distill_phases: bool = False  # that teacher averages the full-context posteriors of the crop at all S phases
     # (the crop and the same crop 1 .. S - 1 frames later, aligned; unaugmented): S forwards without gradient
+    teacher: str | None = None  # distil from this other model instead ("default" or a checkpoint path; any size,
+    # subsampling and output delay): its full-context output on the unaugmented crop, on every batch
     phase_consistency: float = 0.0  # on chunked batches, this weight times the symmetric KL divergence between the
     # outputs for the crop and for the crop 1 .. S - 1 frames later (S = model.frame_subsampling; silence before
     # it, unaugmented), aligned: pulls the labels toward not depending on the 10 ms phase; 0 = off; one process
@@ -67,9 +69,9 @@ class TrainConfig:
             raise ConfigError("train.warmup_steps must be >= 0")
         if not 0 <= self.distill_weight <= 1:
             raise ConfigError(f"train.distill_weight must be in [0, 1], not {self.distill_weight}")
-        if self.distill_phases and self.distill_weight == 0:
-            raise ConfigError("train.distill_phases sets the teacher of in-place distillation: it needs "
-                              "train.distill_weight above 0")
+        for key in ("distill_phases", "teacher"):
+            if getattr(self, key) and self.distill_weight == 0:
+                raise ConfigError(f"train.{key} sets the distillation teacher: it needs train.distill_weight above 0")
         if not 0 <= self.phase_consistency <= 10:
             raise ConfigError(f"train.phase_consistency must be in [0, 10], not {self.phase_consistency}")
         if any(not isinstance(w, (int, float)) or w < 0 for w in self.chunk_weights) or (

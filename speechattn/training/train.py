@@ -70,12 +70,14 @@ def delayed_labels(labels: torch.Tensor, delay_frames: int) -> torch.Tensor:
     return torch.cat([labels.new_full((labels.shape[0], R), IGNORE), labels[:, : labels.shape[1] - R]], dim=1)
 
 
-def distillation_loss(student: torch.Tensor, teacher: torch.Tensor, lengths: torch.Tensor) -> torch.Tensor:
-    """KL(teacher || student) per frame, averaged over the real frames (t < length) of the batch.
+def distillation_loss(student: torch.Tensor, teacher: torch.Tensor, lengths: torch.Tensor,
+                      first: int = 0) -> torch.Tensor:
+    """KL(teacher || student) per frame, averaged over the real frames (first <= t < length) of the batch.
 
     student, teacher (B, T, classes) log-probabilities; every frame counts, labelled or not (the teacher has an
     opinion on the frames pseudo-labelling left out)."""
-    valid = torch.arange(student.shape[1], device=student.device)[None, :] < lengths[:, None]  # (B, T)
+    t = torch.arange(student.shape[1], device=student.device)[None, :]
+    valid = (t < lengths[:, None]) & (t >= first)  # (B, T)
     per_frame = (teacher.exp() * (teacher - student)).sum(-1)  # (B, T)
     return (per_frame * valid).sum() / valid.sum().clamp(min=1)
 
@@ -430,6 +432,7 @@ class Trainer:
                 model.frontend.set_normalization(*normalisation_statistics(
                     model, self.dataset, config.normalization_items, config.seed))
         self.model = model.to(self.device)
+        self.teacher = self._teacher()
         self.optimizer = torch.optim.AdamW(model.parameters(), lr=config.learning_rate,
                                            weight_decay=config.weight_decay)
         self.scheduler = torch.optim.lr_scheduler.LambdaLR(self.optimizer, lambda s: learning_rate_factor(s, config))
@@ -441,6 +444,21 @@ class Trainer:
         if self.world > 1:
             self.network = torch.nn.parallel.DistributedDataParallel(
                 model, device_ids=[self.device] if self.device.type == "cuda" else None)
+
+    def _teacher(self):
+        """`train.teacher` loaded, frozen and in eval mode (None without one)."""
+        from speechattn.model.encoder import CheckpointError, load
+
+        if not self.config.teacher:
+            return None
+        path = checkpoint_source(self.config.teacher)
+        teacher = load(path)
+        if teacher.config.num_classes != self.recipe.model.num_classes:
+            raise CheckpointError(f"{path}: cannot teach this model: it has {teacher.config.num_classes} output "
+                                  f"classes, the recipe's model {self.recipe.model.num_classes}")
+        log.info("distilling from %s (%s parameters, output delay %d)", path, f"{teacher.num_parameters():,}",
+                 teacher.config.output_delay_frames)
+        return teacher.to(self.device).eval().requires_grad_(False).prime()
 
     # -- one step ----------------------------------------------------------------------------------------
     def train_step(self, audio, labels, lengths) -> tuple[float, float, int | None]:
@@ -468,20 +486,20 @@ class Trainer:
             log_probs = self.network(features, lengths, chunk)
             teacher = None
             S = self.recipe.model.frame_subsampling
-            if chunk is not None and config.distill_weight > 0:
+            if config.distill_weight > 0 and (chunk is not None or self.teacher is not None):
                 with torch.no_grad():  # the unwrapped model: DDP has nothing to reduce for a forward without grad
-                    teacher = (self.phase_ensemble(audio, lengths, log_probs.shape[1]) if config.distill_phases
-                               else self.model(features, lengths, None).float())
+                    teacher, first, known = self.teacher_output(audio, features, lengths, log_probs.shape[1])
             shifted = None
             if chunk is not None and config.phase_consistency > 0 and S > 1:  # the same crop k frames later
                 k = int(rng.integers(1, S))
-                shifted = self.later_output(self.network, audio, lengths, k, log_probs.shape[1], chunk)
+                shifted = self.later_output(self.network, self.model.frontend, audio, lengths, k, log_probs.shape[1],
+                                            chunk)
         log_probs = log_probs.float()
         labels = delayed_labels(labels, self.recipe.model.output_delay_frames)
         loss, correct, count = frame_loss(log_probs, labels, config.label_smoothing)
         if teacher is not None:
             loss = ((1 - config.distill_weight) * loss
-                    + config.distill_weight * distillation_loss(log_probs, teacher, lengths))
+                    + config.distill_weight * distillation_loss(log_probs, teacher, known, first))
         if shifted is not None:  # each output pulled toward the other's
             loss = loss + config.phase_consistency * 0.5 * (distillation_loss(log_probs, shifted.detach(), lengths)
                                                             + distillation_loss(shifted, log_probs.detach(), lengths))
@@ -495,19 +513,42 @@ class Trainer:
         self.step += 1
         return loss.item(), correct / max(count, 1), chunk
 
-    def phase_ensemble(self, audio: torch.Tensor, lengths: torch.Tensor, T: int) -> torch.Tensor:
-        """The full-context log-posteriors (B, T, classes) of the crop averaged over the S phases of frame
+    def teacher_output(self, audio, features, lengths, T: int) -> tuple[torch.Tensor, int, torch.Tensor]:
+        """The distillation target for the student's T outputs: (log-posteriors (B, T, classes), first, lengths),
+        the target existing for outputs first <= t < lengths.  The teacher is this model at full context on the
+        same features, or `train.teacher` on the unaugmented audio through its own frontend, its outputs moved
+        by the difference of the two output delays; one phase, or the S phases averaged (`train.distill_phases`).
+        Call without gradient."""
+        teacher = self.teacher or self.model
+        if self.config.distill_phases:
+            output = self.phase_ensemble(teacher, audio, lengths, T)
+        elif self.teacher is None:
+            output = self.model(features, lengths, None).float()
+        else:
+            output = teacher(teacher.frontend(audio), lengths, None).float()
+        # frame f is labelled by the student's output f + R and the teacher's f + R': student t <-> teacher t + shift
+        shift = teacher.config.output_delay_frames - self.model.config.output_delay_frames
+        if shift > 0:  # the teacher's last `shift` outputs for the crop's end lie past it
+            return torch.nn.functional.pad(output[:, shift:], (0, 0, 0, shift)), 0, lengths - shift
+        if shift < 0:  # the student's first -shift outputs label frames before the crop
+            return torch.nn.functional.pad(output[:, : T + shift], (0, 0, -shift, 0)), -shift, lengths
+        return output, 0, lengths
+
+    def phase_ensemble(self, model, audio: torch.Tensor, lengths: torch.Tensor, T: int) -> torch.Tensor:
+        """model's full-context log-posteriors (B, T, classes) of the crop averaged over its S phases of frame
         subsampling: the crop and the same crop k = 1 .. S - 1 frames later (silence before it), each output
         aligned back to its frame.  Unaugmented audio; call without gradient."""
-        S = self.recipe.model.frame_subsampling
-        phases = [self.later_output(self.model, audio, lengths, k, T, None) for k in range(S)]  # S x (B, T, classes)
+        S = model.config.frame_subsampling
+        phases = [self.later_output(model, model.frontend, audio, lengths, k, T, None)
+                  for k in range(S)]  # S x (B, T, classes)
         return torch.logsumexp(torch.stack(phases), dim=0) - math.log(S)  # log of the mean posterior
 
-    def later_output(self, network, audio, lengths, k: int, T: int, chunk: int | None) -> torch.Tensor:
+    @staticmethod
+    def later_output(network, frontend, audio, lengths, k: int, T: int, chunk: int | None) -> torch.Tensor:
         """network's output (B, T, classes) for the crop k frames later (k hops of silence before it, no
-        SpecAugment), aligned back to the crop's frames."""
+        SpecAugment, features from `frontend`), aligned back to the crop's frames."""
         with torch.no_grad():
-            later = self.model.frontend(torch.nn.functional.pad(audio, (k * HOP_SAMPLES, 0)))
+            later = frontend(torch.nn.functional.pad(audio, (k * HOP_SAMPLES, 0)))
         return network(later, lengths + k, chunk)[:, k : k + T].float()
 
     def batches(self):
