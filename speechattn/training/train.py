@@ -485,11 +485,11 @@ class Trainer:
         with torch.autocast(self.device.type, dtype=dtype or torch.float32, enabled=dtype is not None):
             log_probs = self.network(features, lengths, chunk)
             teacher = None
-            S = self.recipe.model.frame_subsampling
             if config.distill_weight > 0 and (chunk is not None or self.teacher is not None):
                 with torch.no_grad():  # the unwrapped model: DDP has nothing to reduce for a forward without grad
                     teacher, first, known = self.teacher_output(audio, features, lengths, log_probs.shape[1])
             shifted = None
+            S = self.recipe.model.frame_subsampling
             if chunk is not None and config.phase_consistency > 0 and S > 1:  # the same crop k frames later
                 k = int(rng.integers(1, S))
                 shifted = self.later_output(self.network, self.model.frontend, audio, lengths, k, log_probs.shape[1],
@@ -524,8 +524,8 @@ class Trainer:
             output = self.phase_ensemble(teacher, audio, lengths, T)
         elif self.teacher is None:
             output = self.model(features, lengths, None).float()
-        else:
-            output = teacher(teacher.frontend(audio), lengths, None).float()
+        else:  # phase 0 of the separate teacher: its own frontend on the audio
+            output = self.later_output(teacher, teacher.frontend, audio, lengths, 0, T, None)
         # frame f is labelled by the student's output f + R and the teacher's f + R': student t <-> teacher t + shift
         shift = teacher.config.output_delay_frames - self.model.config.output_delay_frames
         if shift > 0:  # the teacher's last `shift` outputs for the crop's end lie past it
