@@ -332,8 +332,8 @@ def main() -> None:
                          silero_per_second(pair["silero"]), target))
         for label, ours, silero, target in rows:
             print(f"| {label} | {ours:.2f} | {silero:.2f} | {ours / silero:.2f} | {target} |")
-        # The same file with nothing called between its calls: what the detector's calls take from it by evicting
-        # its weights from the caches (an app without a VAD beside the model pays this).
+        # The same file with nothing called between its calls (an app without a VAD beside it): whether the
+        # detector's calls, evicting its weights from the caches, are what raise its cost.
         alone = interleaved_latency({"int8": ChunkRunner(int8, audio, default_chunk)}, args.calls // 2)["int8"]
         print(f"| speechattn int8, C = {default_chunk}, alone (no detector between its calls) | "
               f"{per_second(alone, default_chunk):.2f} | | | |")
