@@ -22,7 +22,9 @@ WINDOW_SAMPLES = 400  # 25 ms
 TAIL_SAMPLES = WINDOW_SAMPLES - HOP_SAMPLES  # 240: audio a stream carries between calls
 FRAME_SHIFT_MS = 1000 * HOP_SAMPLES // SAMPLE_RATE  # 10
 FRAMES_PER_SECOND = SAMPLE_RATE // HOP_SAMPLES  # 100
-AUDIO_SUFFIXES = (".wav", ".flac", ".ogg", ".opus", ".mp3", ".aiff", ".aif")  # what a directory of recordings is searched for
+# what a directory of recordings is searched for (soundfile's formats, then FFmpeg's through PyAV)
+AUDIO_SUFFIXES = (".wav", ".flac", ".ogg", ".oga", ".opus", ".mp3", ".aiff", ".aif", ".au", ".w64", ".caf", ".m4a",
+                  ".aac", ".wma")
 
 
 class AudioError(SpeechattnError, ValueError):

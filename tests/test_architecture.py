@@ -21,7 +21,7 @@ ALLOWED_BELOW = {  # layer -> the stages it may import from (besides itself)
 }
 CLIENT_ALLOWED = {"runtime", "model", "training", "cli"}  # may import speechattn_export
 RUNTIME_THIRD_PARTY = {"numpy", "onnxruntime", "soundfile", "soxr", "sounddevice", "praatio", "tqdm", "click", "pythonosc",
-                       "matplotlib", "scipy", "librosa"}
+                       "matplotlib", "scipy", "av"}
 
 
 def module_name(path: Path) -> str:

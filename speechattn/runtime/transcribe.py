@@ -1,6 +1,6 @@
 """`speechattn transcribe`: audio files -> phone segments, streamed through the ONNX model.
 
-A file is read in blocks (soundfile; librosa for what soundfile cannot open), downmixed,
+A file is read in blocks (soundfile; PyAV's FFmpeg for what soundfile cannot open: AAC/M4A ...), downmixed,
 resampled to 16 kHz with a streaming resampler, pushed through the portable client and the
 online segmenter, so memory stays bounded however long the file (only `--plot` keeps the whole
 audio and posteriors, for the picture).
@@ -145,25 +145,11 @@ def read_blocks(path: Path, block_seconds: float = BLOCK_SECONDS) -> tuple[int, 
             raise AudioError(f"{path}: a directory, not an audio file")
     try:
         handle = sf.SoundFile(source if source is not None else str(path))
-    except Exception as soundfile_error:  # formats libsndfile lacks: let librosa (audioread/ffmpeg) try
+    except Exception as soundfile_error:  # formats libsndfile lacks (AAC/M4A, WMA, video files): PyAV's FFmpeg
         if source is not None:
             raise AudioError(f"{path}: cannot read audio from a pipe ({soundfile_error}); "
                              "pipe WAV, FLAC or Ogg, or give a file") from None
-        try:
-            import warnings
-
-            import librosa
-
-            with warnings.catch_warnings():
-                warnings.simplefilter("ignore")
-                samples, rate = librosa.load(str(path), sr=None, mono=False)
-        except Exception:
-            raise AudioError(f"{path}: cannot read audio ({soundfile_error})") from None
-        samples = samples.T if samples.ndim == 2 else samples
-        channels = samples.shape[1] if samples.ndim == 2 else 1
-        audio = to_mono_16k(samples, rate, str(path))
-        step = int(block_seconds * SAMPLE_RATE)
-        return rate, channels, (audio[i : i + step] for i in range(0, max(len(audio), 1), step))
+        return ffmpeg_blocks(path, block_seconds, soundfile_error)
 
     if handle.samplerate <= 0:
         raise AudioError(f"{path}: the file says its sample rate is {handle.samplerate} Hz; it is damaged")
@@ -201,6 +187,69 @@ def read_blocks(path: Path, block_seconds: float = BLOCK_SECONDS) -> tuple[int, 
                     return
 
     return handle.samplerate, handle.channels, SizedBlocks(blocks(), handle.frames / handle.samplerate)
+
+
+FFMPEG_HINT = ("PyAV decodes it (it carries FFmpeg): pip install av, or pip install '.[formats]' in a clone of "
+               "speechattn; or convert it to WAV or FLAC first")
+
+
+def ffmpeg_blocks(path: Path, block_seconds: float, soundfile_error: Exception) -> tuple[int, int, SizedBlocks]:
+    """What soundfile cannot open, decoded by PyAV (FFmpeg) in blocks: the same downmix (the channels' mean) and
+    streaming resampler as the soundfile path, so memory stays bounded here too."""
+    try:
+        import av
+    except ImportError:
+        raise AudioError(f"{path}: soundfile cannot read this format ({soundfile_error}); {FFMPEG_HINT}") from None
+    try:
+        container = av.open(str(path))
+        stream = next(s for s in container.streams if s.type == "audio")
+    except StopIteration:
+        container.close()
+        raise AudioError(f"{path}: the file holds no audio stream") from None
+    except Exception as error:
+        raise AudioError(f"{path}: cannot read audio (soundfile: {soundfile_error}; FFmpeg: {error})") from None
+    rate, channels = stream.rate or stream.codec_context.sample_rate, stream.channels or stream.codec_context.channels
+    if not rate or rate <= 0:
+        container.close()
+        raise AudioError(f"{path}: the file says its sample rate is {rate} Hz; it is damaged")
+    seconds = float(stream.duration * stream.time_base) if stream.duration and stream.time_base else None
+
+    def blocks() -> Iterator[np.ndarray]:
+        import soxr
+
+        to_float = av.AudioResampler(format="fltp")  # planar float32 at the file's own rate and layout
+        resampler = (soxr.ResampleStream(rate, SAMPLE_RATE, 1, dtype="float32", quality="HQ")
+                     if rate != SAMPLE_RATE else None)
+        pending: list[np.ndarray] = []
+        size, step, position = 0, int(block_seconds * rate), 0
+
+        def emit(last: bool) -> np.ndarray:
+            nonlocal pending, size, position
+            block = np.concatenate(pending) if pending else np.zeros(0, np.float32)
+            pending, size = [], 0
+            mono = to_mono_16k(block, SAMPLE_RATE, str(path), start_seconds=position / rate)
+            position += len(block)
+            return resampler.resample_chunk(mono, last=last).astype(np.float32) if resampler else mono
+
+        with container:
+            try:
+                for frame in container.decode(stream):
+                    for converted in to_float.resample(frame):
+                        planes = converted.to_ndarray()  # (channels, samples)
+                        pending.append(planes.mean(axis=0, dtype=np.float32))
+                        size += planes.shape[1]
+                    if size >= step:
+                        yield emit(last=False)
+            except AudioError:
+                raise
+            except Exception as error:
+                raise AudioError(f"{path}: cannot read audio after {position / rate:.2f} s ({error}); "
+                                 "the file is damaged") from None
+            tail = emit(last=True)
+            if len(tail):
+                yield tail
+
+    return rate, channels, SizedBlocks(blocks(), seconds)
 
 
 @dataclass
