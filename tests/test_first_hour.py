@@ -152,7 +152,7 @@ def test_the_web_page_is_served_from_the_runtime_files_a_wheel_carries(tmp_path,
     from speechattn.runtime import web
 
     fake_export = tmp_path / "speechattn_export"
-    shutil.copytree(ROOT / "export" / "web", fake_export / "web", ignore=shutil.ignore_patterns("node_modules"))
+    shutil.copytree(ROOT / "export" / "web", fake_export / "web", ignore=shutil.ignore_patterns("node_modules", "ort-web"))
     (fake_export / "web" / "ort-web").mkdir()
     for name in web.ORT_WEB_FILES:
         (fake_export / "web" / "ort-web" / name).write_text(name)

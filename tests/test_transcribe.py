@@ -4,6 +4,7 @@ count reads, long files stream in blocks, and bad files are reported without los
 from __future__ import annotations
 
 import json
+import re
 
 import numpy as np
 import pytest
@@ -145,3 +146,94 @@ def test_the_bundled_model_transcribes_the_bundled_recording(capsys):
     # measured 0.81 on this 8 kHz telephone recording (see README): a guard against a broken model (a random
     # one scores ~1.0 and more), not a claim of quality
     assert Levenshtein.distance(recognised, expected) / len(expected) <= 0.9
+
+
+def test_a_directory_stands_for_the_audio_files_below_it(capsys, tiny_onnx, audio_file, tmp_path):
+    import shutil
+
+    (tmp_path / "a" / "b").mkdir(parents=True)
+    (tmp_path / ".hidden").mkdir()
+    shutil.copy(audio_file, tmp_path / "a" / "one.wav")
+    shutil.copy(audio_file, tmp_path / "a" / "b" / "two.WAV")
+    shutil.copy(audio_file, tmp_path / ".hidden" / "three.wav")
+    (tmp_path / "a" / "notes.txt").write_text("not audio")
+    code, out, err = run(capsys, tmp_path, "--model", tiny_onnx)
+    assert code == 0, err
+    assert [line.split(":")[0] for line in out.splitlines()] == [str(tmp_path / "a" / "b" / "two.WAV"),
+                                                                 str(tmp_path / "a" / "one.wav")]
+    assert err.strip().splitlines()[-1].startswith("speechattn transcribe: 2 files, 4.7 s of audio in ")
+    (tmp_path / "empty").mkdir()
+    code, _, err = run(capsys, tmp_path / "empty", "--model", tiny_onnx)
+    assert code == 2 and "a directory with no audio files" in err
+
+
+def test_dash_o_writes_one_result_and_never_onto_an_input(capsys, tiny_onnx, audio_file, tmp_path):
+    import os
+    import shutil
+
+    code, out, err = run(capsys, audio_file, "--model", tiny_onnx, "--format", "json", "-o", tmp_path / "r.json")
+    assert code == 0 and out == "" and f"wrote {tmp_path / 'r.json'}" in err
+    assert json.loads((tmp_path / "r.json").read_text())["segments"]
+    code, _, err = run(capsys, audio_file, audio_file, "--model", tiny_onnx, "-o", tmp_path / "r.txt")
+    assert code == 0 and (tmp_path / "r.txt").read_text().count(str(audio_file)) == 1  # named twice: one input
+    victim = tmp_path / "victim.wav"
+    shutil.copy(audio_file, victim)
+    os.link(victim, tmp_path / "hardlink.txt")
+    before = victim.read_bytes()
+    for output in (victim, tmp_path / "hardlink.txt"):
+        code, _, err = run(capsys, victim, "--model", tiny_onnx, "-o", output)
+        assert code == 2 and "is one of the inputs" in err, err
+    assert victim.read_bytes() == before
+    code, _, err = run(capsys, victim, audio_file, "--model", tiny_onnx, "-o", tmp_path / "x.txt")
+    assert code == 2 and "-o/--output takes the result of one input; 2 inputs" in err
+
+
+def test_quiet_leaves_only_errors_and_otherwise_a_summary_closes_the_run(capsys, tiny_onnx, audio_file, tmp_path):
+    code, out, err = run(capsys, audio_file, "--model", tiny_onnx, "-q")
+    assert code == 0 and out and err == ""
+    code, out, err = run(capsys, audio_file, tmp_path / "missing.wav", "--model", tiny_onnx, "-q")
+    assert code == 1 and "missing.wav: no such file" in err and "summary" not in err
+    code, _, err = run(capsys, audio_file, "--model", tiny_onnx)
+    assert code == 0 and re.fullmatch(r"speechattn transcribe: 1 file, 2\.3 s of audio in [\d.]+ s, \d+ x real time\n",
+                                      err), err
+
+
+def test_m4a_is_decoded_by_pyav_in_blocks_and_without_it_the_error_says_what_to_install(capsys, tiny_onnx, audio_file,
+                                                                                       tmp_path, monkeypatch):
+    av = pytest.importorskip("av")
+    samples, rate = sf.read(audio_file, dtype="float32")
+    with av.open(str(tmp_path / "speech.m4a"), "w") as container:  # AAC, stereo, 44.1 kHz: what phones record
+        stream = container.add_stream("aac", rate=44100, layout="stereo")
+        resampled = soxr.resample(samples, rate, 44100).astype(np.float32)
+        frame = av.AudioFrame.from_ndarray(np.stack([resampled, resampled]), format="fltp", layout="stereo")
+        frame.rate = 44100
+        for packet in [*stream.encode(frame), *stream.encode(None)]:
+            container.mux(packet)
+    from speechattn.runtime.transcribe import read_blocks
+
+    native_rate, channels, blocks = read_blocks(tmp_path / "speech.m4a", block_seconds=0.5)
+    pieces = list(blocks)
+    assert (native_rate, channels) == (44100, 2) and len(pieces) >= 4  # in blocks, not whole
+    assert abs(sum(map(len, pieces)) - len(samples)) < 0.1 * 16000  # AAC adds its priming and padding
+    code, out, err = run(capsys, tmp_path / "speech.m4a", "--model", tiny_onnx, "--format", "json")
+    assert code == 0, err
+    assert json.loads(out)["sample_rate"] == 44100
+    monkeypatch.setitem(__import__("sys").modules, "av", None)  # PyAV not installed
+    code, _, err = run(capsys, tmp_path / "speech.m4a", "--model", tiny_onnx)
+    assert code == 1 and "soundfile cannot read this format" in err and "pip install av" in err
+
+
+def test_version_names_each_bundled_model_with_its_hash(capsys):
+    from speechattn import __version__
+    from speechattn.runtime.transcribe import BUNDLED, MODELS_DIR, model_identity
+
+    assert main(["--version"]) == 0
+    out = capsys.readouterr().out
+    assert out.splitlines()[0] == f"speechattn {__version__}"
+    for name, file in BUNDLED.items():
+        assert f"--model {name}: {file}, sha256 {model_identity(str(MODELS_DIR / file))['sha256']}" in out
+
+
+def test_stream_check_takes_a_bundled_model_by_name(capsys):
+    assert main(["stream-check", "default-int8", "--seconds", "0.5", "--chunk-frames", "4"]) == 0
+    assert "streaming is exact" in capsys.readouterr().out

@@ -4,13 +4,11 @@ from __future__ import annotations
 
 import logging
 import sys
-from pathlib import Path
 
 import click
 
 from speechattn.cli.common import PATH, FiniteFloatRange, chunk_option, check_writable, option, parse_overrides, progress_wanted, \
     seed_option, set_option
-from speechattn.errors import SpeechattnError
 
 MAX_CHECK_SECONDS = 3600  # stream-check keeps the signal and every result in memory
 

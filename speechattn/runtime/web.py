@@ -38,8 +38,8 @@ def routes() -> dict[str, Path]:
     runtime = next((folder for folder in (web / VENDORED_ORT_WEB, web / ORT_WEB)
                     if all((folder / name).exists() for name in ORT_WEB_FILES)), None)
     if runtime is None:
-        raise SpeechattnError(f"onnxruntime-web is not installed beside the page: (cd {web} && npm ci), or install "
-                              "a speechattn wheel built after that")
+        raise SpeechattnError(f"onnxruntime-web is not installed beside the page: install speechattn again where "
+                              f"the npm registry answers (the build fetches the version it pins), or (cd {web} && npm ci)")
     # the more specific prefix first: the page imports the runtime from ./node_modules/onnxruntime-web/dist/
     table = {f"/web/{ORT_WEB.as_posix()}/": runtime, "/web/": web, "/js/": export / "js", "/models/": MODELS,
              "/samples/": MODELS.parent / "samples"}
