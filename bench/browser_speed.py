@@ -29,7 +29,7 @@ import soundfile as sf
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 SAMPLE = ROOT / "speechattn" / "runtime" / "samples" / "this-no-longer-appears-to-be-the-case.wav"
-MODELS = ROOT / "speechattn" / "runtime" / "models"
+MODELS = ROOT / "export" / "models"
 
 
 def burn(stop) -> None:

@@ -5,7 +5,7 @@ frame accuracy and PER for the hysteresis rule at several --min-frames and for t
 grid of (min_frames, lm_weight, insertion_penalty).  Tune on held-out data that is not a judging set
 (the synthetic dev voices), then judge on the real sets.
 
-    python bench/decoder_tuning.py speechattn/runtime/models/default.onnx data/synth-en/synth-en_supervisions_dev.jsonl.gz
+    python bench/decoder_tuning.py export/models/default.onnx data/synth-en/synth-en_supervisions_dev.jsonl.gz
 """
 
 from __future__ import annotations
@@ -19,7 +19,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from speechattn.data.dataset import cuts_from_manifests  # noqa: E402
 from speechattn.data.manifests import recordings_beside  # noqa: E402
-from speechattn.decoder import DecoderConfig  # noqa: E402
+from speechattn_export.decoder import DecoderConfig  # noqa: E402
 from speechattn.training.evaluate import Scores, streamed_log_probs, utterances  # noqa: E402
 
 

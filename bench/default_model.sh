@@ -14,12 +14,12 @@ source = sys.argv[1]
 payload = torch.load(source, map_location="cpu", weights_only=True)
 save_checkpoint(load(source), "speechattn/runtime/models/default.pt", step=payload.get("step"), trained_from=source)
 PY
-speechattn export speechattn/runtime/models/default.pt -o speechattn/runtime/models/default.onnx
+speechattn export speechattn/runtime/models/default.pt -o export/models/default.onnx
 # int8: 8-bit weights (no calibration), verified on speech
-speechattn export speechattn/runtime/models/default.pt -o speechattn/runtime/models/default-int8.onnx --int8 \
+speechattn export speechattn/runtime/models/default.pt -o export/models/default-int8.onnx --int8 \
     --verify-audio speechattn/runtime/samples/please-enter-your-password.wav || echo "int8 export refused (see above)"
-speechattn stream-check speechattn/runtime/models/default.onnx speechattn/runtime/samples/this-no-longer-appears-to-be-the-case.wav > "$out/stream-check-fp32.txt"
-speechattn stream-check speechattn/runtime/models/default-int8.onnx speechattn/runtime/samples/this-no-longer-appears-to-be-the-case.wav > "$out/stream-check-int8.txt"
+speechattn stream-check export/models/default.onnx speechattn/runtime/samples/this-no-longer-appears-to-be-the-case.wav > "$out/stream-check-fp32.txt"
+speechattn stream-check export/models/default-int8.onnx speechattn/runtime/samples/this-no-longer-appears-to-be-the-case.wav > "$out/stream-check-int8.txt"
 synth=data/synth-en/synth-en_supervisions_test.jsonl.gz
 ocean=data/speechocean762/speechocean762_supervisions_dev.jsonl.gz
 asterisk=data/real-dev/real-dev_supervisions_dev.jsonl.gz
@@ -35,14 +35,14 @@ for set in ocean asterisk lj; do
     done
 done
 speechattn eval $model $ocean --chunk-frames $chunk --confusion "$out/confusion-speechocean762.png" --json > /dev/null
-[ -f speechattn/runtime/models/default-int8.onnx ] && speechattn eval speechattn/runtime/models/default-int8.onnx $ocean $asterisk $lj --chunk-frames $chunk --json > "$out/int8-real.json"
-speechattn eval speechattn/runtime/models/default.onnx $ocean $asterisk $lj --chunk-frames $chunk --json > "$out/fp32-real.json"
+[ -f export/models/default-int8.onnx ] && speechattn eval export/models/default-int8.onnx $ocean $asterisk $lj --chunk-frames $chunk --json > "$out/int8-real.json"
+speechattn eval export/models/default.onnx $ocean $asterisk $lj --chunk-frames $chunk --json > "$out/fp32-real.json"
 python tools/plot_accuracy_latency.py "$out" --delay "$delay" --default-chunk "$chunk" -o docs/accuracy-latency.png
 python bench/level_robustness.py $model $ocean $asterisk $lj --levels=-45,-35,-25,-15 --json "$out/levels.json" > "$out/levels.txt"
 # the shipped files streamed at their default settings (the ONNX file, as users run it) beside pocketsphinx
-python bench/pocketsphinx_peer.py $asterisk $ocean $lj --model speechattn/runtime/models/default.onnx --json "$out/peer.json"
+python bench/pocketsphinx_peer.py $asterisk $ocean $lj --model export/models/default.onnx --json "$out/peer.json"
 # lip sync: the mouth's accuracy (Rhubarb, VRM and Oculus sets) beside pocketsphinx, through the same tables and rules
-python bench/lipsync.py $asterisk $ocean $lj --model speechattn/runtime/models/default.onnx --json "$out/lipsync.json" > "$out/lipsync.txt"
+python bench/lipsync.py $asterisk $ocean $lj --model export/models/default.onnx --json "$out/lipsync.json" > "$out/lipsync.txt"
 # the start of a stream: each utterance cut to its first phone, alone and after 320 ms of silence
 python bench/onset.py $asterisk $ocean $lj --model $model --json "$out/onset.json" > "$out/onset.txt"
 python - "$out" <<'PY'

@@ -32,7 +32,7 @@ from speechattn.model.export import _frontend_nodes, _quantize, _trace, _write_m
 from speechattn.training.evaluate import streamed_log_probs
 from speechattn_export.stream_client import StreamingModel
 
-MODELS = Path(__file__).resolve().parent.parent / "speechattn" / "runtime" / "models"
+MODELS = Path(__file__).resolve().parent.parent / "export" / "models"
 TRAIN = {name: Path(f"data/{name}/{name}_supervisions_train.jsonl.gz") for name in ("speechocean762", "ljspeech")}
 SYNTH = Path("data/synth-en/synth-en_supervisions_train.jsonl.gz")
 DEV = [Path("data/real-dev/real-dev_supervisions_dev.jsonl.gz"),

@@ -29,10 +29,10 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from speechattn.decoder import new_segmenter  # noqa: E402
+from speechattn_export.decoder import new_segmenter  # noqa: E402
 from speechattn.phones import IGNORE, PHONES, PHONE_TO_INDEX, SILENCE  # noqa: E402
-from speechattn.segments import Segment, label_intervals  # noqa: E402
-from speechattn.visemes import SETS, cue_labels, make_cues  # noqa: E402
+from speechattn_export.segments import Segment, label_intervals  # noqa: E402
+from speechattn_export.visemes import SETS, cue_labels, make_cues  # noqa: E402
 
 SYSTEMS = ("speechattn", "pocketsphinx")
 
@@ -68,7 +68,7 @@ class VisemeScores:
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("manifests", nargs="+", type=Path, help="*_supervisions_*.jsonl.gz with recordings beside")
-    parser.add_argument("--model", type=Path, default=Path("speechattn/runtime/models/default.onnx"))
+    parser.add_argument("--model", type=Path, default=Path("export/models/default.onnx"))
     parser.add_argument("--sets", default="rhubarb,vrm,oculus", help="viseme sets, comma-separated")
     parser.add_argument("--limit", type=int, help="first N utterances of each manifest")
     parser.add_argument("--json", type=Path, help="also write the figures here")
@@ -104,9 +104,9 @@ def main() -> int:
             theirs = label_segments(sphinx.frame_labels(audio)[:frames])
             reference = label_segments(labels)
             for v in sets:
-                truth = make_cues(reference, v)
-                scores["speechattn", v.name].add(truth, make_cues(ours, v), frames, scored, v)
-                scores["pocketsphinx", v.name].add(truth, make_cues(theirs, v), frames, scored, v)
+                truth = make_cues(reference, v, PHONES)
+                scores["speechattn", v.name].add(truth, make_cues(ours, v, PHONES), frames, scored, v)
+                scores["pocketsphinx", v.name].add(truth, make_cues(theirs, v, PHONES), frames, scored, v)
         name = manifest.name.removesuffix(".jsonl.gz")
         for v in sets:
             a, b = scores["speechattn", v.name], scores["pocketsphinx", v.name]

@@ -23,10 +23,10 @@ import torch
 
 from speechattn.audio import HOP_SAMPLES
 from speechattn.cli.common import manifest_cuts
-from speechattn.decoder import new_segmenter
+from speechattn_export.decoder import new_segmenter
 from speechattn.model.encoder import load
 from speechattn.phones import IGNORE, PHONES
-from speechattn.segments import segment_labels
+from speechattn_export.segments import segment_labels
 from speechattn.training.evaluate import SILENCE_INDEX, phone_sequence, utterances
 
 HEAD_FRAMES = 30  # 300 ms after the cut

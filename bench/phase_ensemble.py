@@ -21,7 +21,7 @@ import torch
 from speechattn.audio import HOP_SAMPLES
 from speechattn.cli.common import manifest_cuts
 from speechattn.model.encoder import load
-from speechattn.runtime.transcribe import MODELS_DIR
+from speechattn.runtime.transcribe import CHECKPOINTS_DIR
 from speechattn.training.evaluate import Scores, utterances
 from onset import tagged  # bench/onset.py, beside this file
 
@@ -35,7 +35,7 @@ def shifted_log_probs(model, audio: np.ndarray, shift: int, chunk: int, frames: 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("manifests", type=Path, nargs="+")
-    parser.add_argument("--model", type=Path, default=MODELS_DIR / "default.pt")
+    parser.add_argument("--model", type=Path, default=CHECKPOINTS_DIR / "default.pt")
     parser.add_argument("--chunk-frames", type=int, default=None, help="default: the model's default chunk")
     args = parser.parse_args()
     torch.set_num_threads(1)

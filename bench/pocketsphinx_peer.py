@@ -12,7 +12,7 @@ prompts were themselves made by pocketsphinx's aligner, with the same acoustic m
 boundaries favour pocketsphinx's frame accuracy.  PER (phone sequences) is less affected.
 
     python bench/pocketsphinx_peer.py data/real-dev/real-dev_supervisions_dev.jsonl.gz \
-        data/speechocean762/speechocean762_supervisions_dev.jsonl.gz --model speechattn/runtime/models/default.onnx
+        data/speechocean762/speechocean762_supervisions_dev.jsonl.gz --model export/models/default.onnx
 """
 
 from __future__ import annotations
@@ -69,7 +69,7 @@ def one_hot(labels: np.ndarray) -> np.ndarray:
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("manifests", nargs="+", type=Path, help="*_supervisions_*.jsonl.gz with recordings beside")
-    parser.add_argument("--model", type=Path, default=Path("speechattn/runtime/models/default.onnx"))
+    parser.add_argument("--model", type=Path, default=Path("export/models/default.onnx"))
     parser.add_argument("--chunk-frames", type=int, default=None, help="ours: default the model's own")
     parser.add_argument("--decoder", choices=["bigram", "hysteresis"], default="bigram", help="ours: posteriors to phones")
     parser.add_argument("--limit", type=int, help="first N utterances of each manifest")

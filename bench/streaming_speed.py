@@ -12,7 +12,7 @@ Prints:
     python bench/streaming_speed.py [--fp32 F.onnx --int8 I.onnx] [--checkpoint M.pt] [--calls 2000]
                                     [--baseline OLD.onnx ...]   (earlier files, each timed beside silero-vad)
 
-Default: the shipped files (speechattn/runtime/models/default.onnx, default-int8.onnx, default.pt).
+Default: the shipped files (export/models/default.onnx, default-int8.onnx, default.pt).
 With --checkpoint alone it exports that checkpoint; --random measures the default-size model with
 random weights (the int8 file of a random model is then built without the exporter's agreement check,
 which random weights cannot pass).  Absolute times vary from run to run; compare the ratios.
@@ -42,7 +42,7 @@ from speechattn.model.encoder import ModelConfig, PhoneTagger, load  # noqa: E40
 from speechattn_export.stream_client import StreamingModel  # noqa: E402
 
 CHUNK_FRAMES = 8  # 80 ms
-MODELS = Path(__file__).resolve().parent.parent / "speechattn" / "runtime" / "models"
+MODELS = Path(__file__).resolve().parent.parent / "export" / "models"
 
 
 def session(path) -> ort.InferenceSession:
@@ -262,7 +262,7 @@ def main() -> None:
     parser.add_argument("--random", action="store_true", help="the default-size model with random weights instead")
     parser.add_argument("--baseline", type=Path, action="append", default=[],
                         help="an earlier streaming file to time beside these in section 1 (repeatable), e.g. "
-                             "git show REV:speechattn/runtime/models/default.onnx > old.onnx")
+                             "git show REV:export/models/default.onnx > old.onnx")
     parser.add_argument("--streams", type=int, nargs="+", default=[1, 8, 32, 128], help="stream counts for section 4")
     parser.add_argument("--calls", type=int, default=2000, help="timed 80 ms chunks per model (default 2000)")
     parser.add_argument("--seconds", type=float, default=60.0, help="audio length for RTF and throughput")

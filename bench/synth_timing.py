@@ -19,7 +19,7 @@ from pathlib import Path
 import numpy as np
 
 from speechattn.data.labels import frame_labels
-from speechattn.segments import label_intervals
+from speechattn_export.segments import label_intervals
 from speechattn.phones import PHONE_TO_INDEX, PHONES
 from speechattn.data.synth import SynthConfig, engine, engine_of, espeak, plan
 

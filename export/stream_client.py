@@ -146,6 +146,14 @@ class StreamingModel:
         if elements > 1 << 26:
             raise ValueError(f"the states hold {elements:,} values per stream (at most {1 << 26:,})")
 
+    def check_chunk(self, chunk_frames) -> int:
+        """The chunk size to stream with (None: the model's default); ValueError naming the sizes it serves."""
+        chunk = self.default_chunk_frames if chunk_frames is None else chunk_frames
+        if chunk not in self.allowed_chunk_frames:
+            raise ValueError(f"chunk_frames {chunk} is not one the model serves (it was trained for "
+                             f"{list(self.allowed_chunk_frames)})")
+        return int(chunk)
+
     def new_stream(self, chunk_frames=None, batch_size=1) -> "Stream":
         return Stream(self, chunk_frames or self.default_chunk_frames, batch_size)
 
@@ -178,11 +186,8 @@ class Stream:
     """One audio source.  push() any amount of audio; frames come out as their chunk completes."""
 
     def __init__(self, model: StreamingModel, chunk_frames: int, batch_size: int = 1):
-        if chunk_frames not in model.allowed_chunk_frames:
-            raise ValueError(f"chunk_frames {chunk_frames} is not one the model was trained for: "
-                             f"{model.allowed_chunk_frames}")
         self.model = model
-        self.chunk_frames = chunk_frames
+        self.chunk_frames = model.check_chunk(chunk_frames)
         self.batch_size = batch_size
         self.state = model.initial_state(batch_size)
         self.leftover = np.zeros((batch_size, 0), dtype=np.float32)

@@ -154,3 +154,36 @@ def test_no_source_file_is_hidden_by_gitignore():
     ignored = subprocess.run(["git", "check-ignore", "--no-index", "--stdin"], cwd=root, input="\n".join(files),
                              capture_output=True, text=True).stdout.split()
     assert ignored == []
+
+
+KIT = PACKAGE.parent / "export"
+
+
+def test_the_portable_kit_imports_numpy_and_onnxruntime_only():
+    stray = []
+    for path in sorted(KIT.glob("*.py")):
+        for imported, line in imports(path):
+            top = imported.split(".")[0]
+            if top not in ("speechattn_export", "numpy", "onnxruntime") and top not in sys.stdlib_module_names:
+                stray.append(f"export/{path.name}:{line}: imports {imported}")
+    assert not stray, "the kit is numpy + onnxruntime only:\n" + "\n".join(stray)
+
+
+def test_the_portable_kit_works_without_the_core_package():
+    """Every kit module imports, and the bundled model streams into phones and cues, with `speechattn` and
+    torch unimportable (an app that embeds the kit alone)."""
+    code = ("import sys, numpy as np\n"
+            "class Block:\n"
+            "    def find_spec(self, name, path=None, target=None):\n"
+            "        if name.split('.')[0] in ('speechattn', 'torch', 'soundfile', 'soxr', 'click'):\n"
+            "            raise ModuleNotFoundError(f'No module named {name!r}', name=name)\n"
+            "sys.meta_path.insert(0, Block())\n"
+            "import importlib, pkgutil, speechattn_export\n"
+            "for m in pkgutil.iter_modules(speechattn_export.__path__):\n"
+            "    importlib.import_module('speechattn_export.' + m.name)\n"
+            "from speechattn_export.decoder import new_segmenter\n"
+            "from speechattn_export.visemes import RHUBARB, make_cues\n"
+            "print('ok')\n")
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120,
+                            cwd=PACKAGE.parent.parent)
+    assert result.returncode == 0 and result.stdout.strip() == "ok", result.stderr

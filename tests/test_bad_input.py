@@ -421,7 +421,7 @@ def test_a_growing_wav_reads_whole_at_any_moment(tmp_path):
 def test_mic_json_lines_are_flushed_as_they_are_shown(tmp_path):
     from speechattn.phones import PHONES
     from speechattn.runtime.mic import Display
-    from speechattn.segments import Segment
+    from speechattn_export.segments import Segment
 
     with open(tmp_path / "m.jsonl", "w") as handle:
         Display(tuple(PHONES), live=True, output=handle).segments([Segment(0, 10, 1, 0.9)])

@@ -17,7 +17,7 @@ import pytest
 
 from speechattn.cli import main
 from speechattn.phones import PHONES
-from speechattn.segments import Segment, segment_labels
+from speechattn_export.segments import Segment, segment_labels
 
 pytestmark = pytest.mark.slow
 ROOT = Path(__file__).resolve().parent.parent

@@ -109,7 +109,7 @@ def test_zero_sample_graph_calls_work_for_every_frontend(tmp_path):
 
 
 def test_unknown_chunk_size_and_foreign_models_are_clear_errors(model, tmp_path):
-    with pytest.raises(ValueError, match="chunk_frames 5 is not one the model was trained for"):
+    with pytest.raises(ValueError, match=r"chunk_frames 5 is not one the model serves \(it was trained for \[1"):
         model.new_stream(5)
     plain = onnx.helper.make_model(onnx.helper.make_graph(
         [onnx.helper.make_node("Identity", ["x"], ["y"])], "g",
@@ -209,3 +209,32 @@ def test_a_stream_set_refuses_a_key_twice_and_an_unknown_key(model):
         streams.add("a")
     with pytest.raises(KeyError):
         streams.push("b", np.zeros(160, dtype=np.float32))
+
+
+def test_the_readmes_embedding_snippet_runs_as_written_and_gives_what_transcribe_prints(capsys):
+    """The README's Python block, executed as it stands (given `audio_pieces`: the bundled 16 kHz sample in
+    pieces of 1,234 samples), prints the segments `speechattn transcribe --format json` prints and the cues of
+    --format rhubarb-json."""
+    import ast
+    import json
+    import re
+    from pathlib import Path
+
+    import soundfile as sf
+
+    from speechattn.cli import main
+
+    root = Path(__file__).resolve().parent.parent
+    snippet = re.search(r"```python\n(.*?)```", (root / "README.md").read_text(), re.S).group(1)
+    sample = root / "speechattn" / "runtime" / "samples" / "this-no-longer-appears-to-be-the-case.wav"
+    audio, rate = sf.read(sample, dtype="float32")
+    assert rate == 16000
+    exec(compile(snippet, "README.md", "exec"), {"audio_pieces": [audio[i:i + 1234] for i in range(0, len(audio), 1234)]})
+    printed = capsys.readouterr().out.splitlines()
+    segments, cues = ast.literal_eval(printed[0]), ast.literal_eval(printed[1])
+    assert main(["transcribe", str(sample), "--model", "default-int8", "--format", "json"]) == 0
+    assert segments == json.loads(capsys.readouterr().out)["segments"]
+    assert main(["transcribe", str(sample), "--model", "default-int8", "--format", "rhubarb-json"]) == 0
+    rhubarb = json.loads(capsys.readouterr().out)["mouthCues"]
+    assert [(round(c["start"], 2), round(c["end"], 2), c["value"]) for c in cues] == \
+        [(c["start"], c["end"], c["value"]) for c in rhubarb]

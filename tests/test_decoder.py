@@ -9,7 +9,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from speechattn.data.phonotactics import bigram_counts, log_bigram
-from speechattn.decoder import DecoderConfig, PhoneBigram, PhoneDecoder, decode, new_segmenter
+from speechattn_export.decoder import DecoderConfig, PhoneBigram, PhoneDecoder, decode, new_segmenter
 from speechattn.phones import PHONE_TO_INDEX, PHONES
 
 SIL, AE, K, T = (PHONE_TO_INDEX[p] for p in ("sil", "AE", "K", "T"))

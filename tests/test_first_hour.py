@@ -176,7 +176,7 @@ def test_the_wheel_carries_the_page_runtime_the_recipes_and_the_schema(tmp_path)
     for name in ("speechattn_export/web/ort-web/ort.wasm.min.mjs", "speechattn_export/web/ort-web/NOTICE.txt",
                  "speechattn_export/web/ort-web/ort-wasm-simd-threaded.wasm", "speechattn_export/transcript.schema.json",
                  "speechattn_recipes/tiny.yaml", "speechattn_recipes/default.yaml", "speechattn/py.typed",
-                 "speechattn/runtime/models/default-int8.onnx"):
+                 "export/models/default-int8.onnx"):
         assert name in names, name
     assert not any("node_modules" in n for n in names)
 
@@ -186,6 +186,6 @@ def test_long_file_progress_shows_the_total_and_the_time_left(capsys):
     from speechattn_export.stream_client import StreamingModel
 
     model = StreamingModel(resolve_model("default-int8"))
-    transcribe_file(model, SAMPLE, model.default_chunk_frames, progress=True)
+    transcribe_file(model, SAMPLE, progress=True)
     err = capsys.readouterr().err
     assert re.search(r"of 2 s of audio \|.*\| \[.* < ", err), err[-300:]

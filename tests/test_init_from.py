@@ -6,7 +6,7 @@ import torch
 
 from speechattn.cli import main
 from speechattn.model.encoder import load
-from speechattn.runtime.transcribe import MODELS_DIR
+from speechattn.runtime.transcribe import CHECKPOINTS_DIR
 from speechattn.training.recipes import load_recipe
 from speechattn.training.train import initial_weights
 
@@ -16,7 +16,7 @@ def test_the_default_recipe_continues_from_the_shipped_weights():
     recipe = load_recipe("recipes/default.yaml")
     assert recipe.train.init_from == "default"
     model = initial_weights("default", recipe.model)
-    shipped = load(MODELS_DIR / "default.pt")
+    shipped = load(CHECKPOINTS_DIR / "default.pt")
     assert model.config.dropout == recipe.model.dropout  # the recipe's training settings ...
     for (name, value), (_, expected) in zip(model.state_dict().items(), shipped.state_dict().items()):
         assert torch.equal(value, expected), name  # ... and the shipped weights and normalisation, all of them
@@ -43,7 +43,7 @@ def test_a_recipe_with_another_left_context_starts_from_the_same_weights(tmp_pat
     # both without the primed start: the shipped model's silence caches span its own 128 frames, beyond the reach
     shorter = replace(recipe.model, left_context_frames=32, primed_start=False)
     model = initial_weights("default", shorter).eval()
-    primed = load(MODELS_DIR / "default.pt")
+    primed = load(CHECKPOINTS_DIR / "default.pt")
     shipped = PhoneTagger(replace(primed.config, primed_start=False)).eval()
     shipped.load_state_dict(primed.state_dict())
     assert model.config.left_context_frames == 32
@@ -65,7 +65,7 @@ def test_a_recipe_with_another_left_context_starts_from_the_same_weights(tmp_pat
 def test_a_longer_left_context_gives_far_offsets_the_farthest_bias():
     from speechattn.model.encoder import with_left_context
 
-    shipped = load(MODELS_DIR / "default.pt")
+    shipped = load(CHECKPOINTS_DIR / "default.pt")
     longer = with_left_context(shipped, 256)
     for (name, value), (_, old) in zip(longer.state_dict().items(), shipped.state_dict().items()):
         if name.endswith("relative_bias"):
@@ -86,7 +86,7 @@ def test_a_recipe_with_fewer_layers_starts_from_evenly_spaced_layers_of_the_chec
     assert kept_layers(6, 5) == [0, 1, 2, 4, 5] and kept_layers(6, 3) == [0, 2, 5] and kept_layers(6, 6) == list(range(6))
     recipe = load_recipe("recipes/default.yaml")
     model = initial_weights("default", replace(recipe.model, num_layers=5))
-    shipped = load(MODELS_DIR / "default.pt").state_dict()
+    shipped = load(CHECKPOINTS_DIR / "default.pt").state_dict()
     assert model.config.num_layers == 5 and len(model.layers) == 5
     for name, value in model.state_dict().items():
         if name.startswith("layers."):

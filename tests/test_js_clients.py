@@ -183,7 +183,7 @@ def test_the_javascript_client_packs_installs_and_runs_as_an_npm_package(tmp_pat
         import {{ StreamingModel, newSegmenter }} from "speechattn";
         import {{ readWav }} from "speechattn/wav";
         import {{ Resampler }} from "speechattn/resample";
-        const model = await StreamingModel.create(ort, readFileSync({json.dumps(str(ROOT / "speechattn/runtime/models/default-int8.onnx"))}));
+        const model = await StreamingModel.create(ort, readFileSync({json.dumps(str(ROOT / "export/models/default-int8.onnx"))}));
         let {{ samples, rate }} = readWav(readFileSync({json.dumps(str(ROOT / "speechattn/runtime/samples/please-enter-your-password.wav"))}));
         samples = new Resampler(rate, model.sampleRate).process(samples);
         const stream = model.newStream();
@@ -199,7 +199,7 @@ def test_the_javascript_client_packs_installs_and_runs_as_an_npm_package(tmp_pat
 
 
 def test_the_javascript_viseme_tables_are_pythons():
-    from speechattn.visemes import SETS
+    from speechattn_export.visemes import SETS
 
     script = "import { VISEME_SETS } from './export/js/visemes.mjs'; console.log(JSON.stringify(VISEME_SETS));"
     result = node("--input-type=module", "-e", script)
@@ -218,8 +218,8 @@ def test_the_javascript_cue_rules_are_pythons_on_random_segments():
     import random
 
     from speechattn.phones import PHONES
-    from speechattn.segments import Segment
-    from speechattn.visemes import SETS, CueRules, make_cues
+    from speechattn_export.segments import Segment
+    from speechattn_export.visemes import SETS, CueRules, make_cues
 
     rng = random.Random(0)
     cases = []
@@ -232,7 +232,7 @@ def test_the_javascript_cue_rules_are_pythons_on_random_segments():
         rules = CueRules(rng.randint(1, 9), rng.randint(0, 15))
         name = rng.choice(list(SETS))
         cuts = sorted(rng.randint(0, len(segments)) for _ in range(3))
-        expected = [[c.start_frame, c.end_frame, c.shape] for c in make_cues(segments, SETS[name], rules=rules)]
+        expected = [[c.start_frame, c.end_frame, c.shape] for c in make_cues(segments, SETS[name], PHONES, rules=rules)]
         cases.append({"set": name, "rules": [rules.min_hold_frames, rules.bridge_frames], "cuts": cuts,
                       "segments": [[s.start_frame, s.end_frame, s.phone] for s in segments], "expected": expected})
     script = """

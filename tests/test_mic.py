@@ -22,7 +22,7 @@ from speechattn.audio import speechlike_signal
 pytestmark = pytest.mark.slow  # a real audio stack: minutes, run in CI with -m ""
 
 SAMPLE = Path("speechattn/runtime/samples/please-enter-your-password.wav")
-BUNDLED = Path("speechattn/runtime/models/default.onnx")
+BUNDLED = Path("export/models/default.onnx")
 
 
 def start_pulse(runtime: Path):

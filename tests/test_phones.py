@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 from speechattn.data.labels import frame_labels
-from speechattn.segments import label_intervals
+from speechattn_export.segments import label_intervals
 from speechattn.phones import (
     ARPABET, FESTIVAL_TO_PHONE, IGNORE, NUM_PHONES, PHONE_TO_INDEX, PHONES, TIMIT_TO_PHONE, PhoneMappingError,
     from_arpabet, from_festival, from_timit,

@@ -14,11 +14,11 @@ from speechattn.audio import SAMPLE_RATE, num_frames, speechlike_signal
 from speechattn.cli import main
 from speechattn.data.corpora import supervision_frame_labels
 from speechattn.data.dataset import cuts_from_manifests
-from speechattn.decoder import DecoderConfig, PhoneBigram, decode
+from speechattn_export.decoder import DecoderConfig, PhoneBigram, decode
 from speechattn.errors import ConfigError
 from speechattn.model.encoder import save_checkpoint
 from speechattn.phones import IGNORE, PHONES
-from speechattn.segments import segment_labels
+from speechattn_export.segments import segment_labels
 from speechattn.training.pseudo import frame_pseudo_labels
 from speechattn.training.recipes import load_recipe
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from speechattn.segments import Segmenter, segment, segment_labels
+from speechattn_export.segments import Segmenter, segment, segment_labels
 
 
 def one_hot_log_probs(labels, classes=40, confidence=0.9):

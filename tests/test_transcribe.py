@@ -134,7 +134,8 @@ def test_the_bundled_model_transcribes_the_bundled_recording(capsys):
     """The README's main job: the package's own model on the package's own recording."""
     from rapidfuzz.distance import Levenshtein
 
-    from speechattn.runtime.transcribe import MODELS_DIR, resolve_model
+    from speechattn.runtime.transcribe import resolve_model
+    from speechattn_export.registry import MODELS_DIR
 
     assert resolve_model(None) == MODELS_DIR / "default.onnx"
     assert sum(p.stat().st_size for p in MODELS_DIR.glob("*.onnx")) <= 25e6  # the package stays small
@@ -225,13 +226,15 @@ def test_m4a_is_decoded_by_pyav_in_blocks_and_without_it_the_error_says_what_to_
 
 def test_version_names_each_bundled_model_with_its_hash(capsys):
     from speechattn import __version__
-    from speechattn.runtime.transcribe import BUNDLED, MODELS_DIR, model_identity
+    from speechattn.runtime.transcribe import model_identity
+    from speechattn_export.registry import bundled_names, bundled_path
 
     assert main(["--version"]) == 0
     out = capsys.readouterr().out
     assert out.splitlines()[0] == f"speechattn {__version__}"
-    for name, file in BUNDLED.items():
-        assert f"--model {name}: {file}, sha256 {model_identity(str(MODELS_DIR / file))['sha256']}" in out
+    for name in bundled_names():
+        path = bundled_path(name)
+        assert f"--model {name}: {path.name}, sha256 {model_identity(str(path))['sha256']}" in out
 
 
 def test_stream_check_takes_a_bundled_model_by_name(capsys):

@@ -15,8 +15,8 @@ from hypothesis import strategies as st
 
 from speechattn.cli import main
 from speechattn.phones import NUM_PHONES, PHONE_TO_INDEX, PHONES
-from speechattn.segments import Segment
-from speechattn.visemes import (OCULUS, RHUBARB, SETS, VRM, Cue, CueMaker, CueRules, cue_labels, frame_weights,
+from speechattn_export.segments import Segment
+from speechattn_export.visemes import (OCULUS, RHUBARB, SETS, VRM, Cue, CueMaker, CueRules, cue_labels, frame_weights,
                                 make_cues)
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -61,7 +61,7 @@ def test_every_phone_maps_to_exactly_one_shape_of_each_set(visemes):
     covered = [phone for phones in visemes.covers.values() for phone in phones]
     assert sorted(covered) == sorted(PHONES)  # each phone once: none missing, none twice
     assert set(visemes.covers) == set(visemes.shapes) == set(visemes.descriptions)
-    matrix = visemes.matrix()
+    matrix = visemes.matrix(PHONES)
     assert matrix.shape == (NUM_PHONES, len(visemes.shapes))
     np.testing.assert_array_equal(matrix.sum(axis=1), np.ones(NUM_PHONES))
     assert visemes.table["sil"] == visemes.rest
@@ -80,13 +80,13 @@ def test_weights_sum_to_one_per_frame_and_follow_the_posteriors(visemes):
     rng = np.random.default_rng(0)
     logits = rng.normal(size=(50, NUM_PHONES)) * 3
     log_probs = logits - np.log(np.exp(logits).sum(axis=1, keepdims=True))
-    weights = frame_weights(log_probs, visemes)
+    weights = frame_weights(log_probs, visemes, PHONES)
     assert weights.shape == (50, len(visemes.shapes))
     np.testing.assert_allclose(weights.sum(axis=1), 1.0, atol=1e-12)
     assert (weights >= 0).all()
     certain = np.full((1, NUM_PHONES), -40.0)
     certain[0, PHONE_TO_INDEX["AA"]] = 0.0
-    assert visemes.shapes[int(frame_weights(certain, visemes).argmax())] == visemes.table["AA"]
+    assert visemes.shapes[int(frame_weights(certain, visemes, PHONES).argmax())] == visemes.table["AA"]
 
 
 def segments_of(runs: list[tuple[str, int]]) -> list[Segment]:
@@ -102,30 +102,30 @@ def shapes(cues: list[Cue]) -> list[tuple[str, int]]:
 
 
 def test_cues_tile_the_stream_and_merge_phones_of_one_shape():
-    cues = make_cues(segments_of([("sil", 20), ("HH", 8), ("AY", 30), ("sil", 40)]), RHUBARB)
+    cues = make_cues(segments_of([("sil", 20), ("HH", 8), ("AY", 30), ("sil", 40)]), RHUBARB, PHONES)
     assert shapes(cues) == [("X", 20), ("B", 8), ("D", 30), ("X", 40)]
-    cues = make_cues(segments_of([("sil", 20), ("S", 10), ("T", 10), ("sil", 30)]), RHUBARB)  # S and T: both B
+    cues = make_cues(segments_of([("sil", 20), ("S", 10), ("T", 10), ("sil", 30)]), RHUBARB, PHONES)  # S and T: both B
     assert shapes(cues) == [("X", 20), ("B", 20), ("X", 30)]
 
 
 def test_a_shape_too_short_to_see_joins_the_shape_before_it():
-    cues = make_cues(segments_of([("sil", 20), ("AA", 20), ("EH", 3), ("S", 20), ("sil", 20)]), RHUBARB)
+    cues = make_cues(segments_of([("sil", 20), ("AA", 20), ("EH", 3), ("S", 20), ("sil", 20)]), RHUBARB, PHONES)
     assert shapes(cues) == [("X", 20), ("D", 23), ("B", 20), ("X", 20)]
 
 
 def test_short_closed_lips_are_kept_and_lengthened_from_the_shape_before():
-    cues = make_cues(segments_of([("sil", 20), ("AA", 20), ("P", 3), ("AA", 20), ("sil", 20)]), RHUBARB)
+    cues = make_cues(segments_of([("sil", 20), ("AA", 20), ("P", 3), ("AA", 20), ("sil", 20)]), RHUBARB, PHONES)
     assert shapes(cues) == [("X", 20), ("D", 16), ("A", 7), ("D", 20), ("X", 20)]
-    vrm = make_cues(segments_of([("sil", 20), ("AA", 20), ("M", 2), ("AA", 20), ("sil", 20)]), VRM)
+    vrm = make_cues(segments_of([("sil", 20), ("AA", 20), ("M", 2), ("AA", 20), ("sil", 20)]), VRM, PHONES)
     assert shapes(vrm) == [("sil", 20), ("A", 15), ("sil", 7), ("A", 20), ("sil", 20)]
 
 
 def test_a_short_pause_inside_speech_holds_the_shape_before_it_and_a_long_one_closes_the_mouth():
-    short = make_cues(segments_of([("sil", 20), ("AA", 20), ("sil", 8), ("EH", 20), ("sil", 20)]), RHUBARB)
+    short = make_cues(segments_of([("sil", 20), ("AA", 20), ("sil", 8), ("EH", 20), ("sil", 20)]), RHUBARB, PHONES)
     assert shapes(short) == [("X", 20), ("D", 28), ("C", 20), ("X", 20)]
-    long = make_cues(segments_of([("sil", 20), ("AA", 20), ("sil", 30), ("EH", 20), ("sil", 5)]), RHUBARB)
+    long = make_cues(segments_of([("sil", 20), ("AA", 20), ("sil", 30), ("EH", 20), ("sil", 5)]), RHUBARB, PHONES)
     assert shapes(long) == [("X", 20), ("D", 20), ("X", 30), ("C", 20), ("X", 5)]  # the trailing pause stays
-    none = make_cues(segments_of([("sil", 20), ("AA", 20), ("sil", 8), ("EH", 20)]), RHUBARB, rules=CueRules(1, 0))
+    none = make_cues(segments_of([("sil", 20), ("AA", 20), ("sil", 8), ("EH", 20)]), RHUBARB, PHONES, rules=CueRules(1, 0))
     assert shapes(none) == [("X", 20), ("D", 20), ("X", 8), ("C", 20)]
 
 
@@ -138,8 +138,8 @@ phone_runs = st.lists(st.tuples(st.sampled_from(PHONES), st.integers(1, 25)), mi
 def test_streaming_cues_equal_offline_cues_for_any_split_of_the_segments(runs, cuts, set_name, min_hold, bridge):
     visemes, rules = SETS[set_name], CueRules(min_hold, bridge)
     segments = segments_of(runs)
-    offline = make_cues(segments, visemes, rules=rules)
-    maker, streamed, at = CueMaker(visemes, rules=rules), [], 0
+    offline = make_cues(segments, visemes, PHONES, rules=rules)
+    maker, streamed, at = CueMaker(visemes, PHONES, rules=rules), [], 0
     for cut in sorted(cuts) + [len(segments)]:
         streamed += maker.push(segments[at:cut])
         at = max(at, cut)
@@ -320,7 +320,11 @@ def test_a_recording_shorter_than_a_frame_gives_a_resting_mouth_in_every_lip_syn
             assert data.get("mouthCues", data.get("cues")) == []
 
 
-def test_the_command_line_offers_every_viseme_set():
-    from speechattn.cli.runtime import VISEME_SETS
+def test_the_command_line_offers_every_viseme_set_of_the_one_table(capsys):
+    from speechattn.cli import main
+    from speechattn_export.registry import VISEME_SET_NAMES
 
-    assert VISEME_SETS == tuple(SETS)  # named there so --help imports nothing; kept equal here
+    assert VISEME_SET_NAMES == tuple(SETS)  # SETS is built from the registry's table: no copy to keep equal
+    for command in ("transcribe", "mic"):
+        assert main([command, "--help"]) == 0
+        assert f"[{'|'.join(SETS)}]" in capsys.readouterr().out.replace("\n", "").replace(" ", "")

@@ -7,7 +7,7 @@ speech before anything is written.  For files exported before attention became o
 per layer (round 5 and earlier): later files keep every layer's relative-position bias only inside one
 constant table, which this does not unpick (every checkpoint since round 3 ships anyway, as default.pt).
 
-    python tools/checkpoint_from_onnx.py speechattn/runtime/models/default.onnx -o speechattn/runtime/models/default.pt
+    python tools/checkpoint_from_onnx.py export/models/default.onnx -o speechattn/runtime/models/default.pt
 """
 
 from __future__ import annotations

@@ -29,7 +29,7 @@ def main() -> int:
 
     from speechattn.files import atomic_path
     from speechattn.runtime.web import make_server
-    from speechattn.visemes import RHUBARB
+    from speechattn_export.visemes import RHUBARB
 
     server, url = make_server("127.0.0.1", 0)
     threading.Thread(target=server.serve_forever, daemon=True).start()

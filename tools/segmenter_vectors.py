@@ -16,7 +16,7 @@ import numpy as np
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from speechattn.decoder import DecoderConfig, new_segmenter  # noqa: E402
+from speechattn_export.decoder import DecoderConfig, new_segmenter  # noqa: E402
 from speechattn.phones import PHONES  # noqa: E402
 
 OUTPUT = ROOT / "tests" / "segmenter-vectors.json"
@@ -68,7 +68,7 @@ def build() -> dict:
         cases.append({"name": name, "decoder": decoder, "options": options, "phones": list(PHONES),
                       "pushes": pushes, "log_probs": [[round(float(x), 3) for x in row] for row in values],
                       "segments": run(decoder, options, values, pushes)})
-    return {"about": __doc__.split("\n")[0], "bigram": "speechattn/runtime/models/phone-bigram.json",
+    return {"about": __doc__.split("\n")[0], "bigram": "export/models/phone-bigram.json",
             "confidence_tolerance": 1e-9, "cases": cases}
 
 

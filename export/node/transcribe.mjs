@@ -1,5 +1,5 @@
 #!/usr/bin/env node
-// node export/node/transcribe.mjs AUDIO.wav [--model M.onnx] [--decoder bigram|hysteresis] [--chunk-frames C]
+// node export/node/transcribe.mjs AUDIO.wav [--model NAME|M.onnx] [--decoder bigram|hysteresis] [--chunk-frames C]
 //                                            [--visemes rhubarb|oculus|vrm]
 //
 // Streams a WAV file (any rate: resampled to the model's; any channel count: averaged) through a speechattn ONNX
@@ -19,7 +19,10 @@ import { Resampler } from "../js/resample.mjs";
 import { CueMaker, VISEME_SETS, cueDicts, frameWeights } from "../js/visemes.mjs";
 
 const root = resolve(dirname(fileURLToPath(import.meta.url)), "..", "..");
-const models = resolve(root, "speechattn", "runtime", "models");
+const models = resolve(root, "export", "models");
+// the bundled models' table, shared with the Python CLI and the web page: a name there, or a path
+const registry = JSON.parse(readFileSync(resolve(models, "models.json"), "utf8"));
+const modelPath = (name) => (name in registry.models ? resolve(models, registry.models[name].file) : name);
 
 function fail(message) {
   console.error(`error: ${message}`);
@@ -61,10 +64,10 @@ async function main() {
     args = parseArgs({
       allowPositionals: true,
       options: {
-        model: { type: "string", default: resolve(models, "default.onnx") },
+        model: { type: "string", default: registry.default },
         decoder: { type: "string", default: "bigram" },
         "chunk-frames": { type: "string" },
-        bigram: { type: "string", default: resolve(models, "phone-bigram.json") },
+        bigram: { type: "string", default: resolve(models, registry.bigram) },
         visemes: { type: "string" },
         help: { type: "boolean", short: "h" },
       },
@@ -73,7 +76,7 @@ async function main() {
     fail(error.message);
   }
   if (args.values.help || args.positionals.length !== 1) {
-    console.log("usage: node transcribe.mjs AUDIO.wav [--model M.onnx] [--decoder bigram|hysteresis] " +
+    console.log("usage: node transcribe.mjs AUDIO.wav [--model NAME|M.onnx] [--decoder bigram|hysteresis] " +
       "[--chunk-frames C] [--bigram phone-bigram.json] [--visemes rhubarb|oculus|vrm]\n\nStreams a WAV file (any " +
       "rate, resampled) through the model in 80 ms pushes and prints its phone segments as JSON; with --visemes, " +
       "its mouth-shape weights per frame and mouth cues.");
@@ -89,7 +92,7 @@ async function main() {
   const { samples, rate, channels } = readWavFile(path);
   let modelBytes;
   try {
-    modelBytes = readFileSync(args.values.model);
+    modelBytes = readFileSync(modelPath(args.values.model));
   } catch (error) {
     fail(`${args.values.model}: cannot read the model (${error.code ?? error.message})`);
   }
@@ -131,7 +134,7 @@ async function main() {
   segments.push(...segmenter.finish());
   if (samples.length === 0) fail(`${path}: the file holds no audio samples`);
   const duration = audio.length / model.sampleRate;
-  const identity = { name: basename(args.values.model), sha256: sha256(modelBytes) };
+  const identity = { name: basename(modelPath(args.values.model)), sha256: sha256(modelBytes) };
   if (visemes) {
     const maker = new CueMaker(visemes, model.phones);
     const cues = [...maker.push(segments), ...maker.finish()];

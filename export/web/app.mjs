@@ -31,6 +31,16 @@ function say(text, error = false) {
   }
 }
 
+// The model menu comes from the bundled models' table (export/models/models.json), shared with the CLI and Node.
+async function fillModelMenu() {
+  const response = await fetch(new URL("models.json", modelsUrl));
+  if (!response.ok) throw new Error(`models.json: HTTP ${response.status} (the models' table beside the models)`);
+  const registry = await response.json();
+  for (const entry of Object.values(registry.models)) $("model").add(new Option(entry.label, entry.file));
+  $("model").value = registry.models[registry.default].file;
+  page.bigramFile = registry.bigram;
+}
+
 async function loadModel() {
   const name = params.get("model") ?? $("model").value;
   $("model").value = name;
@@ -39,7 +49,7 @@ async function loadModel() {
   if (!response.ok) throw new Error(`${name}: HTTP ${response.status}`);
   const bytes = new Uint8Array(await response.arrayBuffer());
   page.model = await StreamingModel.create(ort, bytes, { executionProviders: ["wasm"] });
-  page.bigram = await (await fetch(new URL("phone-bigram.json", modelsUrl))).json();
+  page.bigram = await (await fetch(new URL(page.bigramFile ?? "phone-bigram.json", modelsUrl))).json();
   const m = page.model;
   page.threads = ort.env.wasm.numThreads;
   say(`${name}: ${m.phones.length} phones, ${m.metadata.quantization === "none" ? "fp32" : m.metadata.quantization}, ` +
@@ -261,6 +271,7 @@ drop.ondrop = (event) => {
   }
 };
 
-loadModel()
+fillModelMenu()
+  .then(loadModel)
   .then(() => (params.has("autostart") ? startMicrophone() : null))
   .catch((error) => say(error.message, true));

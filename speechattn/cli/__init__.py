@@ -44,11 +44,12 @@ INSTALL_HINTS = {
 def _print_version(ctx: click.Context) -> None:
     """The package version, and each bundled model's file name and sha256 (what the JSON output names too)."""
     from speechattn import __version__
-    from speechattn.runtime.transcribe import BUNDLED, MODELS_DIR, model_identity
+    from speechattn.runtime.transcribe import model_identity
+    from speechattn_export.registry import bundled_names, bundled_path
 
     click.echo(f"speechattn {__version__}")
-    for name, file in BUNDLED.items():
-        path = MODELS_DIR / file
+    for name in bundled_names():
+        path, file = bundled_path(name), bundled_path(name).name
         found = f"sha256 {model_identity(str(path))['sha256']}" if path.exists() else "missing from this install"
         click.echo(f"  --model {name}: {file}, {found}")
     ctx.exit(0)

@@ -11,6 +11,7 @@ from pathlib import Path
 import click
 
 from speechattn.errors import ConfigError, SpeechattnError, UsageError
+from speechattn_export.registry import DECODERS, registry
 
 
 def parse_overrides(pairs: list[str] | tuple[str, ...]) -> dict:
@@ -52,6 +53,19 @@ def check_writable(output: Path) -> None:
 def progress_wanted() -> bool:
     """Progress bars on a terminal only (a log file gets the summaries)."""
     return sys.stderr.isatty()
+
+
+def decoding_options(model, decoder: str = "bigram", min_frames: int | None = None, chunk_frames: int | None = None,
+                     visemes: str | None = None):
+    """The one DecodingOptions a command passes on, its chunk size checked against the model (a usage error)."""
+    from speechattn_export.pipeline import DecodingOptions
+
+    try:
+        return DecodingOptions(decoder=decoder, min_frames=min_frames, chunk_frames=model.check_chunk(chunk_frames),
+                               visemes=visemes)
+    except ValueError as error:
+        raise UsageError(f"{Path(model.path).name}: {error} (--chunk-frames)" if "chunk_frames" in str(error)
+                         else str(error)) from None
 
 
 def load_onnx(model_path: Path, threads: int | None = None):
@@ -135,12 +149,14 @@ def option(*names, **settings):
 
 
 model_option = option("--model", default=None, metavar="ONNX|NAME",
-                      help="ONNX file, or a bundled model: default (fp32), default-int8  [default: default]")
+                      help="ONNX file, or a bundled model: " + ", ".join(f"{name} ({entry['description']})" for name, entry
+                                                                        in registry()["models"].items())
+                      + f"  [default: {registry()['default']}]")
 chunk_option = option("--chunk-frames", type=click.IntRange(min=1), default=None, metavar="C",
                       help="streaming chunk in 10 ms frames, one the model serves  [default: the model's]")
 min_frames_option = option("--min-frames", type=click.IntRange(min=1), default=None,
                            help="shortest phone in 10 ms frames  [default: 4 with the bigram decoder, 3 with hysteresis]")
-decoder_option = option("--decoder", type=click.Choice(["bigram", "hysteresis"]), default="bigram",
+decoder_option = option("--decoder", type=click.Choice(DECODERS), default="bigram",
                         help="phones from frame posteriors: bigram = a Viterbi search over a phone loop weighted by "
                         "English phone pairs (final 100 ms after the frame); hysteresis = each frame's most likely "
                         "phone, a new phone once it has held --min-frames frames")

@@ -79,7 +79,7 @@ def show_item(supervisions, item_id, plot, wav, augment, allow_command_sources, 
     from speechattn.files import atomic_path
     from speechattn.phones import PHONES
     from speechattn.runtime.plots import plot_labelled_audio
-    from speechattn.segments import label_intervals
+    from speechattn_export.segments import label_intervals
 
     _png(plot)
     if wav:

@@ -8,13 +8,12 @@ from pathlib import Path
 
 import click
 
-from speechattn.cli.common import (PATH, FiniteFloatRange, chunk_option, decoder_option, load_onnx, min_frames_option, model_option,
-                                   option, progress_wanted, threads_option)
+from speechattn.cli.common import (PATH, FiniteFloatRange, chunk_option, decoder_option, decoding_options, load_onnx,
+                                   min_frames_option, model_option, option, progress_wanted, threads_option)
 from speechattn.errors import SpeechattnError, UsageError
 
-FORMATS = {"text": ".txt", "json": ".json", "ctm": ".ctm", "textgrid": ".TextGrid", "rhubarb-tsv": ".tsv",
-           "rhubarb-json": ".json", "rhubarb-xml": ".xml", "visemes-json": ".visemes.json"}
-VISEME_SETS = ("rhubarb", "oculus", "vrm")  # speechattn.visemes.SETS, named here so --help needs no import
+from speechattn.runtime.formats import FORMATS, formats_help, render
+from speechattn_export.registry import VISEME_SET_NAMES
 
 
 def output_names(files: list[Path]) -> dict[Path, str]:
@@ -92,27 +91,25 @@ def _prepare_output_dir(output_dir: Path) -> None:
 
 def _write_transcript(transcript, output_format: str, target: Path | None) -> None:
     from speechattn.files import atomic_write_text
-    from speechattn.runtime import transcribe as formats
 
-    text = {"text": formats.as_text, "json": formats.as_json, "ctm": formats.as_ctm, "textgrid": formats.textgrid_text,
-            "rhubarb-tsv": formats.as_rhubarb_tsv, "rhubarb-json": formats.as_rhubarb_json,
-            "rhubarb-xml": formats.as_rhubarb_xml, "visemes-json": formats.as_visemes_json}[output_format](transcript)
+    text = render(output_format, transcript)
     if target is None:
-        print(text, end="" if text.endswith("\n") else "\n", flush=True)
+        print(text, end="", flush=True)
     else:
-        atomic_write_text(target, text if text.endswith("\n") else text + "\n")
+        atomic_write_text(target, text)
 
 
 @click.command()
 @click.argument("files", nargs=-1, required=True, type=PATH, metavar="FILE...")
 @model_option
-@option("--format", "output_format", type=click.Choice(list(FORMATS)), default="text", help="output format")
+@option("--format", "output_format", type=click.Choice(list(FORMATS)), default="text",
+        help=f"output format: {formats_help()}")
 @option("--output-dir", type=PATH, default=None, metavar="DIR",
-        help="write FILE-stem.{txt,json,ctm,TextGrid,tsv,xml,visemes.json} here instead of stdout")
+        help="write one file per input here (FILE-stem and the format's extension) instead of stdout")
 @option("-o", "--output", "output_file", type=PATH, default=None, metavar="FILE",
         help="write the one input's result to FILE instead of stdout")
 @option("-q", "--quiet", is_flag=True, help="no progress bar, no 'wrote' lines and no summary; errors only")
-@option("--visemes", type=click.Choice(VISEME_SETS), default=None,
+@option("--visemes", type=click.Choice(VISEME_SET_NAMES), default=None,
         help="mouth shapes of --format visemes-json: rhubarb (9 shapes), oculus (15 visemes), vrm (A I U E O)  "
              "[default: vrm]")
 @option("--plot", type=PATH, default=None, metavar="PNG",
@@ -153,17 +150,18 @@ def transcribe(files, model, output_format, output_dir, output_file, quiet, vise
             raise UsageError(f"-o {output_file} and --plot name the same file")
     if [str(f) for f in files].count("-") > 1:
         raise UsageError("- (standard input) can be given once")
-    if output_format.startswith("rhubarb-") and visemes not in (None, "rhubarb"):
+    spec = FORMATS[output_format]
+    if spec.rhubarb_shapes and visemes not in (None, "rhubarb"):
         raise UsageError(f"--format {output_format} writes Rhubarb's nine shapes; --visemes {visemes} goes with "
                          "--format visemes-json")
-    if visemes and output_format != "visemes-json" and not output_format.startswith("rhubarb-"):
+    if visemes and not spec.takes_visemes and not spec.rhubarb_shapes:
         raise UsageError(f"--visemes {visemes} chooses the shapes of --format visemes-json (or rhubarb-*), "
                          f"not of --format {output_format}")
     for written in (output_file, plot):
         clash = next((f for f in files if written is not None and same_file(f, written)), None)
         if clash is not None:
             raise UsageError(f"{written} is one of the inputs: it would be overwritten; write elsewhere")
-    if (output_format == "textgrid" or output_format.startswith("rhubarb-")) and len(files) > 1 and not output_dir:
+    if spec.one_file_each and len(files) > 1 and not output_dir:
         raise UsageError(f"--format {output_format} with several files needs --output-dir (one file each)")
     if plot:
         import importlib.util
@@ -176,29 +174,22 @@ def transcribe(files, model, output_format, output_dir, output_file, quiet, vise
         if importlib.util.find_spec("matplotlib") is None:
             raise UsageError("--plot needs matplotlib: pip install '.[plot]' in a clone of speechattn, or pip install matplotlib scipy")
     stream_model = load_onnx(resolve_model(model), threads)
-    chunk = chunk_frames or stream_model.default_chunk_frames
-    if chunk not in stream_model.allowed_chunk_frames:
-        raise UsageError(f"--chunk-frames {chunk}: {Path(stream_model.path).name} serves "
-                         f"{list(stream_model.allowed_chunk_frames)}")
+    options = decoding_options(stream_model, decoder, min_frames, chunk_frames,
+                               (visemes or "vrm") if spec.takes_visemes else None)
     if output_dir:
         _prepare_output_dir(output_dir)
     names = output_names(files)
-    viseme_set = None
-    if output_format == "visemes-json":
-        from speechattn.visemes import viseme_set as named_set
-
-        viseme_set = named_set(visemes or "vrm")
     failed, seconds = 0, 0.0
     for path in files:
-        target = output_dir / (names[path] + FORMATS[output_format]) if output_dir else output_file
+        target = output_dir / (names[path] + spec.extension) if output_dir else output_file
         try:
             if target is not None and target.exists():
                 if any(same_file(f, target) for f in files):
                     raise AudioError(f"{path}: its output {target} is one of the inputs; give another --output-dir")
                 if not overwrite and output_file is None:  # -o FILE names its output: replacing it is asked for
                     raise AudioError(f"{target} exists (an earlier run?): not replaced; --overwrite replaces it")
-            transcript = transcribe_file(stream_model, path, chunk, min_frames, keep=bool(plot),
-                                         progress=progress_wanted() and not quiet, decoder=decoder, visemes=viseme_set)
+            transcript = transcribe_file(stream_model, path, options, keep=bool(plot),
+                                         progress=progress_wanted() and not quiet)
             seconds += transcript.duration
             _write_transcript(transcript, output_format, target)
         except (AudioError, ValueError) as error:  # ValueError: what the client refuses to stream
@@ -240,7 +231,7 @@ def transcribe(files, model, output_format, output_dir, output_file, quiet, vise
 @option("--save-audio", type=PATH, default=None, metavar="FILE.wav", help="write the 16 kHz mono audio the model heard")
 @option("--seconds", type=FiniteFloatRange(min=0, max=7 * 24 * 3600, min_open=True), default=None,
         help="stop after this much audio  [default: run until Ctrl-C]")
-@option("--visemes", type=click.Choice(VISEME_SETS), default=None,
+@option("--visemes", type=click.Choice(VISEME_SET_NAMES), default=None,
         help="lip sync: print a JSON line per 10 ms frame of mouth-shape weights and per final mouth cue of this "
              "set instead of phones")
 @option("--vmc", default=None, metavar="HOST[:PORT]",
@@ -278,13 +269,10 @@ def mic(model, device, list_devices, chunk_frames, min_frames, decoder, output, 
     for path in (output, save_audio):
         if path:
             check_writable(path)
-    viseme_set = None
-    if visemes:
-        from speechattn.visemes import viseme_set as named_set
+    from speechattn_export.pipeline import DecodingOptions
 
-        viseme_set = named_set(visemes)
-    summary = run(resolve_model(model), device, chunk_frames, output, save_audio, min_frames, seconds,
-                  decoder=decoder, visemes=viseme_set, vmc=sender)
+    options = DecodingOptions(decoder=decoder, min_frames=min_frames, chunk_frames=chunk_frames, visemes=visemes)
+    summary = run(resolve_model(model), device, options, output, save_audio, seconds, vmc=sender)
     print(f"speechattn mic: {summary.text()}", file=sys.stderr)
     for path in (output, save_audio):
         if path:

@@ -116,8 +116,8 @@ def evaluate(model, data, chunk_frames, min_frames, decoder, limit, as_json, con
                           "results": [s.summary() for s in scores]}, indent=1))
     else:
         print(f"{model} on {', '.join(map(str, data))}: {len(cuts)} utterances, {hours:.2f} h")
-        from speechattn.decoder import DecoderConfig
-        from speechattn.segments import DEFAULT_MIN_FRAMES
+        from speechattn_export.decoder import DecoderConfig
+        from speechattn_export.segments import DEFAULT_MIN_FRAMES
 
         lag = DecoderConfig().lookahead_frames if decoder == "bigram" else (min_frames or DEFAULT_MIN_FRAMES)
         print(format_table(scores, delay, lag))

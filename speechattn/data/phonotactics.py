@@ -7,7 +7,7 @@ and counts as nothing).  Counts are weighted by word frequency (weights normalis
 to every transition so none is impossible, and each row is normalised.  The diagonal is unused (a phone continuing is
 its own state's loop) and stored as a very low log probability.
 
-    python -m speechattn.data.phonotactics -o speechattn/runtime/models/phone-bigram.json
+    python -m speechattn.data.phonotactics -o export/models/phone-bigram.json
 """
 
 from __future__ import annotations

@@ -22,7 +22,7 @@ import torch
 from speechattn import __version__
 from speechattn.audio import FRAME_SHIFT_MS, HOP_SAMPLES, SAMPLE_RATE, WINDOW_SAMPLES, speechlike_signal
 from speechattn.model.encoder import PhoneTagger
-from speechattn.decoder import DecoderConfig
+from speechattn_export.decoder import DecoderConfig
 from speechattn.phones import PHONES
 from speechattn.model.stream import StreamingGraph, StreamingSession, state_specs
 

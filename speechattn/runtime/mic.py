@@ -33,10 +33,11 @@ from pathlib import Path
 import numpy as np
 
 from speechattn.audio import FRAMES_PER_SECOND, HOP_SAMPLES, SAMPLE_RATE, to_mono_16k
-from speechattn.errors import SpeechattnError
-from speechattn.decoder import new_segmenter
-from speechattn.segments import Segment
-from speechattn.visemes import VRM, Cue, CueMaker, VisemeSet, frame_weights
+from speechattn.errors import SpeechattnError, UsageError
+from speechattn_export.decoder import new_segmenter
+from speechattn_export.pipeline import DecodingOptions
+from speechattn_export.segments import Segment
+from speechattn_export.visemes import SETS, VRM, Cue, CueMaker, VisemeSet, frame_weights
 
 BLOCK_SECONDS = 0.02  # capture block: 20 ms
 STALL_SECONDS = 3.0  # no audio for this long while the stream claims to run: the device is gone
@@ -350,8 +351,8 @@ def mouth_latency_text(model, chunk: int, decoder: str, min_frames: int | None) 
     """The algorithmic mic-to-mouth delays: weights need the chunk and the output delay; a cue is final only after
     the decoder's look-ahead (the bigram decoder's, from the metadata, or the hysteresis rule's min_frames) and
     once the next shape has begun."""
-    from speechattn.decoder import DecoderConfig
-    from speechattn.segments import DEFAULT_MIN_FRAMES
+    from speechattn_export.decoder import DecoderConfig
+    from speechattn_export.segments import DEFAULT_MIN_FRAMES
 
     weights_ms = (chunk + model.output_delay_frames) * 10
     lookahead = (int(model.metadata.get("decoder_lookahead_frames", DecoderConfig().lookahead_frames))
@@ -360,9 +361,8 @@ def mouth_latency_text(model, chunk: int, decoder: str, min_frames: int | None) 
             "(algorithmic), plus processing (the summary's latency)")
 
 
-def run(model_path: Path, device: str | None, chunk_frames: int | None, output: Path | None,
-        save_audio: Path | None, min_frames: int | None = None, max_seconds: float | None = None,
-        decoder: str = "bigram", visemes: VisemeSet | None = None, vmc=None) -> SessionSummary:
+def run(model_path: Path, device: str | None, options: DecodingOptions, output: Path | None,
+        save_audio: Path | None, max_seconds: float | None = None, vmc=None) -> SessionSummary:
     """A live session: capture -> processor -> display until Ctrl-C (or SIGTERM, or `max_seconds` of audio);
     then everything captured is processed and flushed, and the summary returned."""
     import sounddevice as sd
@@ -370,9 +370,12 @@ def run(model_path: Path, device: str | None, chunk_frames: int | None, output: 
     from speechattn_export.stream_client import StreamingModel
 
     model = StreamingModel(model_path, num_threads=1)
-    chunk = chunk_frames or model.default_chunk_frames
-    if chunk not in model.allowed_chunk_frames:
-        raise SpeechattnError(f"--chunk-frames {chunk}: {model_path} serves {list(model.allowed_chunk_frames)}")
+    try:
+        chunk = model.check_chunk(options.chunk_frames)
+    except ValueError as error:
+        raise UsageError(f"{model_path.name}: {error} (--chunk-frames)") from None
+    decoder, min_frames = options.decoder, options.min_frames
+    visemes = SETS[options.visemes] if options.visemes else None
     capture = Capture(device)
     live = sys.stdout.isatty()
     try:

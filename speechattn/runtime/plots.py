@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from speechattn.audio import FRAMES_PER_SECOND, SAMPLE_RATE
-from speechattn.segments import label_intervals
+from speechattn_export.segments import label_intervals
 from speechattn.phones import IGNORE, PHONES
 
 

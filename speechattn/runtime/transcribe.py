@@ -20,13 +20,13 @@ import numpy as np
 
 from speechattn.audio import FRAME_SHIFT_MS, FRAMES_PER_SECOND, SAMPLE_RATE, AudioError, to_mono_16k
 from speechattn.errors import SpeechattnError
-from speechattn.decoder import new_segmenter
-from speechattn.segments import Segment
-from speechattn.visemes import RHUBARB, CueRules, VisemeSet, frame_weights, make_cues
+from speechattn_export.registry import bundled_names, resolve
+from speechattn_export.pipeline import DecodingOptions, PhoneStream
+from speechattn_export.segments import Segment, segment_dicts
+from speechattn_export.visemes import RHUBARB, CueRules, VisemeSet, cue_dicts as kit_cue_dicts, make_cues
 
 BLOCK_SECONDS = 5.0  # audio read and pushed per step
-MODELS_DIR = Path(__file__).parent / "models"
-BUNDLED = {"default": "default.onnx", "default-int8": "default-int8.onnx"}
+CHECKPOINTS_DIR = Path(__file__).parent / "models"  # default.pt: the bundled model's torch checkpoint (--init-from)
 
 
 log = logging.getLogger(__name__)
@@ -34,17 +34,13 @@ PLOT_MAX_SECONDS = 300  # a longer picture is unreadable at 10 ms resolution and
 
 
 def resolve_model(name: str | None) -> Path:
-    """--model: a path to an ONNX file, or the name of a bundled model (default, default-int8)."""
-    name = name or "default"
-    if name in BUNDLED:
-        path = MODELS_DIR / BUNDLED[name]
-        if not path.exists():
-            raise SpeechattnError(f"the bundled model {name!r} is missing from this install ({path}); "
-                                  "reinstall speechattn or give --model MODEL.onnx")
-        return path
-    path = Path(name)
-    if not path.exists():
-        raise SpeechattnError(f"{path}: no such model file (or bundled model name: {', '.join(BUNDLED)})")
+    """--model: a path to an ONNX file, or the name of a bundled model (the kit's table, export/models/models.json)."""
+    try:
+        path = resolve(name)
+    except FileNotFoundError as error:
+        bundled = name is None or str(name) in bundled_names()
+        raise SpeechattnError(f"{error}; reinstall speechattn or give --model MODEL.onnx" if bundled else str(error)) \
+            from None
     if path.suffix == ".pt":
         raise SpeechattnError(f"{path}: a checkpoint; export it first: speechattn export {path} -o model.onnx")
     return path
@@ -269,26 +265,19 @@ class Transcript:
     weights: np.ndarray | None = None  # (T, S) shape weights of `visemes`, when asked for
 
     def segment_dicts(self) -> list[dict]:
-        out = []
-        for s in self.segments:
-            start, end = s.start_frame / FRAMES_PER_SECOND, min(s.end_frame / FRAMES_PER_SECOND, self.duration)
-            if round(end, 3) > round(start, 3):  # a file shorter than the rounding holds no segment
-                out.append({"start": round(start, 3), "end": round(end, 3), "phone": self.phones[s.phone],
-                            "confidence": round(s.confidence, 4)})
-        return out
+        return segment_dicts(self.segments, self.phones, self.duration, FRAMES_PER_SECOND)
 
 
-def transcribe_file(model, path: Path, chunk_frames: int, min_frames: int | None = None,
-                    keep: bool = False, progress: bool = False, decoder: str = "bigram",
-                    visemes: VisemeSet | None = None) -> Transcript:
-    """Stream one file through `model` (a StreamingModel) and segment it; with `visemes`, also keep each frame's
-    shape weights of that set ((T, S), a few numbers per 10 ms: bounded by the file's length, not the model's)."""
+def transcribe_file(model, path: Path, options: DecodingOptions = DecodingOptions(), keep: bool = False,
+                    progress: bool = False) -> Transcript:
+    """Stream one file through `model` (a StreamingModel) and the kit's PhoneStream with `options`; with
+    options.visemes, also keep each frame's shape weights of that set ((T, S), a few numbers per 10 ms: bounded by
+    the file's length, not the model's)."""
     from tqdm import tqdm
 
     rate, channels, blocks = read_blocks(path)
-    stream = model.new_stream(chunk_frames)
-    segmenter = new_segmenter(decoder, model.phones, min_frames)
-    segments: list[Segment] = []
+    phone_stream = model.open(options) if hasattr(model, "open") else PhoneStream(model, options)
+    visemes = phone_stream.visemes
     kept_audio, kept_log_probs, weights = [], [], []
     samples, clipped, peak = 0, 0, 0.0
     total = getattr(blocks, "seconds", None)  # known for files soundfile opens; a pipe decoded whole knows it too
@@ -303,10 +292,10 @@ def transcribe_file(model, path: Path, chunk_frames: int, min_frames: int | None
                 clipped += int(np.count_nonzero(np.abs(block) > 1.0))
                 peak = max(peak, block_peak)
                 block = np.clip(block, -1.0, 1.0)
-            frames = stream.push(block)
-            segments += segmenter.push(frames.log_probs)
+            update = phone_stream.push(block)
+            frames = update.frames
             if visemes is not None:
-                weights.append(frame_weights(frames.log_probs, visemes, model.phones))
+                weights.append(update.weights)
             if keep and samples > PLOT_MAX_SECONDS * SAMPLE_RATE:
                 keep, kept_audio, kept_log_probs = False, [], []  # too long to draw: stop holding it
             if keep:
@@ -318,14 +307,13 @@ def transcribe_file(model, path: Path, chunk_frames: int, min_frames: int | None
     if clipped:
         log.warning("%s: float samples reach %.2f, over full scale; %d samples (%.3f %%) were clipped to [-1, 1]",
                     path, peak, clipped, 100 * clipped / samples)
-    frames = stream.finish()
-    segments += segmenter.push(frames.log_probs) + segmenter.finish()
+    update = phone_stream.finish()
     if visemes is not None:
-        weights.append(frame_weights(frames.log_probs, visemes, model.phones))
+        weights.append(update.weights)
     if keep:
-        kept_log_probs.append(frames.log_probs)
+        kept_log_probs.append(update.frames.log_probs)
     return Transcript(file=str(path), sample_rate=rate, channels=channels, duration=samples / SAMPLE_RATE,
-                      segments=segments, model=str(model.path), chunk_frames=chunk_frames,
+                      segments=phone_stream.segments, model=str(model.path), chunk_frames=phone_stream.chunk_frames,
                       output_delay_frames=model.output_delay_frames,
                       audio=np.concatenate(kept_audio) if keep else None,
                       log_probs=np.concatenate(kept_log_probs) if keep else None, phones=tuple(model.phones),
@@ -363,17 +351,9 @@ def whole_frames(t: Transcript) -> int:
 
 
 def cue_dicts(t: Transcript, visemes: VisemeSet, rules: CueRules = CueRules()) -> list[dict]:
-    """The mouth cues of the transcript's segments (visemes.CueMaker's rules), in seconds, 2 decimals as Rhubarb
-    writes them; the last ends at the duration truncated to 10 ms, as Rhubarb's does."""
-    end_of_file = whole_frames(t)
-    out = []
-    for cue in make_cues(t.segments, visemes, t.phones, rules):
-        start, end = cue.start_frame, min(cue.end_frame, end_of_file)
-        if end > start:
-            out.append({"start": start / FRAMES_PER_SECOND, "end": end / FRAMES_PER_SECOND, "value": cue.shape})
-    if not out and end_of_file > 0:
-        out.append({"start": 0.0, "end": end_of_file / FRAMES_PER_SECOND, "value": visemes.rest})
-    return out
+    """The mouth cues of the transcript's segments (the kit's CueMaker rules), in seconds; the last ends at the
+    duration truncated to 10 ms, as Rhubarb's does."""
+    return kit_cue_dicts(make_cues(t.segments, visemes, t.phones, rules), visemes, t.duration, FRAMES_PER_SECOND)
 
 
 def as_rhubarb_tsv(t: Transcript) -> str:

@@ -14,7 +14,7 @@ import socket
 import numpy as np
 
 from speechattn.errors import SpeechattnError, UsageError
-from speechattn.visemes import VRM, VRM_BLENDSHAPES
+from speechattn_export.visemes import VRM, VRM_BLENDSHAPES
 
 VMC_PORT = 39540  # the protocol's default for the receiving side ("Assistant"/performer)
 BLEND_VALUE, BLEND_APPLY = "/VMC/Ext/Blend/Val", "/VMC/Ext/Blend/Apply"

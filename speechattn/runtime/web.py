@@ -1,7 +1,7 @@
 """`speechattn web`: serve the browser page (export/web/) with the bundled models, on this machine.
 
 URL layout, all from local folders (no CDN): /web/ the page and onnxruntime-web (its npm install beside the
-page), /js/ the JavaScript client, /models/ the bundled models and phone bigram, /samples/ the bundled
+page), /js/ the JavaScript client, /models/ the bundled models, their table (models.json) and the phone bigram, /samples/ the bundled
 recordings, /tests/ the shared segmenter test vector (in a source checkout).
 """
 
@@ -17,7 +17,7 @@ from pathlib import Path
 from speechattn.errors import SpeechattnError
 
 log = logging.getLogger(__name__)
-MODELS = Path(__file__).resolve().parent / "models"
+SAMPLES = Path(__file__).resolve().parent / "samples"
 IDLE_TIMEOUT_SECONDS = 30
 ORT_WEB = Path("node_modules") / "onnxruntime-web" / "dist"  # where the page imports it from (URL and checkout)
 VENDORED_ORT_WEB = Path("ort-web")  # beside the page in an installed wheel: the runtime files setup.py copies
@@ -41,8 +41,8 @@ def routes() -> dict[str, Path]:
         raise SpeechattnError(f"onnxruntime-web is not installed beside the page: install speechattn again where "
                               f"the npm registry answers (the build fetches the version it pins), or (cd {web} && npm ci)")
     # the more specific prefix first: the page imports the runtime from ./node_modules/onnxruntime-web/dist/
-    table = {f"/web/{ORT_WEB.as_posix()}/": runtime, "/web/": web, "/js/": export / "js", "/models/": MODELS,
-             "/samples/": MODELS.parent / "samples"}
+    table = {f"/web/{ORT_WEB.as_posix()}/": runtime, "/web/": web, "/js/": export / "js",
+             "/models/": export / "models", "/samples/": SAMPLES}
     tests = export.parent / "tests"
     if (tests / "segmenter-vectors.json").exists():
         table["/tests/"] = tests

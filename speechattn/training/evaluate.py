@@ -19,9 +19,9 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from speechattn.segments import label_intervals
+from speechattn_export.segments import label_intervals
 from speechattn.phones import IGNORE, NUM_PHONES, PHONES, SILENCE, PHONE_TO_INDEX
-from speechattn.segments import segment_labels
+from speechattn_export.segments import segment_labels
 
 SILENCE_INDEX = PHONE_TO_INDEX[SILENCE]
 
@@ -49,7 +49,7 @@ class Scores:
         bigram decoder both come from the decoded path (what transcribe prints)."""
         from rapidfuzz.distance import Levenshtein
 
-        from speechattn.decoder import new_segmenter
+        from speechattn_export.decoder import new_segmenter
 
         reference = np.asarray(reference)
         segmenter = new_segmenter(decoder, PHONES, min_frames, decoder_config)

@@ -68,9 +68,9 @@ def read_clip_list(root: Path) -> list[tuple[str, str, Path]]:
 def frame_pseudo_labels(log_probs: np.ndarray, log_bigram: np.ndarray, silence: int,
                         min_confidence: float) -> tuple[np.ndarray, np.ndarray]:
     """(labels (T,) with IGNORE below min_confidence, confidence (T,)): the decoded path of one utterance."""
-    from speechattn.decoder import DecoderConfig, decode
+    from speechattn_export.decoder import DecoderConfig, decode
     from speechattn.phones import IGNORE
-    from speechattn.segments import segment_labels
+    from speechattn_export.segments import segment_labels
 
     labels = segment_labels(decode(log_probs, log_bigram, DecoderConfig(), silence), len(log_probs))
     confidence = np.exp(log_probs[np.arange(len(labels)), labels])
@@ -119,10 +119,10 @@ def pseudo_label(root: str | Path, output: str | Path, name: str = "pseudo", tea
     from speechattn.audio import FRAMES_PER_SECOND, num_frames
     from speechattn.data.corpora import CorpusError, _recording, _supervision
     from speechattn.data.manifests import SPLITS, manifest_pair
-    from speechattn.decoder import PhoneBigram
+    from speechattn_export.decoder import PhoneBigram
     from speechattn.model.encoder import load
     from speechattn.phones import IGNORE, PHONES
-    from speechattn.segments import label_intervals
+    from speechattn_export.segments import label_intervals
     from speechattn.training.train import checkpoint_source
 
     if not 0 <= min_confidence < 1:

@@ -208,9 +208,9 @@ def config_differences(ours: dict, theirs: dict, prefix: str = "") -> list[str]:
 
 def checkpoint_source(source: str) -> Path:
     """The checkpoint a recipe or command names: "default" is the bundled one, anything else a path."""
-    from speechattn.runtime.transcribe import MODELS_DIR
+    from speechattn.runtime.transcribe import CHECKPOINTS_DIR
 
-    return MODELS_DIR / "default.pt" if source == "default" else Path(source)
+    return CHECKPOINTS_DIR / "default.pt" if source == "default" else Path(source)
 
 
 def initial_weights(source: str, config, quiet: bool = False):

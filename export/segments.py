@@ -111,3 +111,15 @@ def label_intervals(labels: np.ndarray) -> list[tuple[int, int, int]]:
     starts = np.concatenate([[0], change])
     ends = np.concatenate([change, [labels.size]])
     return [(int(s), int(e), int(labels[s])) for s, e in zip(starts, ends)]
+
+
+def segment_dicts(segments: list[Segment], phones, duration_seconds: float, frames_per_second: int = 100) -> list[dict]:
+    """What `speechattn transcribe --format json` prints for each segment: times in seconds (3 decimals, the end
+    clipped to the audio's duration), the phone's name, the confidence to 4 decimals (JS: segmentDicts)."""
+    out = []
+    for s in segments:
+        start, end = s.start_frame / frames_per_second, min(s.end_frame / frames_per_second, duration_seconds)
+        if round(end, 3) > round(start, 3):  # a file shorter than the rounding holds no segment
+            out.append({"start": round(start, 3), "end": round(end, 3), "phone": phones[s.phone],
+                        "confidence": round(s.confidence, 4)})
+    return out

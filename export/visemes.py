@@ -1,6 +1,7 @@
 """Phones -> mouth shapes for lip sync: three viseme sets, per-frame weights, and cues with animation rules.
 
-Sets (every one of the 40 phones maps to exactly one shape of each; tests/test_visemes.py):
+Sets (their table: registry.VISEME_TABLES; every one of the 40 phones maps to exactly one shape of each;
+tests/test_visemes.py):
 
   rhubarb  Rhubarb Lip Sync's nine mouth shapes, A-F basic and G, H, X extended (its README, "Mouth shapes"),
            the letters 2D pipelines (After Effects, Spine, Moho/OpenToonz, Godot importers) read.
@@ -23,7 +24,7 @@ CueMaker is online: push(final segments) -> the cues made final by them, finish(
 segments one at a time in order and keeps two runs (the open one and the one before it), so any chunking
 of the audio gives the same cues as the whole file (the decoder's segments are chunking-invariant).
 
-Shapes: T frames, P phones, S shapes of a set.
+Shapes: T frames, P phones (the model's, in output order: StreamingModel.phones), S shapes of a set.
 """
 
 from __future__ import annotations
@@ -33,8 +34,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from speechattn.phones import PHONES, SILENCE
-from speechattn.segments import Segment
+from speechattn_export.registry import SILENCE, VISEME_TABLES  # noqa: F401  (SILENCE: for callers)
+from speechattn_export.segments import Segment
 
 BILABIALS = ("P", "B", "M")
 
@@ -53,7 +54,7 @@ class VisemeSet:
         """phone -> shape."""
         return {phone: shape for shape, phones in self.covers.items() for phone in phones}
 
-    def matrix(self, phones: tuple[str, ...] | list[str] = PHONES) -> np.ndarray:
+    def matrix(self, phones: tuple[str, ...] | list[str]) -> np.ndarray:
         """(P, S) 0/1: row p has a single 1, in the column of phone p's shape (built once per phone order: the
         live paths ask for it on every push)."""
         return _matrix(self, tuple(phones))
@@ -71,65 +72,9 @@ def _matrix(visemes: VisemeSet, phones: tuple[str, ...]) -> np.ndarray:
     return out
 
 
-RHUBARB = VisemeSet(
-    "rhubarb", tuple("ABCDEFGHX"), rest="X", closed_lips="A",
-    covers={
-        "A": ("P", "B", "M"),
-        "B": ("K", "G", "NG", "T", "D", "N", "S", "Z", "SH", "ZH", "CH", "JH", "TH", "DH", "Y", "HH", "IY", "IH"),
-        "C": ("EH", "AE", "AH", "EY"),
-        "D": ("AA", "AY", "AW"),
-        "E": ("AO", "ER", "OY", "R"),
-        "F": ("UW", "UH", "OW", "W"),
-        "G": ("F", "V"),
-        "H": ("L",),
-        "X": (SILENCE,),
-    },
-    descriptions={
-        "A": "closed mouth, slight pressure between the lips: P B M",
-        "B": "slightly open mouth, clenched teeth: most consonants, and EE as in bee",
-        "C": "open mouth: EH as in men, AE as in bat",
-        "D": "wide open mouth: AA as in father",
-        "E": "slightly rounded mouth: AO as in off, ER as in bird",
-        "F": "puckered lips: UW as in you, OW as in show, W as in way",
-        "G": "upper teeth on the lower lip: F as in for, V as in very",
-        "H": "tongue raised behind the upper teeth: long L sounds",
-        "X": "idle, lips closed and relaxed: pauses",
-    })
-
-OCULUS = VisemeSet(
-    "oculus", ("sil", "PP", "FF", "TH", "DD", "kk", "CH", "SS", "nn", "RR", "aa", "E", "ih", "oh", "ou"),
-    rest="sil", closed_lips="PP",
-    covers={
-        "sil": (SILENCE,), "PP": ("P", "B", "M"), "FF": ("F", "V"), "TH": ("TH", "DH"), "DD": ("T", "D"),
-        "kk": ("K", "G", "NG", "HH"), "CH": ("CH", "JH", "SH", "ZH"), "SS": ("S", "Z"), "nn": ("N", "L"),
-        "RR": ("R", "ER"), "aa": ("AA", "AE", "AH", "AY", "AW"), "E": ("EH", "EY"), "ih": ("IH", "IY", "Y"),
-        "oh": ("AO", "OW", "OY"), "ou": ("UW", "UH", "W"),
-    },
-    descriptions={
-        "sil": "silence, neutral", "PP": "p b m: lips closed", "FF": "f v: lower lip to upper teeth",
-        "TH": "th: tongue between the teeth", "DD": "t d: tongue on the ridge", "kk": "k g: back of the tongue",
-        "CH": "ch j sh: lips pushed forward", "SS": "s z: teeth together", "nn": "n l: tongue up, mouth ajar",
-        "RR": "r: lips slightly rounded", "aa": "a as in father, cat, cut", "E": "e as in bed, bay",
-        "ih": "i as in tip, bee", "oh": "o as in toe, law", "ou": "u as in book, you",
-    })
-
-VRM = VisemeSet(
-    "vrm", ("sil", "A", "I", "U", "E", "O"), rest="sil", closed_lips="sil",
-    covers={
-        "sil": (SILENCE, "P", "B", "M"),
-        "A": ("AA", "AE", "AH", "AY", "AW", "HH", "K", "G", "NG"),
-        "I": ("IY", "IH", "Y", "S", "Z", "T", "D", "N", "TH", "DH", "F", "V", "L"),
-        "U": ("UW", "UH", "W", "SH", "ZH", "CH", "JH"),
-        "E": ("EH", "EY"),
-        "O": ("AO", "OW", "OY", "ER", "R"),
-    },
-    descriptions={
-        "sil": "mouth closed: silence and P B M (every blendshape 0)", "A": "open: a as in father, cat",
-        "I": "spread, teeth close: ee, and the consonants made at the teeth", "U": "rounded and forward: oo, w, sh",
-        "E": "half open: e as in bed", "O": "rounded open: o as in law, toe, and r",
-    })
-
-SETS = {s.name: s for s in (RHUBARB, OCULUS, VRM)}
+SETS = {name: VisemeSet(name, tuple(t["shapes"]), t["rest"], t["closed_lips"], dict(t["covers"]),
+                        dict(t["descriptions"])) for name, t in VISEME_TABLES.items()}  # the table: registry.py
+RHUBARB, OCULUS, VRM = SETS["rhubarb"], SETS["oculus"], SETS["vrm"]
 VRM_BLENDSHAPES = ("A", "I", "U", "E", "O")  # what a VRM 0.x avatar's mouth blendshape clips are called
 
 
@@ -140,7 +85,7 @@ def viseme_set(name: str) -> VisemeSet:
         raise ValueError(f"viseme set must be one of {', '.join(SETS)}, not {name!r}") from None
 
 
-def frame_weights(log_probs: np.ndarray, visemes: VisemeSet, phones=PHONES) -> np.ndarray:
+def frame_weights(log_probs: np.ndarray, visemes: VisemeSet, phones) -> np.ndarray:
     """(T, P) log posteriors -> (T, S) shape weights, each row summing to 1."""
     posteriors = np.exp(np.asarray(log_probs, dtype=np.float64))
     weights = posteriors @ visemes.matrix(phones)
@@ -180,7 +125,7 @@ class CueMaker:
     """push(segments) -> cues made final by them; finish() -> the rest.  `current` is the shape of the newest
     final frames (what a live display shows before its cue is final)."""
 
-    def __init__(self, visemes: VisemeSet, phones=PHONES, rules: CueRules = CueRules()) -> None:
+    def __init__(self, visemes: VisemeSet, phones, rules: CueRules = CueRules()) -> None:
         self.visemes, self.rules = visemes, rules
         table = visemes.table
         self.shape_of = [table[p] for p in phones]
@@ -244,7 +189,7 @@ class CueMaker:
         return Cue(run.start, run.end, run.shape)
 
 
-def make_cues(segments: list[Segment], visemes: VisemeSet, phones=PHONES, rules: CueRules = CueRules()) -> list[Cue]:
+def make_cues(segments: list[Segment], visemes: VisemeSet, phones, rules: CueRules = CueRules()) -> list[Cue]:
     """All cues of one utterance's segments."""
     maker = CueMaker(visemes, phones, rules)
     return maker.push(segments) + maker.finish()
@@ -258,3 +203,17 @@ def cue_labels(cues: list[Cue], visemes: VisemeSet, num_frames: int) -> np.ndarr
         labels[c.start_frame : min(c.end_frame, num_frames)] = column[c.shape]
     return labels
 
+
+
+def cue_dicts(cues: list[Cue], visemes: VisemeSet, duration_seconds: float, frames_per_second: int = 100) -> list[dict]:
+    """Cues in seconds, the last cut at the duration truncated to 10 ms (as Rhubarb does); an empty stream is one
+    cue of the rest shape (JS: cueDicts)."""
+    end_of_file = int(duration_seconds * frames_per_second + 1e-9)
+    out = []
+    for cue in cues:
+        end = min(cue.end_frame, end_of_file)
+        if end > cue.start_frame:
+            out.append({"start": cue.start_frame / frames_per_second, "end": end / frames_per_second, "value": cue.shape})
+    if not out and end_of_file > 0:
+        out.append({"start": 0.0, "end": end_of_file / frames_per_second, "value": visemes.rest})
+    return out

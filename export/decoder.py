@@ -1,6 +1,6 @@
 """Frame posteriors -> phone segments with English phonotactics: a streaming Viterbi decoder.
 
-The hysteresis segmenter (segments.py) judges each frame's argmax alone, so unsure posteriors
+The hysteresis segmenter (segments.py beside this file) judges each frame's argmax alone, so unsure posteriors
 on real speech come through as extra phones.  This decoder searches a phone loop instead: each
 phone is a chain of `min_frames` states (the last one loops), a phone may follow another with the
 probability a phone bigram gives (estimated from CMUdict pronunciations of frequent English text,
@@ -29,9 +29,9 @@ from pathlib import Path
 
 import numpy as np
 
-from speechattn.segments import Segment
+from speechattn_export.segments import Segment
 
-DEFAULT_BIGRAM = Path(__file__).parent / "runtime" / "models" / "phone-bigram.json"  # data, built by data/phonotactics.py
+DEFAULT_BIGRAM = Path(__file__).parent / "models" / "phone-bigram.json"  # data, built by speechattn/data/phonotactics.py
 
 
 @dataclass(frozen=True)
@@ -185,14 +185,14 @@ def decode(log_probs: np.ndarray, log_bigram: np.ndarray, config: DecoderConfig 
     return decoder.push(log_probs) + decoder.finish()
 
 
-DECODERS = ("bigram", "hysteresis")
+from speechattn_export.registry import DECODERS  # noqa: E402  (the names: one table for the CLI and the kit)
 
 
 def new_segmenter(decoder: str, phones: list[str], min_frames: int | None = None,
                   config: DecoderConfig | None = None, bigram: PhoneBigram | None = None):
     """The online segmenter a runtime uses: "bigram" (this module's decoder) or "hysteresis" (segments.py).
     Both have push(log_probs) -> final segments, finish() -> the rest, and `phone` / `run_phone`."""
-    from speechattn.segments import DEFAULT_MIN_FRAMES, Segmenter
+    from speechattn_export.segments import DEFAULT_MIN_FRAMES, Segmenter
 
     if decoder == "hysteresis":
         return Segmenter(min_frames or DEFAULT_MIN_FRAMES)

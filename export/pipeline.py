@@ -1,0 +1,131 @@
+"""The kit's short public API: a model by name, a stream that gives phones, mouth cues and mouth weights.
+
+    from speechattn_export import DecodingOptions, load_model
+
+    model = load_model("default-int8")                 # a bundled model's name, or a path to an ONNX file
+    stream = model.open(DecodingOptions(visemes="rhubarb"))
+    for piece in audio_pieces:                         # 16 kHz mono float32, any length
+        update = stream.push(piece)
+        update.segments, update.cues, update.weights   # final phones, final mouth cues, (R, S) shape weights
+    update = stream.finish()
+    stream.segment_dicts(), stream.cue_dicts()         # everything so far, as `speechattn transcribe` writes it
+
+The same pieces as export/js (StreamingModel, newSegmenter, CueMaker, frameWeights); `speechattn transcribe`,
+`mic` and `eval` run through PhoneStream too, so an app gets exactly what the command line prints.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from speechattn_export.decoder import DECODERS, DecoderConfig, PhoneBigram, new_segmenter
+from speechattn_export.registry import resolve
+from speechattn_export.segments import Segment, segment_dicts
+from speechattn_export.stream_client import Frames, StreamingModel
+from speechattn_export.visemes import SETS, Cue, CueMaker, CueRules, cue_dicts, frame_weights
+
+MAX_MIN_FRAMES = 100  # a phone of a second: anything longer is a typo, and the decoder's state grows with it
+
+
+@dataclass(frozen=True)
+class DecodingOptions:
+    """How frame posteriors become phones and mouth shapes: one object from the command line to the clients.
+
+    decoder       "bigram" (a Viterbi search over English phone pairs; final 100 ms after the frame) or
+                  "hysteresis" (each frame's argmax held for min_frames)
+    min_frames    the shortest phone, in 10 ms frames (None: the decoder's own: 4 bigram, 3 hysteresis)
+    chunk_frames  the streaming chunk, one the model serves (None: the model's default)
+    visemes       a viseme set (rhubarb, oculus, vrm) for cues and weights, or None for phones only
+    cue_rules     the animation rules of the cues (minimum hold, bridged pauses)"""
+
+    decoder: str = "bigram"
+    min_frames: int | None = None
+    chunk_frames: int | None = None
+    visemes: str | None = None
+    cue_rules: CueRules = field(default_factory=CueRules)
+
+    def __post_init__(self) -> None:
+        if self.decoder not in DECODERS:
+            raise ValueError(f"decoder must be one of {', '.join(DECODERS)}, not {self.decoder!r}")
+        if self.min_frames is not None and not 1 <= self.min_frames <= MAX_MIN_FRAMES:
+            raise ValueError(f"min_frames must be from 1 to {MAX_MIN_FRAMES}, not {self.min_frames}")
+        if self.visemes is not None and self.visemes not in SETS:
+            raise ValueError(f"visemes must be one of {', '.join(SETS)}, not {self.visemes!r}")
+
+
+@dataclass
+class Update:
+    """What one push (or finish) made final."""
+
+    frames: Frames  # the frames' log-probabilities and labels (frame i is [10 i, 10 i + 10) ms)
+    segments: list[Segment]  # phone segments made final
+    cues: list[Cue]  # mouth cues made final (options.visemes), else []
+    weights: np.ndarray | None  # (R, S) mouth-shape weights of the frames (options.visemes), else None
+
+
+class PhoneStream:
+    """One audio source through the model, the decoder and (with options.visemes) the mouth shapes."""
+
+    def __init__(self, model: StreamingModel, options: DecodingOptions = DecodingOptions(),
+                 bigram: PhoneBigram | None = None) -> None:
+        self.model, self.options = model, options
+        self.stream = model.new_stream(model.check_chunk(options.chunk_frames))
+        self.segmenter = new_segmenter(options.decoder, model.phones, options.min_frames, DecoderConfig(), bigram)
+        self.visemes = SETS[options.visemes] if options.visemes else None
+        self.cue_maker = CueMaker(self.visemes, model.phones, options.cue_rules) if self.visemes else None
+        self.segments: list[Segment] = []
+        self.cues: list[Cue] = []
+        self.samples = 0
+
+    @property
+    def chunk_frames(self) -> int:
+        return self.stream.chunk_frames
+
+    def push(self, samples, sample_rate=None) -> Update:
+        samples = np.asarray(samples)
+        self.samples += samples.shape[-1] if samples.ndim else 0
+        return self._update(self.stream.push(samples, sample_rate), final=False)
+
+    def finish(self) -> Update:
+        return self._update(self.stream.finish(), final=True)
+
+    def _update(self, frames: Frames, final: bool) -> Update:
+        segments = self.segmenter.push(frames.log_probs) + (self.segmenter.finish() if final else [])
+        self.segments += segments
+        cues, weights = [], None
+        if self.visemes is not None:
+            weights = frame_weights(frames.log_probs, self.visemes, self.model.phones)
+            cues = self.cue_maker.push(segments) + (self.cue_maker.finish() if final else [])
+            self.cues += cues
+        return Update(frames, segments, cues, weights)
+
+    @property
+    def duration_seconds(self) -> float:
+        return self.samples / self.model.sample_rate
+
+    def segment_dicts(self) -> list[dict]:
+        """Every final segment so far, as `speechattn transcribe --format json` prints them."""
+        return segment_dicts(self.segments, self.model.phones, self.duration_seconds,
+                             round(1000 / self.model.frame_shift_ms))
+
+    def cue_dicts(self) -> list[dict]:
+        """Every final cue so far, in seconds, as the visemes-json and Rhubarb formats write them."""
+        if self.visemes is None:
+            raise ValueError("this stream makes no cues: open it with DecodingOptions(visemes=SET)")
+        return cue_dicts(self.cues, self.visemes, self.duration_seconds, round(1000 / self.model.frame_shift_ms))
+
+
+class Model(StreamingModel):
+    """A StreamingModel that also opens PhoneStreams (the decoder's bigram loaded once, shared)."""
+
+    def open(self, options: DecodingOptions = DecodingOptions()) -> PhoneStream:
+        if options.decoder == "bigram" and getattr(self, "_bigram", None) is None:
+            self._bigram = PhoneBigram.load()
+        return PhoneStream(self, options, getattr(self, "_bigram", None))
+
+
+def load_model(name_or_path=None, threads: int | None = None, providers=None) -> Model:
+    """A bundled model by name (default, default-int8; None: the default) or an ONNX file by path."""
+    return Model(resolve(name_or_path), providers=providers, num_threads=threads)

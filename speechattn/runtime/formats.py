@@ -1,0 +1,46 @@
+"""The output formats of `speechattn transcribe`: one table, name -> writer, extension and help, that the command
+line reads for its choices, its help and its file names.  Standard library only (read by `--help`).
+
+Add a format: a function in runtime/transcribe.py that turns a Transcript into text, and one entry here."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class OutputFormat:
+    extension: str  # of the file --output-dir writes
+    writer: str  # the function in speechattn.runtime.transcribe: Transcript -> text
+    help: str
+    rhubarb_shapes: bool = False  # Rhubarb's mouth shapes, whatever --visemes says
+    takes_visemes: bool = False  # --visemes chooses its set
+    one_file_each: bool = False  # a whole document per input: several inputs need --output-dir
+
+
+FORMATS: dict[str, OutputFormat] = {
+    "text": OutputFormat(".txt", "as_text", "the phones, one line per file"),
+    "json": OutputFormat(".json", "as_json", "start, end, phone, confidence (export/transcript.schema.json)"),
+    "ctm": OutputFormat(".ctm", "as_ctm", "NIST CTM: a line per phone"),
+    "textgrid": OutputFormat(".TextGrid", "textgrid_text", "Praat TextGrid, a phones tier", one_file_each=True),
+    "rhubarb-tsv": OutputFormat(".tsv", "as_rhubarb_tsv", "Rhubarb Lip Sync's TSV mouth cues", rhubarb_shapes=True,
+                                one_file_each=True),
+    "rhubarb-json": OutputFormat(".json", "as_rhubarb_json", "Rhubarb's JSON", rhubarb_shapes=True,
+                                 one_file_each=True),
+    "rhubarb-xml": OutputFormat(".xml", "as_rhubarb_xml", "Rhubarb's XML", rhubarb_shapes=True, one_file_each=True),
+    "visemes-json": OutputFormat(".visemes.json", "as_visemes_json",
+                                 "a row of mouth-shape weights per 10 ms and the cues, of --visemes SET",
+                                 takes_visemes=True),
+}
+
+
+def render(name: str, transcript) -> str:
+    """The transcript in format `name`, ending with a newline."""
+    from speechattn.runtime import transcribe
+
+    text = getattr(transcribe, FORMATS[name].writer)(transcript)
+    return text if text.endswith("\n") else text + "\n"
+
+
+def formats_help() -> str:
+    return "; ".join(f"{name}: {f.help}" for name, f in FORMATS.items())
