@@ -1,0 +1,174 @@
+"""Forced alignment where the truth is known: speechattn's aligner beside pocketsphinx's, on the same audio and
+the same words, in the same run.
+
+Synthesizes utterances from the built-in corpus plan (espeak-ng, flite and festival voices: the synthesizer's
+own phone times are exact, the only fully independent reference here), gives both aligners the synthesizer's
+phone sequence (one "word" per stretch between pauses, as bench/aligner_check.py does), and scores each against
+the exact labels: the share of reference phone boundaries with a hypothesis boundary within 10 / 20 / 50 ms,
+and the share of frames with the reference label.  CPU: process time of each aligner per hour of audio, one
+thread (ours: the model streamed over the audio, then the aligner; pocketsphinx: its two-pass alignment).
+
+With --deviate, each utterance's script is also damaged (one word dropped, one added, one substituted) and ours
+is scored on the words both scripts share against its alignment with the true script: the share of their
+boundaries that stay within 20 ms, and how many dropped words it reports as not heard.
+
+    python bench/align.py [--utterances 120] [--deviate]
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import time
+from collections import defaultdict
+
+os.environ.setdefault("OMP_NUM_THREADS", "1")
+
+import numpy as np  # noqa: E402
+
+from speechattn.data.align import PhoneAligner  # noqa: E402
+from speechattn.data.labels import frame_labels  # noqa: E402
+from speechattn.data.synth import SynthConfig, engine, engine_of, plan, with_edge_silence  # noqa: E402
+from speechattn.phones import PHONE_TO_INDEX, PHONES  # noqa: E402
+from speechattn_export.align import AlignOptions, align  # noqa: E402
+from speechattn_export.pipeline import load_model  # noqa: E402
+from speechattn_export.segments import label_intervals  # noqa: E402
+
+SIL = PHONE_TO_INDEX["sil"]
+TOLERANCES_MS = (10, 20, 50)
+
+
+class ScriptWord:
+    def __init__(self, text: str, phones: tuple[str, ...]) -> None:
+        self.text, self.pronunciations = text, (phones,)
+
+
+def words_between_pauses(labels: np.ndarray) -> list[list[str]]:
+    words, current = [], []
+    for _, _, phone in label_intervals(labels):
+        if phone == SIL:
+            if current:
+                words.append(current)
+            current = []
+        else:
+            current.append(PHONES[phone])
+    if current:
+        words.append(current)
+    return words
+
+
+def ours_labels(alignment, frames: int) -> np.ndarray:
+    labels = np.full(frames, SIL, dtype=np.int64)
+    for word in alignment.words:
+        for p in word.phones:
+            labels[p.start_frame:min(p.end_frame, frames)] = PHONE_TO_INDEX[p.phone]
+    return labels
+
+
+def boundary_errors_ms(truth: np.ndarray, hypothesis: np.ndarray) -> list[int]:
+    truth_edges = [s for s, _, _ in label_intervals(truth)][1:]
+    hypothesis_edges = np.array([s for s, _, _ in label_intervals(hypothesis)][1:])
+    if not hypothesis_edges.size:
+        return [10_000] * len(truth_edges)
+    return [int(np.min(np.abs(hypothesis_edges - edge))) * 10 for edge in truth_edges]
+
+
+def word_bounds(alignment) -> dict[int, tuple[int, int]]:
+    return {w.index: (w.start_frame, w.end_frame) for w in alignment.words}
+
+
+def damaged(words: list[ScriptWord], rng) -> tuple[list[ScriptWord], dict[int, int], int | None]:
+    """The script with one word dropped, one added and one substituted (when it has words enough): (script,
+    {position in the damaged script: position in the true one} for the words kept intact, the dropped word's
+    true position)."""
+    if len(words) < 4:
+        return words, {i: i for i in range(len(words))}, None
+    drop, substitute = rng.choice(len(words), 2, replace=False)
+    filler = ScriptWord("<added>", ("B", "AA", "N", "AH", "N", "AH"))
+    out, mapping = [], {}
+    for i, word in enumerate(words):
+        if i == drop:
+            continue
+        if i == substitute:
+            out.append(ScriptWord("<substituted>", ("K", "W", "IH", "L", "T")))
+            continue
+        mapping[len(out)] = i
+        out.append(word)
+    insert = int(rng.integers(0, len(out) + 1))
+    out.insert(insert, filler)
+    mapping = {(k + 1 if k >= insert else k): v for k, v in mapping.items()}
+    return out, mapping, int(drop)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--utterances", type=int, default=120)
+    parser.add_argument("--model", default="default-int8")
+    parser.add_argument("--deviate", action="store_true", help="also align a damaged script (see above)")
+    parser.add_argument("--min-frames", type=int, default=AlignOptions().min_frames)
+    args = parser.parse_args()
+    model = load_model(args.model, threads=1)
+    options = AlignOptions(min_frames=args.min_frames)
+    peer = PhoneAligner()
+    jobs = plan(SynthConfig(hours=args.utterances * 4.2 / 3600))[: args.utterances]
+    agreement, errors, cpu, failures = defaultdict(list), defaultdict(list), defaultdict(float), defaultdict(int)
+    kept, reported, dropped_total, audio_seconds = [], 0, 0, 0.0
+    rng = np.random.default_rng(0)
+    for job in jobs:
+        name = engine_of(job.voice)
+        utterance = engine(name).synthesize(job.text, job.voice, job.rate_wpm, job.pitch, job.pitch_range)
+        utterance = with_edge_silence(utterance, job.lead_seconds, job.trail_seconds)
+        frames = len(utterance.audio) // 160
+        audio_seconds += len(utterance.audio) / 16000
+        truth = frame_labels(utterance.intervals, frames)
+        stretches = words_between_pauses(truth)
+        start = time.process_time()
+        aligned = peer.align(utterance.audio, stretches)
+        cpu["pocketsphinx"] += time.process_time() - start
+        start = time.process_time()
+        stream = model.new_stream()
+        log_probs = np.concatenate([stream.push(utterance.audio).log_probs, stream.finish().log_probs])[:frames]
+        script = [ScriptWord(" ".join(w), tuple(w)) for w in stretches]
+        ours = align(log_probs, script, model.phones, options)
+        cpu["speechattn"] += time.process_time() - start
+        hypotheses = {"speechattn": ours_labels(ours, frames)}
+        if aligned is None:
+            failures["pocketsphinx"] += 1
+        else:
+            hypotheses["pocketsphinx"] = frame_labels(aligned, frames)
+        for aligner, hypothesis in hypotheses.items():
+            agreement[aligner, name].append(float(np.mean(truth == hypothesis)))
+            errors[aligner, name] += boundary_errors_ms(truth, hypothesis)
+            errors[aligner, "all"] += boundary_errors_ms(truth, hypothesis)
+            agreement[aligner, "all"].append(float(np.mean(truth == hypothesis)))
+        if args.deviate:
+            bad_script, mapping, dropped = damaged(script, rng)
+            if dropped is not None:
+                deviated = align(log_probs, bad_script, model.phones, options)
+                reference, hypothesis = word_bounds(ours), word_bounds(deviated)
+                for position, true_position in mapping.items():
+                    if true_position in reference:
+                        for a, b in zip(reference[true_position], hypothesis.get(position, (-99, -99))):
+                            kept.append(abs(a - b) * 10)
+                dropped_total += 1
+                reported += dropped not in {mapping.get(p, -1) for p in hypothesis}
+    print(f"{len(jobs)} synthesized utterances ({audio_seconds / 60:.1f} min), both aligners given the "
+          f"synthesizer's phone sequence; model {args.model}; pocketsphinx failed on {failures['pocketsphinx']}")
+    print("| engine | aligner | boundaries within 10 / 20 / 50 ms | frames agreeing |")
+    print("|---|---|---|---|")
+    for (aligner, name) in sorted(errors, key=lambda k: (k[1] == "all", k[1], k[0])):
+        e = np.array(errors[aligner, name])
+        within = " / ".join(f"{100 * np.mean(e <= ms):.1f}" for ms in TOLERANCES_MS)
+        print(f"| {name} | {aligner} | {within} % | {100 * np.mean(agreement[aligner, name]):.1f} % |")
+    hours = audio_seconds / 3600
+    print(f"CPU per hour of audio, one thread: speechattn {cpu['speechattn'] / hours:.0f} s (model and aligner), "
+          f"pocketsphinx {cpu['pocketsphinx'] / hours:.0f} s: {cpu['pocketsphinx'] / cpu['speechattn']:.1f} x less")
+    if args.deviate and kept:
+        kept_ms = np.array(kept)
+        print(f"damaged scripts (one word dropped, one added, one substituted, {dropped_total} utterances): "
+              f"{100 * np.mean(kept_ms <= 20):.1f} % of the other words' boundaries within 20 ms of the true "
+              f"script's alignment; dropped words reported not heard: {reported} of {dropped_total}")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,512 @@
+"""Forced alignment of known words on the model's frame log-posteriors, offline or live, tolerant of a script
+the speaker departed from.  numpy only.
+
+The graph, left to right over the script's words w = 0 .. W-1, with a boundary b = 0 .. W before each word and
+after the last:
+
+    boundary b --> word b (every pronunciation variant: each phone a chain of min_frames states, the last one
+                   looping; the last phone's last state is the word's exit) --> boundary b + 1
+    boundary b --> silence b (loops) --> boundary b          optional silence between words
+    boundary b --> garbage b (loops) --> boundary b          speech that is not in the script: an added word, a
+                                                             repeat, a substitution; each frame pays
+                                                             garbage_penalty against the best phone's score
+    boundary b --> boundary b + 1, paying skip_penalty       a word of the script that was not said
+    any boundary --> a sentence's first boundary, paying jump_penalty
+                                                             a reader who goes back a line or skips ahead
+
+Emissions are the model's log posteriors (garbage: the best non-silence phone's); Viterbi picks one path.
+Every word on the path is heard; the others are reported as not heard.
+
+Bounded memory and time for any length: only a window of words around the current position is searched
+(window_back_words before, window_ahead_words after: the path cannot move faster than that between two
+commits), and the path is committed `lag_frames` behind the newest frame: the best path's state there becomes
+final and every path that does not pass through it is dropped (as the phone decoder does), so back-pointers are
+kept for at most lag_frames + commit_every frames.  Memory: O(window states x lag), independent of the length;
+time: O(frames x window states).  Offline alignment commits in blocks of lag_frames (1 s); live follow-along
+commits every frame, lag_frames (100 ms) behind.
+
+Confidence per phone: its goodness of pronunciation, the mean over its frames of log p(aligned phone) minus
+log p(best other phone) (positive: the aligned phone won; in nats), and the mean posterior of the phone; per
+word: the mean of its phones' values.
+
+Shapes and names: T frames, P phones (the model's, in output order), W words, n window chain states, nb window
+boundaries.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+NEG = -np.inf
+SILENCE = "sil"
+
+
+@dataclass(frozen=True)
+class AlignOptions:
+    min_frames: int = 3  # states per phone: the shortest phone, in 10 ms frames
+    skip_penalty: float = 10.0  # log score of leaving a word of the script out
+    garbage_penalty: float = 1.0  # per frame of speech that is not the script, against the best phone
+    garbage_entry_penalty: float = 6.0  # per stretch of such speech
+    jump_penalty: float = 40.0  # going back to or ahead to a sentence's start
+    lag_frames: int = 100  # commit this far behind the newest frame
+    commit_every: int = 100  # frames between commits (1: live)
+    window_back_words: int = 4
+    window_ahead_words: int = 48
+
+    def __post_init__(self) -> None:
+        if not 1 <= self.min_frames <= 20:
+            raise ValueError(f"min_frames must be from 1 to 20, not {self.min_frames}")
+        if not 1 <= self.lag_frames <= 10_000 or not 1 <= self.commit_every <= 10_000:
+            raise ValueError("lag_frames and commit_every must be from 1 to 10000")
+        if not 0 <= self.window_back_words <= 1000 or not 1 <= self.window_ahead_words <= 10_000:
+            raise ValueError("window_back_words must be 0..1000 and window_ahead_words 1..10000")
+        for name in ("skip_penalty", "garbage_penalty", "garbage_entry_penalty", "jump_penalty"):
+            if not 0 <= getattr(self, name) < float("inf"):
+                raise ValueError(f"{name} must be a finite number >= 0")
+
+
+LIVE = AlignOptions(lag_frames=10, commit_every=1)  # follow-along: final 100 ms behind the newest frame
+
+
+@dataclass(frozen=True)
+class AlignedPhone:
+    phone: str
+    start_frame: int
+    end_frame: int  # exclusive
+    gop: float  # mean log p(this phone) - log p(best other phone) over its frames
+    confidence: float  # mean posterior of this phone over its frames
+
+
+@dataclass(frozen=True)
+class AlignedWord:
+    index: int  # position in the script
+    text: str  # as written
+    start_frame: int
+    end_frame: int  # exclusive
+    phones: tuple[AlignedPhone, ...]
+    gop: float
+    confidence: float
+
+
+@dataclass
+class Alignment:
+    words: list[AlignedWord]  # in time order (a word read twice appears twice)
+    not_heard: list[int]  # script positions of the words no path went through
+    frames: int
+    silences: list[tuple[int, int]] = field(default_factory=list)  # (start, end) frames of silence between words
+    unscripted: list[tuple[int, int]] = field(default_factory=list)  # (start, end) frames of speech not in the script
+
+
+class Script:
+    """The word graph's layout: every chain state of every word, word by word, as flat arrays (global ids)."""
+
+    def __init__(self, words, phones, min_frames: int, sentence_starts=None) -> None:
+        index = {p: i for i, p in enumerate(phones)}
+        if SILENCE not in index:
+            raise ValueError(f"the model has no {SILENCE!r} phone")
+        self.phones, self.silence, D = tuple(phones), index[SILENCE], min_frames
+        self.texts = [getattr(w, "text", str(w)) for w in words]
+        self.W = len(words)
+        phone_of, word_of, first, loop, last, phone_start = [], [], [], [], [], []
+        self.variants: list[list[tuple[int, int, tuple[str, ...]]]] = []  # per word: (first state, end, phones)
+        for w, word in enumerate(words):
+            variants = []
+            for pronunciation in word.pronunciations:
+                unknown = [p for p in pronunciation if p not in index or p == SILENCE]
+                if unknown or not pronunciation:
+                    raise ValueError(f"word {w} ({self.texts[w]!r}): pronunciation {' '.join(pronunciation)} has "
+                                     f"phones the model lacks: {' '.join(unknown) or '(empty)'}")
+                start = len(phone_of)
+                for k, p in enumerate(pronunciation):
+                    for d in range(D):
+                        phone_start.append(len(phone_of) - d)
+                        phone_of.append(index[p])
+                        word_of.append(w)
+                        first.append(k == 0 and d == 0)
+                        loop.append(d == D - 1)
+                        last.append(k == len(pronunciation) - 1 and d == D - 1)
+                variants.append((start, len(phone_of), tuple(pronunciation)))
+            if not variants:
+                raise ValueError(f"word {w} ({self.texts[w]!r}) has no pronunciation")
+            self.variants.append(variants)
+        self.N = len(phone_of)
+        self.phone_of = np.asarray(phone_of, dtype=np.int64)
+        self.word_of = np.asarray(word_of, dtype=np.int64)
+        self.first = np.asarray(first, dtype=bool)
+        self.loop = np.asarray(loop, dtype=bool)
+        self.last = np.asarray(last, dtype=bool)
+        self.phone_start = np.asarray(phone_start, dtype=np.int64)  # the first state of each state's phone
+        self.word_start = np.searchsorted(self.word_of, np.arange(self.W + 1))  # first chain state of each word
+        starts = {0} | set(sentence_starts or ())
+        self.sentence_start = np.zeros(self.W + 1, dtype=bool)
+        self.sentence_start[[s for s in starts if 0 <= s <= self.W]] = True
+
+    # unified ids: chain states [0, N), silence of boundary b: N + b, garbage of boundary b: N + W + 1 + b
+    def silence_id(self, b):
+        return self.N + b
+
+    def garbage_id(self, b):
+        return self.N + self.W + 1 + b
+
+
+class Window:
+    """The searched part of the graph: words [wa, wb) with boundaries wa .. wb; local arrays in unified order
+    (chain states, then the boundaries' silences, then their garbages)."""
+
+    def __init__(self, script: Script, wa: int, wb: int) -> None:
+        self.wa, self.wb = wa, wb
+        self.a, self.b = int(script.word_start[wa]), int(script.word_start[wb])
+        self.n, self.nb = self.b - self.a, wb - wa + 1
+        s = script
+        self.phone_of = s.phone_of[self.a:self.b]
+        self.first = s.first[self.a:self.b]
+        self.loop = s.loop[self.a:self.b]
+        self.word_local = s.word_of[self.a:self.b] - wa  # boundary index a word state is entered from
+        lasts = np.flatnonzero(s.last[self.a:self.b])
+        self.last_local = lasts
+        self.last_word_start = np.searchsorted(self.word_local[lasts], np.arange(self.nb - 1)) if len(lasts) else \
+            np.zeros(0, dtype=np.int64)  # per word of the window: its first entry in last_local
+        self.global_ids = np.concatenate([np.arange(self.a, self.b), s.N + np.arange(wa, wb + 1),
+                                          s.N + s.W + 1 + np.arange(wa, wb + 1)])
+        self.bound = np.arange(self.nb)
+        self.sentence = np.flatnonzero(s.sentence_start[wa:wb + 1])
+        self.N, self.W = s.N, s.W
+        self.single = len(lasts) == self.nb - 1  # one pronunciation per word: exits need no reduction
+        # local indices of the sources a boundary can be reached from (back-pointers are local to each window)
+        self.exit_local = np.concatenate([[-1], lasts]) if self.single else None
+        self.silence_local = self.n + self.bound
+        self.garbage_local = self.n + self.nb + self.bound
+        self.chain_local = np.arange(self.n)
+        self.tail_local = self.n + np.arange(2 * self.nb)  # the boundaries' silence and garbage states
+        self.first_index = np.flatnonzero(self.first)
+        self.first_word = self.word_local[self.first]
+
+    def local_one(self, state: int) -> int:
+        """One unified global id -> its local index (-1 outside the window): the scalar form of local()."""
+        if self.a <= state < self.b:
+            return state - self.a
+        if state >= self.N:
+            b = state - self.N
+            kind = 0
+            if b > self.W:
+                b, kind = b - self.W - 1, 1
+            if self.wa <= b <= self.wb:
+                return self.n + kind * self.nb + b - self.wa
+        return -1
+
+    def local(self, ids: np.ndarray) -> np.ndarray:
+        """Unified global ids -> local indices (-1 outside the window)."""
+        ids = np.asarray(ids)
+        out = np.full(ids.shape, -1, dtype=np.int64)
+        chain = (ids >= self.a) & (ids < self.b)
+        out[chain] = ids[chain] - self.a
+        sil = ids - self.N
+        inside = (sil >= self.wa) & (sil <= self.wb)
+        out[inside] = self.n + sil[inside] - self.wa
+        garbage = ids - self.N - self.W - 1
+        inside = (garbage >= self.wa) & (garbage <= self.wb)
+        out[inside] = self.n + self.nb + garbage[inside] - self.wa
+        return out
+
+
+class ScriptAligner:
+    """push(log_probs (R, P)) -> words made final; finish() -> the rest and the whole Alignment.
+
+    `position` is the provisional reading position (the best path's word or boundary at the newest frame)."""
+
+    def __init__(self, words, phones, options: AlignOptions = AlignOptions(), sentence_starts=None) -> None:
+        self.options = options
+        self.script = Script(words, phones, options.min_frames, sentence_starts)
+        s = self.script
+        self.non_silence = np.array([i for i in range(len(phones)) if i != s.silence])
+        self.window = self._window_around(0)
+        w = self.window
+        self.scores = np.full(w.n + 2 * w.nb, NEG)
+        # before the first frame the path stands on boundary 0, which is reached by entering its silence
+        self.start = True
+        # per pending frame: its window, the local index of each state's predecessor, and (for the first frame
+        # after the window moved) the map from those indices to the previous frame's window (-1: none)
+        self.backs: list[tuple[Window, np.ndarray, np.ndarray | None]] = []
+        self.translation: np.ndarray | None = None
+        self.rows: list[np.ndarray] = []  # log posteriors of pending frames
+        self.frame = 0
+        self.final_path: list[int] = []  # unified state per final frame
+        self.final_stats: list[tuple[float, float]] = []  # (gop, posterior) of the final frame's state
+        self.emitted_words = 0  # words of final_path reported by push
+        self.word_runs: list[list] = []  # [word, start, end, (phone runs)] built from final frames
+
+    def _window_around(self, word: int) -> Window:
+        o, W = self.options, self.script.W
+        wa = max(0, word - o.window_back_words)
+        wb = min(W, max(word + o.window_ahead_words, wa + 1))
+        return Window(self.script, wa, wb)
+
+    # --- Viterbi ------------------------------------------------------------------------------------------
+    def _boundaries(self, scores: np.ndarray, w: Window) -> tuple[np.ndarray, np.ndarray]:
+        """(B (nb,), source (nb,)): the best score of standing on each boundary after the frame `scores`
+        belong to, and the local index of the state that path was in at that frame."""
+        o = self.options
+        v, sil, garbage = scores[:w.n], scores[w.n:w.n + w.nb], scores[w.n + w.nb:]
+        exits = np.empty(w.nb)
+        exits[0] = NEG
+        if w.single:
+            exits[1:] = v[w.last_local]
+            exit_src = w.exit_local
+        else:
+            values = v[w.last_local]
+            best = np.maximum.reduceat(values, w.last_word_start)
+            exits[1:] = best
+            # the argmax of each word's exits: the first local last-state holding the word's best
+            hit = values == np.repeat(best, np.diff(np.append(w.last_word_start, len(values))))
+            order = np.flatnonzero(hit)
+            first_hit = order[np.searchsorted(self._word_of_last(w)[order], np.arange(w.nb - 1))]
+            exit_src = np.concatenate([[-1], w.last_local[first_hit]])
+        from_exit = exits >= sil
+        best = np.where(from_exit, exits, sil)
+        source = np.where(from_exit, exit_src, w.silence_local)
+        from_garbage = garbage > best
+        best = np.where(from_garbage, garbage, best)
+        source = np.where(from_garbage, w.garbage_local, source)
+        # skips: B[b] = max over b' <= b of base[b'] - (b - b') skip_penalty
+        lifted = best + w.bound * o.skip_penalty
+        running = np.maximum.accumulate(lifted)
+        origin = np.maximum.accumulate(np.where(lifted >= running, w.bound, 0))
+        B = running - w.bound * o.skip_penalty
+        B_src = source[origin]
+        if len(w.sentence) and np.isfinite(B).any():
+            jumper = int(B.argmax())
+            jump = B[jumper] - o.jump_penalty
+            better = w.sentence[B[w.sentence] < jump]
+            B[better] = jump
+            B_src[better] = B_src[jumper]
+        return B, B_src
+
+    @staticmethod
+    def _word_of_last(w: Window) -> np.ndarray:
+        return w.word_local[w.last_local]
+
+    def _step(self, row: np.ndarray) -> None:
+        w, o, s = self.window, self.options, self.script
+        if self.start:  # the stream starts on boundary 0: as if leaving a silence there
+            B = np.full(w.nb, NEG)
+            B[0] = 0.0
+            lifted = B + w.bound * o.skip_penalty
+            B = np.maximum.accumulate(lifted) - w.bound * o.skip_penalty
+            B_src = np.full(w.nb, -1, dtype=np.int64)
+            self.start = False
+        else:
+            B, B_src = self._boundaries(self.scores, w)
+        old = self.scores
+        v = old[:w.n]
+        new = np.empty_like(old)
+        back = np.empty(len(old), dtype=np.int64)
+        # chain states: stay (last state of a phone), advance from the state before, or enter from the boundary
+        advance = np.empty(w.n)
+        advance[1:] = v[:-1]
+        advance_src = np.empty(w.n, dtype=np.int64)
+        advance_src[1:] = w.chain_local[:-1]
+        advance[w.first_index] = B[w.first_word]
+        advance_src[w.first_index] = B_src[w.first_word]
+        stay = np.where(w.loop, v, NEG)
+        staying = stay >= advance
+        new[:w.n] = np.where(staying, stay, advance)
+        back[:w.n] = np.where(staying, w.chain_local, advance_src)
+        # silence and garbage of each boundary: stay, or come from the boundary
+        here = old[w.n:]
+        enter = np.concatenate([B, B - o.garbage_entry_penalty])
+        staying = here >= enter
+        new[w.n:] = np.where(staying, here, enter)
+        back[w.n:] = np.where(staying, w.tail_local, np.concatenate([B_src, B_src]))
+        new[:w.n] += row[w.phone_of]
+        new[w.n:w.n + w.nb] += row[s.silence]
+        new[w.n + w.nb:] += row[self.non_silence].max() - o.garbage_penalty
+        top = new.max()
+        if np.isfinite(top):
+            new -= top  # bounded over hours; the same shift for every state changes no decision
+        self.scores = new
+        self.backs.append((w, back, self.translation))
+        self.translation = None
+        self.rows.append(row)
+        self.frame += 1
+
+    # --- commits ----------------------------------------------------------------------------------------
+    def _best_now(self) -> int:
+        return int(self.window.global_ids[int(self.scores.argmax())])
+
+    def _trace(self, local: int, count: int) -> list[int]:
+        """Unified ids of the path ending in local state `local` at the newest frame, for the last `count`
+        frames, oldest first."""
+        path = []
+        for window, back, translation in reversed(self.backs[len(self.backs) - count:]):
+            path.append(int(window.global_ids[local]))
+            local = int(back[local])
+            if translation is not None and local >= 0:
+                local = int(translation[local])
+        return path[::-1]
+
+    def _commit(self) -> None:
+        """The best path's states of every pending frame but the last lag_frames become final; paths that do not
+        pass through the newest final state are dropped; the window moves to where the path is."""
+        keep = self.options.lag_frames
+        count = len(self.backs) - keep
+        path = self._trace(int(self.scores.argmax()), len(self.backs))
+        self._finalise(path[:count])
+        anchor = path[count - 1]
+        # each current state traced back to the newest final frame: only those that pass through the anchor stay
+        states = np.arange(len(self.scores))
+        for window, back, translation in reversed(self.backs[count:]):
+            states = back[np.maximum(states, 0)] * (states >= 0) - (states < 0)
+            if translation is not None:
+                states = np.where(states >= 0, translation[np.maximum(states, 0)], -1)
+        oldest_final_window = self.backs[count - 1][0]
+        ancestors = np.where(states >= 0, oldest_final_window.global_ids[np.maximum(states, 0)], -1)
+        self.scores[ancestors != anchor] = NEG
+        self.backs = self.backs[count:]
+        self.rows = self.rows[count:]
+        self._move_window()
+
+    def _move_window(self) -> None:
+        s = self.script
+        best = self._best_now()
+        word = int(s.word_of[best]) if best < s.N else (best - s.N) % (s.W + 1)
+        window = self._window_around(word)
+        if (window.wa, window.wb) == (self.window.wa, self.window.wb):
+            return
+        scores = np.full(window.n + 2 * window.nb, NEG)
+        to_new = window.local(self.window.global_ids)
+        inside = to_new >= 0
+        scores[to_new[inside]] = self.scores[inside]
+        self.translation = self.window.local(window.global_ids)  # new local -> old local, for the traces
+        self.window, self.scores = window, scores
+
+    def _finalise(self, path: list[int]) -> None:
+        """Frames become final: their states, and each one's goodness of pronunciation and posterior."""
+        s = self.script
+        if not path:
+            return
+        states = np.asarray(path)
+        rows = np.asarray(self.rows[:len(path)])  # (k, P)
+        phones = np.where(states < s.N, s.phone_of[np.minimum(states, s.N - 1)] if s.N else 0,
+                          np.where(states < s.N + s.W + 1, s.silence, -1))
+        own = rows[np.arange(len(rows)), np.maximum(phones, 0)]
+        best = rows.max(axis=1)
+        second = np.partition(rows, -2, axis=1)[:, -2]
+        gop = np.where(phones < 0, 0.0, np.where(own >= best, own - second, own - best))
+        posterior = np.where(phones < 0, 0.0, np.exp(own))
+        self.final_stats += list(zip(gop.tolist(), posterior.tolist()))
+        self.final_path += [int(x) for x in states]
+
+    # --- the stream -------------------------------------------------------------------------------------
+    def push(self, log_probs: np.ndarray) -> list[AlignedWord]:
+        """Frames in; the words whose alignment became final (their end is final and the path has left them)."""
+        log_probs = np.asarray(log_probs, dtype=np.float64)
+        o = self.options
+        for row in log_probs:
+            self._step(row)
+            if len(self.backs) >= o.lag_frames + o.commit_every:
+                self._commit()
+        return self._new_words(final=False)
+
+    def finish(self) -> Alignment:
+        """End of stream: the best path that reaches the end of the script (the words after it skipped)."""
+        if self.backs:
+            w = self.window
+            B, B_src = self._boundaries(self.scores, w)
+            end = w.nb - 1
+            if w.wb == self.script.W and np.isfinite(B[end]) and B_src[end] >= 0:
+                local = int(B_src[end])
+            else:
+                local = int(self.scores.argmax())
+            self._finalise(self._trace(local, len(self.backs)))
+            self.backs, self.rows = [], []
+        self._new_words(final=True)
+        return self.alignment()
+
+    @property
+    def position(self) -> tuple[int, bool]:
+        """(word index, inside the word) of the best path at the newest frame: inside = reading that word;
+        otherwise at the boundary before it (a pause, or speech that is not in the script)."""
+        if self.frame == 0:
+            return 0, False
+        s, best = self.script, self._best_now()
+        if best < s.N:
+            return int(s.word_of[best]), True
+        return int((best - s.N) % (s.W + 1)), False
+
+    def _new_words(self, final: bool) -> list[AlignedWord]:
+        words = self._words(final)
+        out = words[self.emitted_words:]
+        self.emitted_words = len(words)
+        return out
+
+    def _words(self, final: bool) -> list[AlignedWord]:
+        """Words of the final frames (a word still open at the newest final frame only when `final`)."""
+        s, path = self.script, self.final_path
+        words, t, T = [], 0, len(path)
+        while t < T:
+            state = path[t]
+            if state >= s.N:
+                t += 1
+                continue
+            word = int(s.word_of[state])
+            end = t
+            while end < T and path[end] < s.N and s.word_of[path[end]] == word and \
+                    not (end > t and s.first[path[end]] and path[end - 1] != path[end]):
+                end += 1
+            if end == T and not final:
+                break
+            words.append(self._aligned_word(word, t, end))
+            t = end
+        return words
+
+    def _aligned_word(self, word: int, start: int, end: int) -> AlignedWord:
+        s = self.script
+        phones = []
+        t = start
+        while t < end:
+            state = self.final_path[t]
+            variant_phone = self._phone_position(state)
+            stop = t
+            while stop < end and self._phone_position(self.final_path[stop]) == variant_phone:
+                stop += 1
+            gops = [self.final_stats[i][0] for i in range(t, stop)]
+            posts = [self.final_stats[i][1] for i in range(t, stop)]
+            phones.append(AlignedPhone(s.phones[int(s.phone_of[state])], t, stop, float(np.mean(gops)),
+                                       float(np.mean(posts))))
+            t = stop
+        return AlignedWord(word, s.texts[word], start, end, tuple(phones),
+                           float(np.mean([p.gop for p in phones])), float(np.mean([p.confidence for p in phones])))
+
+    def _phone_position(self, state: int) -> int:
+        """A chain state -> the index of its phone's first state (states of one phone of one variant share it)."""
+        return int(self.script.phone_start[state])
+
+    def alignment(self) -> Alignment:
+        s, path = self.script, self.final_path
+        words = self._words(final=True)
+        heard = {w.index for w in words}
+        silences, unscripted = [], []
+        t = 0
+        while t < len(path):
+            state = path[t]
+            if state < s.N:
+                t += 1
+                continue
+            kind = silences if state < s.N + s.W + 1 else unscripted
+            end = t
+            while end < len(path) and path[end] == state:
+                end += 1
+            kind.append((t, end))
+            t = end
+        return Alignment(words, [w for w in range(s.W) if w not in heard], len(path), silences, unscripted)
+
+
+def align(log_probs: np.ndarray, words, phones, options: AlignOptions = AlignOptions(),
+          sentence_starts=None) -> Alignment:
+    """The alignment of one recording's log-posteriors (T, P) to its words (objects with .text and
+    .pronunciations: tuples of the model's phone names)."""
+    aligner = ScriptAligner(words, phones, options, sentence_starts)
+    aligner.push(log_probs)
+    return aligner.finish()

@@ -1,0 +1,126 @@
+"""The kit's forced aligner (export/align.py) on posteriors whose truth is known: exact boundaries, the same
+result for any chunking, a script the speaker departed from, live commits, bounded memory."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from speechattn.phones import PHONES
+from speechattn_export.align import LIVE, AlignOptions, ScriptAligner, align
+
+
+class Word:
+    def __init__(self, text: str, *pronunciations: str) -> None:
+        self.text = text
+        self.pronunciations = tuple(tuple(p.split()) for p in pronunciations)
+
+
+HELLO, WORLD, AGAIN = Word("hello", "HH AH L OW", "HH EH L OW"), Word("world", "W ER L D"), Word("again", "AH G EH N")
+
+
+def posteriors(spans: list[tuple[str, int]], sure: float = 0.8, seed: int = 0) -> np.ndarray:
+    """(T, P) log posteriors: each (phone, frames) run has its phone at `sure`, the rest shared, with a little
+    noise so no two scores tie."""
+    rng = np.random.default_rng(seed)
+    rows = []
+    for phone, frames in spans:
+        for _ in range(frames):
+            row = np.full(len(PHONES), (1 - sure) / (len(PHONES) - 1)) * rng.uniform(0.9, 1.1, len(PHONES))
+            row[PHONES.index(phone)] = sure
+            rows.append(np.log(row / row.sum()))
+    return np.array(rows)
+
+
+SPOKEN = [("sil", 20), ("HH", 6), ("EH", 8), ("L", 5), ("OW", 12), ("sil", 15), ("W", 6), ("ER", 10), ("L", 5),
+          ("D", 7), ("sil", 10), ("AH", 5), ("G", 6), ("EH", 9), ("N", 8), ("sil", 20)]
+
+
+def bounds(alignment) -> list[tuple[str, int, int]]:
+    return [(w.text, w.start_frame, w.end_frame) for w in alignment.words]
+
+
+def test_known_posteriors_align_to_their_exact_frames_with_the_variant_spoken():
+    result = align(posteriors(SPOKEN), [HELLO, WORLD, AGAIN], PHONES)
+    assert bounds(result) == [("hello", 20, 51), ("world", 66, 94), ("again", 104, 132)]
+    assert [p.phone for p in result.words[0].phones] == ["HH", "EH", "L", "OW"]  # the second variant was spoken
+    assert [(p.start_frame, p.end_frame) for p in result.words[1].phones] == [(66, 72), (72, 82), (82, 87), (87, 94)]
+    assert result.not_heard == [] and result.unscripted == []
+    assert result.silences == [(0, 20), (51, 66), (94, 104), (132, 152)]
+    assert all(p.gop > 0 and 0.7 < p.confidence < 0.9 for w in result.words for p in w.phones)
+
+
+@pytest.mark.parametrize("piece", [1, 7, 64, 1000])
+def test_any_chunking_gives_the_same_alignment(piece):
+    log_probs = posteriors(SPOKEN, sure=0.5, seed=3)
+    whole = align(log_probs, [HELLO, WORLD, AGAIN], PHONES, AlignOptions(lag_frames=20, commit_every=5))
+    aligner = ScriptAligner([HELLO, WORLD, AGAIN], PHONES, AlignOptions(lag_frames=20, commit_every=5))
+    for start in range(0, len(log_probs), piece):
+        aligner.push(log_probs[start:start + piece])
+    assert bounds(aligner.finish()) == bounds(whole)
+
+
+def test_a_word_left_out_is_reported_and_the_others_stay_where_they_were():
+    script = [HELLO, Word("there", "DH EH R"), WORLD, AGAIN]
+    result = align(posteriors(SPOKEN), script, PHONES)
+    assert result.not_heard == [1]
+    assert bounds(result) == [("hello", 20, 51), ("world", 66, 94), ("again", 104, 132)]
+
+
+def test_speech_that_is_not_in_the_script_is_marked_and_does_not_drag_the_rest():
+    spoken = SPOKEN[:6] + [("B", 6), ("IY", 10), ("G", 5), ("sil", 10)] + SPOKEN[6:]  # "big" said, not written
+    result = align(posteriors(spoken), [HELLO, WORLD, AGAIN], PHONES)
+    assert bounds(result) == [("hello", 20, 51), ("world", 97, 125), ("again", 135, 163)]
+    assert len(result.unscripted) == 1 and 66 <= result.unscripted[0][0] and result.unscripted[0][1] <= 87
+
+
+def test_a_substituted_word_is_not_heard_and_its_neighbours_keep_their_times():
+    script = [HELLO, Word("word", "W ER D"), AGAIN]
+    spoken = SPOKEN[:6] + [("K", 6), ("AE", 10), ("T", 5), ("D", 7)] + SPOKEN[10:]
+    result = align(posteriors(spoken), script, PHONES)
+    assert result.not_heard == [1]
+    assert bounds(result) == [("hello", 20, 51), ("again", 104, 132)]
+
+
+def test_live_commits_give_each_word_at_most_lag_frames_after_its_end():
+    log_probs = posteriors(SPOKEN)
+    aligner = ScriptAligner([HELLO, WORLD, AGAIN], PHONES, LIVE)
+    final_at = {}
+    for t, row in enumerate(log_probs):
+        for word in aligner.push(row[None]):
+            final_at[word.text] = t
+        if t == 75:
+            assert aligner.position == (1, True)  # reading "world", not yet final
+    # a word is final once the path has left it and the lag has passed: its end + lag (+ the frame it is left)
+    assert final_at == {"hello": 51 + LIVE.lag_frames, "world": 94 + LIVE.lag_frames, "again": 132 + LIVE.lag_frames}
+    assert aligner.position == (3, False)  # in the silence after the last word
+
+
+def test_memory_is_bounded_by_the_window_and_the_lag_however_long_the_recording():
+    repeats = 60  # about 3 minutes of speech against 180 words
+    log_probs = np.concatenate([posteriors(SPOKEN, seed=i) for i in range(repeats)])
+    options = AlignOptions(lag_frames=50, commit_every=50)
+    aligner = ScriptAligner([HELLO, WORLD, AGAIN] * repeats, PHONES, options)
+    largest = 0
+    for start in range(0, len(log_probs), 100):
+        aligner.push(log_probs[start:start + 100])
+        assert len(aligner.backs) < options.lag_frames + options.commit_every
+        largest = max(largest, len(aligner.scores))
+    result = aligner.finish()
+    assert len(result.words) == 3 * repeats and result.not_heard == []
+    one_window = (options.window_back_words + options.window_ahead_words) * 4 * options.min_frames * 2 + 200
+    assert largest < one_window  # the searched states do not grow with the script
+
+
+def test_a_script_the_model_cannot_say_is_refused_in_one_line():
+    with pytest.raises(ValueError, match=r"word 0 \('x'\): pronunciation Q X has phones the model lacks: Q X"):
+        ScriptAligner([Word("x", "Q X")], PHONES)
+    with pytest.raises(ValueError, match="has no pronunciation"):
+        ScriptAligner([Word("y")], PHONES)
+    with pytest.raises(ValueError, match="min_frames"):
+        AlignOptions(min_frames=0)
+
+
+def test_an_empty_recording_hears_no_word():
+    result = ScriptAligner([HELLO], PHONES).finish()
+    assert result.words == [] and result.not_heard == [0] and result.frames == 0
