@@ -1,6 +1,7 @@
 """The `speechattn` command: a click group whose commands live one module per area and call the library directly.
 
     runtime.py   transcribe, mic, web          (numpy + onnxruntime; never torch)
+    align.py     align                         (numpy + onnxruntime)
     model.py     init, export, stream-check    (torch)
     training.py  train, eval, pseudo-label     (torch, lhotse)
     data.py      prepare, data-stats, show-item (lhotse)
@@ -23,7 +24,7 @@ import sys
 
 import click
 
-from speechattn.cli import data, model, runtime, training
+from speechattn.cli import align, data, model, runtime, training
 from speechattn.cli.common import parse_overrides  # noqa: F401  (bench scripts read --set as train does)
 from speechattn.errors import SpeechattnError, UsageError
 
@@ -55,6 +56,21 @@ def _print_version(ctx: click.Context) -> None:
     ctx.exit(0)
 
 
+class ClosedOutput:
+    """Standard output when the process was started without one: every write is an error, as on a closed pipe."""
+
+    def write(self, text: str) -> int:
+        import errno
+
+        raise OSError(errno.EBADF, "standard output is closed")
+
+    def flush(self) -> None:
+        pass
+
+    def isatty(self) -> bool:
+        return False
+
+
 def debug_wanted(argv: list[str]) -> bool:
     return "--debug" in argv[: next((i for i, a in enumerate(argv) if a in cli.commands), len(argv))] or \
         os.environ.get("SPEECHATTN_DEBUG", "") not in ("", "0")
@@ -72,7 +88,7 @@ def cli(debug) -> None:
     `speechattn COMMAND --help` explains each command."""
 
 
-for command in (runtime.transcribe, runtime.mic, runtime.web, training.evaluate, training.train, model.export,
+for command in (runtime.transcribe, align.align, runtime.mic, runtime.web, training.evaluate, training.train, model.export,
                 model.stream_check, model.init, data.prepare, training.pseudo_label, data.data_stats, data.show_item):
     cli.add_command(command)
 
@@ -82,6 +98,8 @@ def main(argv: list[str] | None = None) -> int:
     logging.basicConfig(level=logging.INFO, format="%(message)s", stream=sys.stderr)
     for noisy in ("lhotse", "matplotlib", "PIL", "urllib3", "numba"):
         logging.getLogger(noisy).setLevel(logging.WARNING)
+    if sys.stdout is None:  # started with standard output closed (>&-): writing there must fail, not vanish
+        sys.stdout = ClosedOutput()
     argv = list(sys.argv[1:] if argv is None else argv)
     command = next((a for a in argv if a in cli.commands), "")
     prefix = f"speechattn {command}".rstrip()

@@ -37,6 +37,25 @@ def parse_overrides(pairs: list[str] | tuple[str, ...]) -> dict:
     return result
 
 
+def same_file(a, b) -> bool:
+    """Whether two paths are one file (symbolic and hard links included); False when either does not exist."""
+    try:
+        return str(a) != "-" and str(b) != "-" and os.path.samefile(a, b)
+    except (OSError, ValueError):
+        return False
+
+
+def refuse_overwriting_inputs(outputs: dict, inputs: list) -> None:
+    """A usage error when an output path (option -> path) is one of the command's inputs, resolved or linked."""
+    for option_name, output in outputs.items():
+        if output is None:
+            continue
+        for source in inputs:
+            if source is not None and (same_file(output, source) or Path(output).resolve() == Path(source).resolve()):
+                raise UsageError(f"{option_name} {output} is one of the inputs ({source}): it would be overwritten; "
+                                 "write elsewhere")
+
+
 def check_writable(output: Path) -> None:
     """One line now, before the work, if `output` cannot be written as a file."""
     directory = output.parent if str(output.parent) else Path(".")

@@ -8,6 +8,7 @@ from pathlib import Path
 import click
 
 from speechattn.cli.common import (PATH, check_writable, command_sources_option, manifest_cuts, option,
+                                   refuse_overwriting_inputs,
                                    parse_overrides, progress_wanted, seed_option, set_option)
 from speechattn.errors import SpeechattnError, UsageError
 
@@ -92,6 +93,9 @@ def show_item(supervisions, item_id, plot, wav, augment, allow_command_sources, 
     dataset = FrameLabelDataset(matches, augment=AugmentConfig() if augment else None, crop_seconds=None, seed=seed)
     audio, labels = dataset.load(matches[0], np.random.default_rng([seed, 0, 0]) if augment else None)
     supervision = matches[0].supervisions[0]
+    recording = matches[0].recording
+    sources = [Path(str(s.source)) for s in (recording.sources if recording is not None else []) if s.type == "file"]
+    refuse_overwriting_inputs({"--wav": wav, "--plot": plot}, [supervisions, *sources])
     print(f"{item_id}: {len(audio) / 16000:.2f} s, speaker {supervision.speaker}, text: {supervision.text}")
     print(" ".join(PHONES[p] if p >= 0 else "·" for _, _, p in label_intervals(labels)))
     title = f"{item_id} ({supervision.speaker}){' augmented' if augment else ''}: {supervision.text or ''}"

@@ -8,6 +8,7 @@ import sys
 import click
 
 from speechattn.cli.common import PATH, FiniteFloatRange, chunk_option, check_writable, option, parse_overrides, progress_wanted, \
+    refuse_overwriting_inputs, \
     seed_option, set_option
 
 MAX_CHECK_SECONDS = 3600  # stream-check keeps the signal and every result in memory
@@ -51,6 +52,7 @@ def export(checkpoint, output, int8, chunk_frames, verify_audio):
     from speechattn.model.encoder import load
     from speechattn.model.export import export_onnx
 
+    refuse_overwriting_inputs({"-o": output}, [checkpoint, verify_audio])
     check_writable(output)
     model = load(checkpoint)
     print(f"exporting {checkpoint} ({model.num_parameters():,} parameters) -> {output}"

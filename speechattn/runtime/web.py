@@ -14,7 +14,7 @@ import posixpath
 import urllib.parse
 from pathlib import Path
 
-from speechattn.errors import SpeechattnError
+from speechattn.errors import SpeechattnError, UsageError
 
 log = logging.getLogger(__name__)
 SAMPLES = Path(__file__).resolve().parent / "samples"
@@ -113,6 +113,9 @@ class Server(http.server.ThreadingHTTPServer):
 
 def make_server(host: str = "127.0.0.1", port: int = 8000) -> tuple[Server, str]:
     """The server (not yet serving) and the page's URL."""
+    if not host.strip():
+        raise UsageError("--host is empty (it would listen on every interface while the page's address says "
+                         "localhost): give 127.0.0.1, or 0.0.0.0 for every interface")
     table = routes()
     try:
         server = Server((host, port), functools.partial(Handler, table=table))

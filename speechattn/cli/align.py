@@ -1,0 +1,202 @@
+"""`speechattn align`: word and phone boundaries of recordings whose words are known (numpy + onnxruntime)."""
+
+from __future__ import annotations
+
+import sys
+import time
+from pathlib import Path
+
+import click
+
+from speechattn.cli.common import PATH, load_onnx, model_option, option, progress_wanted
+from speechattn.errors import UsageError
+
+ALIGN_FORMAT_NAMES = ("text", "json", "textgrid", "ctm")  # speechattn.runtime.align.ALIGN_FORMATS, named for --help
+
+
+def corpus_pairs(folder: Path) -> tuple[list[tuple[Path, Path]], list[Path]]:
+    """MFA's layout: each audio file with a .lab or .txt of the same stem beside it.  (pairs, audio without one)."""
+    from speechattn.audio import AUDIO_SUFFIXES
+    from speechattn.runtime.align import TEXT_SUFFIXES
+
+    pairs, lonely = [], []
+    for audio in sorted(p for p in folder.rglob("*") if p.suffix.lower() in AUDIO_SUFFIXES and p.is_file()
+                        and not any(part.startswith(".") for part in p.relative_to(folder).parts)):
+        text = next((audio.with_suffix(s) for s in TEXT_SUFFIXES if audio.with_suffix(s).is_file()), None)
+        if text is None:
+            lonely.append(audio)
+        else:
+            pairs.append((audio, text))
+    return pairs, lonely
+
+
+_worker: dict = {}
+
+
+def _init_worker(model_path: str, dictionary: str | None, threads: int | None) -> None:
+    from speechattn_export.words import Lexicon
+
+    _worker["model"] = load_onnx(Path(model_path), threads)
+    _worker["lexicon"] = Lexicon.load(dictionary)
+
+
+def _align_one(audio: Path, text_source, output_format: str, target: Path | None, progress: bool = False):
+    """Align one pair and write it (or return the text for stdout): (seconds of audio, words not heard, text)."""
+    from speechattn.files import atomic_write_text
+    from speechattn.runtime.align import align_file, read_text, render, script_words
+
+    text, name = read_text(text_source)
+    words, starts = script_words(text, name, _worker["lexicon"])
+    aligned = align_file(_worker["model"], audio, words, starts, progress=progress)
+    rendered = render(output_format, aligned)
+    if target is not None:
+        atomic_write_text(target, rendered)
+        rendered = None
+    return aligned.duration, aligned.not_heard, rendered
+
+
+def _align_job(job):
+    """A worker process's task: never raises for a user's file (the message comes back instead)."""
+    from speechattn.errors import SpeechattnError
+
+    audio, text, output_format, target = job
+    try:
+        seconds, not_heard, _ = _align_one(audio, text, output_format, target)
+        return audio, seconds, len(not_heard), None
+    except (SpeechattnError, ValueError, OSError) as error:
+        return audio, 0.0, 0, str(error).splitlines()[0] if str(error) else type(error).__name__
+
+
+@click.command()
+@click.argument("audio", type=PATH)
+@click.argument("text", required=False)
+@model_option
+@option("--format", "output_format", type=click.Choice(ALIGN_FORMAT_NAMES), default=None,
+        help="text: a line per word; json (export/alignment.schema.json); textgrid: Praat, MFA's tiers words and "
+             "phones; ctm: a line per word  [default: text for one file, textgrid for a corpus]")
+@option("--output-dir", type=PATH, default=None, metavar="DIR",
+        help="write one file per recording here (a corpus: the same relative paths)")
+@option("-o", "--output", "output_file", type=PATH, default=None, metavar="FILE", help="one recording's result")
+@option("--dictionary", type=PATH, default=None, metavar="FILE",
+        help="your pronunciations (WORD PH1 PH2 ..., CMUdict or MFA layout, one variant per line): added to and "
+             "overriding the bundled CMUdict")
+@option("--jobs", type=click.IntRange(1, 256), default=1, help="worker processes for a corpus (one thread each)")
+@option("--overwrite", is_flag=True, help="align again files whose output exists (a corpus skips them otherwise)")
+@option("-q", "--quiet", is_flag=True, help="no progress bar and no summary; errors only")
+def align(audio, text, model, output_format, output_dir, output_file, dictionary, jobs, overwrite, quiet):
+    """Word and phone boundaries of speech whose words you know (forced alignment).
+
+    AUDIO TEXT: one recording and its words (TEXT: a file, or the words themselves in quotes).  AUDIO alone, a
+    folder: a corpus in the Montreal Forced Aligner's layout (each audio file beside a .lab or .txt of the
+    same stem), written to --output-dir with the same relative paths, one TextGrid (or --format) each;
+    files already aligned are skipped, so an interrupted run resumes.
+
+    The words become phones through CMUdict (every pronunciation variant; numbers, abbreviations and
+    punctuation normalised) and a grapheme-to-phoneme model for words it lacks; --dictionary adds yours.  The
+    alignment tolerates a script the speaker departed from: words left out are reported as not heard, speech
+    that is not in the script is marked <unk>, and neither drags the rest off.  Each word and phone has a
+    confidence (mean posterior) and a goodness of pronunciation (gop: how far the phone beat its best
+    competitor, in nats).  Memory stays bounded for any length."""
+    from speechattn.runtime.transcribe import resolve_model
+
+    started = time.perf_counter()
+    model_path = resolve_model(model)
+    if output_file is not None and output_dir is not None:
+        raise UsageError("-o/--output names one file; --output-dir a folder: give one of them")
+    if str(audio) != "-" and audio.is_dir():
+        if text is not None:
+            raise UsageError(f"{audio} is a folder (a corpus: each audio file beside its .lab or .txt); give no TEXT")
+        if output_dir is None:
+            raise UsageError("a corpus is written to --output-dir DIR")
+        return _align_corpus(audio, model_path, output_format or "textgrid", output_dir, dictionary, jobs, overwrite,
+                             quiet, started)
+    if text is None:
+        raise UsageError("give the words: speechattn align AUDIO TEXT (a file, or the words in quotes)")
+    from speechattn.cli.common import same_file
+
+    fmt = output_format or "text"
+    target = output_file
+    if output_dir is not None:
+        from speechattn.runtime.align import ALIGN_FORMATS
+
+        output_dir.mkdir(parents=True, exist_ok=True)
+        target = output_dir / (Path(audio).stem + ALIGN_FORMATS[fmt][0])
+    if target is not None and (same_file(target, audio) or same_file(target, Path(text))):
+        raise UsageError(f"{target} is one of the inputs: it would be overwritten; write elsewhere")
+    _init_worker(str(model_path), str(dictionary) if dictionary else None, None)
+    seconds, not_heard, rendered = _align_one(Path(audio), text, fmt, target, progress=progress_wanted() and not quiet)
+    if rendered is not None:
+        print(rendered, end="", flush=True)
+    if not quiet:
+        if target is not None:
+            print(f"wrote {target}", file=sys.stderr)
+        if not_heard:
+            print(f"speechattn align: not heard: {' '.join(not_heard)}", file=sys.stderr)
+        wall = time.perf_counter() - started
+        print(f"speechattn align: 1 file, {seconds:.1f} s of audio in {wall:.1f} s, {len(not_heard)} word(s) not heard",
+              file=sys.stderr)
+    return 0
+
+
+def _align_corpus(folder: Path, model_path: Path, fmt: str, output_dir: Path, dictionary, jobs: int,
+                  overwrite: bool, quiet: bool, started: float) -> int:
+    from concurrent.futures import ProcessPoolExecutor
+
+    import soundfile as sf
+    from tqdm import tqdm
+
+    from speechattn.runtime.align import ALIGN_FORMATS
+
+    pairs, lonely = corpus_pairs(folder)
+    for audio in lonely:
+        print(f"speechattn align: {audio}: no .lab or .txt beside it; skipped", file=sys.stderr)
+    if not pairs:
+        raise UsageError(f"{folder}: no audio file with a .lab or .txt transcript beside it (MFA's layout)")
+    jobs_list, done = [], 0
+    for audio, text in pairs:
+        target = output_dir / audio.relative_to(folder).with_suffix(ALIGN_FORMATS[fmt][0])
+        if target.exists() and not overwrite:
+            done += 1
+            continue
+        target.parent.mkdir(parents=True, exist_ok=True)
+        jobs_list.append((audio, text, fmt, target))
+    if done and not quiet:
+        print(f"speechattn align: {done} file(s) already aligned in {output_dir}: skipped (--overwrite redoes them)",
+              file=sys.stderr)
+
+    def seconds_of(path: Path) -> float:
+        try:
+            return sf.info(str(path)).duration
+        except Exception:
+            return 0.0
+
+    total = sum(seconds_of(job[0]) for job in jobs_list)
+    failed, not_heard, seconds = [], 0, 0.0
+    init = (str(model_path), str(dictionary) if dictionary else None, 1)
+    with tqdm(total=total, unit="s", disable=quiet or not progress_wanted(), desc="aligning",
+              bar_format="{desc}: {n:.0f} of {total:.0f} s of audio |{bar}| [{elapsed} < {remaining}]") as bar:
+        if jobs == 1:
+            _init_worker(*init)
+            results = map(_align_job, jobs_list)
+            pool = None
+        else:
+            pool = ProcessPoolExecutor(jobs, initializer=_init_worker, initargs=init)
+            results = pool.map(_align_job, jobs_list)
+        try:
+            for audio, audio_seconds, missing, error in results:
+                if error:
+                    failed.append(audio)
+                    tqdm.write(f"speechattn align: error: {error}", file=sys.stderr)
+                seconds += audio_seconds
+                not_heard += missing
+                bar.update(seconds_of(audio))
+        finally:
+            if pool is not None:
+                pool.shutdown(cancel_futures=True)
+    if not quiet:
+        wall = time.perf_counter() - started
+        speed = f", {seconds / wall:.0f} x real time" if wall > 0 and seconds else ""
+        print(f"speechattn align: {len(jobs_list) - len(failed)} file(s) aligned, {len(failed)} failed, {done} "
+              f"skipped as done; {seconds / 3600:.2f} h of audio in {wall:.1f} s{speed}; {not_heard} word(s) not "
+              f"heard; written to {output_dir}", file=sys.stderr)
+    return 1 if failed or lonely else 0

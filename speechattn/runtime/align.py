@@ -1,0 +1,272 @@
+"""`speechattn align`: audio and its words -> word and phone boundaries, streamed in bounded memory.
+
+A file is read in blocks (transcribe.read_blocks), streamed through the model, and its frame log-posteriors go
+to the kit's ScriptAligner (export/align.py) as they come, which commits the path a second behind: memory does not
+grow with the length.  The words come from the kit's lexicon (CMUdict, its variants, numbers and abbreviations
+normalised, a grapheme-to-phoneme model for the rest; a user dictionary on top).
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+
+from speechattn.audio import FRAMES_PER_SECOND, SAMPLE_RATE, AudioError
+from speechattn.errors import SpeechattnError
+from speechattn_export.align import AlignOptions, Alignment, ScriptAligner
+from speechattn_export.segments import Segment
+
+log = logging.getLogger(__name__)
+MAX_TEXT_BYTES = 50_000_000  # read at most this much of a text (a pipe or device never makes us wait for more)
+MAX_WORDS = 200_000  # about 20 hours of speech: the word graph's layout is built whole (about 100 bytes a state)
+TEXT_SUFFIXES = (".lab", ".txt")  # a corpus's transcripts, in MFA's layout: beside each audio file, the same stem
+ALIGN_FORMAT_VERSION = 1  # export/alignment.schema.json
+
+
+class TextError(SpeechattnError, ValueError):
+    """A text that cannot be aligned, with a message meant for the user."""
+
+
+def read_text(source: str | Path, what: str = "text") -> tuple[str, str]:
+    """(the text, its name for messages) of a file, or of the argument itself when no such file exists (a string
+    given on the command line).  Bounded: at most MAX_TEXT_BYTES are read; not UTF-8 is an error."""
+    path = Path(str(source))
+    try:
+        is_file = path.exists() and not path.is_dir()
+    except OSError:  # a name too long for the file system: a string
+        is_file = False
+    if not is_file:
+        if path.is_dir():
+            raise TextError(f"{path}: a directory, not a {what}")
+        return str(source), "the text given"
+    try:
+        with open(path, "rb") as handle:
+            data = handle.read(MAX_TEXT_BYTES + 1)
+    except OSError as error:
+        raise TextError(f"{path}: cannot read the {what} ({error.strerror or error})") from None
+    if len(data) > MAX_TEXT_BYTES:
+        raise TextError(f"{path}: more than {MAX_TEXT_BYTES / 1e6:.0f} MB of {what}; split it")
+    try:
+        return data.decode("utf-8-sig"), str(path)
+    except UnicodeDecodeError as error:
+        raise TextError(f"{path}: not UTF-8 text (byte {error.start}: {data[error.start:error.start + 1]!r}); "
+                        "save it as UTF-8") from None
+
+
+def script_words(text: str, name: str, lexicon) -> tuple[list, list[int]]:
+    """(the words to align, the script positions where a sentence or line starts), or a TextError in one line."""
+    if not text.strip():
+        raise TextError(f"{name}: empty; nothing to align")
+    words = lexicon.words(text)
+    if not words:
+        raise TextError(f"{name}: nothing speakable in it (no word the lexicon can pronounce)")
+    if len(words) > MAX_WORDS:
+        raise TextError(f"{name}: {len(words):,} words; align takes at most {MAX_WORDS:,} per recording "
+                        "(about 20 hours of speech): split the recording and its text")
+    starts, previous_end = [0], 0
+    for i, word in enumerate(words):
+        between = text[previous_end:word.start_char]
+        if i and ("\n" in between or any(mark in between for mark in ".!?;")):
+            starts.append(i)
+        previous_end = word.end_char
+    return words, starts
+
+
+@dataclass
+class AlignedFile:
+    file: str
+    sample_rate: int
+    channels: int
+    duration: float  # seconds
+    model: str  # the model file's path
+    words: list  # the script's words (kit Word objects)
+    alignment: Alignment
+    phones: tuple = ()
+    recognised: list[Segment] = field(default_factory=list)  # the decoder's segments, kept for --dialog
+
+    def word_dicts(self) -> list[dict]:
+        return [{"word": w.text, "index": w.index, "start": _seconds(w.start_frame, self.duration),
+                 "end": _seconds(w.end_frame, self.duration), "gop": round(w.gop, 3),
+                 "confidence": round(w.confidence, 4),
+                 "phones": [{"phone": p.phone, "start": _seconds(p.start_frame, self.duration),
+                             "end": _seconds(p.end_frame, self.duration), "gop": round(p.gop, 3),
+                             "confidence": round(p.confidence, 4)} for p in w.phones]}
+                for w in self.alignment.words]
+
+    @property
+    def not_heard(self) -> list[str]:
+        return [self.words[i].text for i in self.alignment.not_heard]
+
+
+def _seconds(frame: int, duration: float) -> float:
+    return round(min(frame / FRAMES_PER_SECOND, duration), 3)
+
+
+def align_file(model, path: Path, words, sentence_starts=None, options: AlignOptions = AlignOptions(),
+               decoding=None, progress: bool = False) -> AlignedFile:
+    """Stream one file through `model` (a StreamingModel) and align it to `words`; with `decoding` (the kit's
+    DecodingOptions), also keep the decoder's free recognition of the same frames (what --dialog falls back to
+    where the speech departs from the script)."""
+    from tqdm import tqdm
+
+    from speechattn.runtime.transcribe import read_blocks
+
+    rate, channels, blocks = read_blocks(path)
+    stream = model.new_stream()
+    aligner = ScriptAligner(words, model.phones, options, sentence_starts)
+    segmenter = None
+    if decoding is not None:
+        from speechattn_export.pipeline import PhoneStream
+
+        phone_stream = PhoneStream(model, decoding)
+        stream, segmenter = phone_stream.stream, phone_stream.segmenter
+    recognised: list[Segment] = []
+    samples = 0
+    total = getattr(blocks, "seconds", None)
+    with tqdm(desc=f"aligning {path.name}", unit="s", disable=not progress, leave=False, total=total,
+              bar_format="{desc}: {n:.0f} of {total:.0f} s of audio |{bar}| [{elapsed} < {remaining}]"
+              if total else "{desc}: {n:.0f} s of audio [{elapsed}]") as bar:
+        for block in blocks:
+            samples += len(block)
+            frames = stream.push(np.clip(block, -1.0, 1.0))
+            aligner.push(frames.log_probs)
+            if segmenter is not None:
+                recognised += segmenter.push(frames.log_probs)
+            bar.update(len(block) / SAMPLE_RATE)
+    if samples == 0:
+        raise AudioError(f"{path}: the file holds no audio samples")
+    frames = stream.finish()
+    aligner.push(frames.log_probs)
+    if segmenter is not None:
+        recognised += segmenter.push(frames.log_probs) + segmenter.finish()
+    duration = samples / SAMPLE_RATE
+    if len(words) > 10 * max(duration, 0.1):
+        log.warning("%s: %d words for %.1f s of audio (%.0f a second): most will be reported as not heard",
+                    path, len(words), duration, len(words) / max(duration, 0.1))
+    return AlignedFile(str(path), rate, channels, duration, str(model.path), words, aligner.finish(),
+                       tuple(model.phones), recognised)
+
+
+# --- output formats -----------------------------------------------------------------------------------------
+
+def as_json(a: AlignedFile) -> str:
+    from speechattn.runtime.transcribe import model_identity
+
+    unscripted = [{"start": _seconds(s, a.duration), "end": _seconds(e, a.duration)} for s, e in
+                  a.alignment.unscripted]
+    return json.dumps({"format_version": ALIGN_FORMAT_VERSION, "file": a.file, "sample_rate": a.sample_rate,
+                       "channels": a.channels, "duration": round(a.duration, 4), "frame_shift_ms": 10,
+                       "model": model_identity(a.model), "words": a.word_dicts(),
+                       "not_heard": [{"index": i, "word": a.words[i].text} for i in a.alignment.not_heard],
+                       "unscripted": unscripted}, ensure_ascii=False)
+
+
+def as_ctm(a: AlignedFile) -> str:
+    """NIST CTM of the words: file channel start duration word confidence."""
+    from speechattn.runtime.transcribe import ctm_name
+
+    name = ctm_name(a.file)
+    return "\n".join(f"{name} 1 {w['start']:.2f} {w['end'] - w['start']:.2f} {'_'.join(w['word'].split()) or '_'} "
+                     f"{w['confidence']:.4f}" for w in a.word_dicts())
+
+
+def tiers(a: AlignedFile) -> dict[str, list[tuple[float, float, str]]]:
+    """MFA's two tiers: words (speech not in the script as <unk>) and phones (as spn); silence left empty."""
+    words, phones = [], []
+    for w in a.word_dicts():
+        words.append((w["start"], w["end"], w["word"]))
+        phones += [(p["start"], p["end"], p["phone"]) for p in w["phones"]]
+    for start, end in a.alignment.unscripted:
+        words.append((_seconds(start, a.duration), _seconds(end, a.duration), "<unk>"))
+        phones.append((_seconds(start, a.duration), _seconds(end, a.duration), "spn"))
+    keep = lambda entries: sorted((s, e, label) for s, e, label in entries if e > s)  # noqa: E731
+    return {"words": keep(words), "phones": keep(phones)}
+
+
+def as_textgrid(a: AlignedFile) -> str:
+    """Praat's long TextGrid with MFA's tiers `words` and `phones`."""
+    import tempfile
+
+    from praatio import textgrid
+
+    grid = textgrid.Textgrid(minTimestamp=0.0, maxTimestamp=max(round(a.duration, 3), 0.001))
+    for name, entries in tiers(a).items():
+        grid.addTier(textgrid.IntervalTier(name, entries, 0.0, grid.maxTimestamp))
+    with tempfile.TemporaryDirectory() as scratch:
+        target = Path(scratch) / "out.TextGrid"
+        grid.save(str(target), format="long_textgrid", includeBlankSpaces=True)
+        return target.read_text()
+
+
+def as_text(a: AlignedFile) -> str:
+    lines = [f"{w['start']:8.3f} {w['end']:8.3f}  {w['word']}" for w in a.word_dicts()]
+    if a.not_heard:
+        lines.append(f"not heard: {' '.join(a.not_heard)}")
+    return f"{a.file}:\n" + "\n".join(lines)
+
+
+ALIGN_FORMATS = {"text": (".txt", as_text), "json": (".json", as_json), "textgrid": (".TextGrid", as_textgrid),
+                 "ctm": (".ctm", as_ctm)}
+
+
+def render(name: str, aligned: AlignedFile) -> str:
+    text = ALIGN_FORMATS[name][1](aligned)
+    return text if text.endswith("\n") else text + "\n"
+
+
+# --- the script as lip sync (--dialog) ----------------------------------------------------------------------
+
+def dialog_segments(a: AlignedFile) -> list[Segment]:
+    """Phone segments tiling the file from the alignment: the aligned phones, silence between words, and where
+    the speech departs from the script (stretches not in it) the recognised phones there."""
+    index = {p: i for i, p in enumerate(a.phones)}
+    silence = index["sil"]
+    total = a.alignment.frames
+    labels = np.full(total, silence, dtype=np.int64)
+    confidence = np.ones(total)
+    for word in a.alignment.words:
+        for p in word.phones:
+            labels[p.start_frame:p.end_frame] = index[p.phone]
+            confidence[p.start_frame:p.end_frame] = p.confidence
+    for start, end in a.alignment.unscripted:
+        for s in a.recognised:
+            lo, hi = max(start, s.start_frame), min(end, s.end_frame)
+            if hi > lo:
+                labels[lo:hi] = s.phone
+                confidence[lo:hi] = s.confidence
+    segments, t = [], 0
+    while t < total:
+        end = t
+        while end < total and labels[end] == labels[t]:
+            end += 1
+        segments.append(Segment(t, end, int(labels[t]), float(confidence[t:end].mean())))
+        t = end
+    return segments
+
+
+def dialog_transcript(model, path: Path, words, sentence_starts, decoding, progress: bool = False):
+    """transcribe --dialog: the file's Transcript whose phones are the script's, aligned (the recognised ones
+    where the speech departs from it), so every lip-sync format follows the script: (Transcript, AlignedFile).
+    Mouth weights (visemes-json) are the aligned shape's, one per frame."""
+    from speechattn.runtime.transcribe import Transcript
+    from speechattn_export.visemes import RHUBARB, SETS
+
+    aligned = align_file(model, path, words, sentence_starts, decoding=decoding, progress=progress)
+    segments = dialog_segments(aligned)
+    visemes = SETS[decoding.visemes] if decoding.visemes else None
+    weights = None
+    if visemes is not None:
+        labels = np.zeros(aligned.alignment.frames, dtype=np.int64)
+        for s in segments:
+            labels[s.start_frame:s.end_frame] = s.phone
+        weights = visemes.matrix(model.phones)[labels]
+    transcript = Transcript(file=str(path), sample_rate=aligned.sample_rate, channels=aligned.channels,
+                            duration=aligned.duration, segments=segments, model=str(model.path),
+                            chunk_frames=model.check_chunk(decoding.chunk_frames),
+                            output_delay_frames=model.output_delay_frames, phones=tuple(model.phones),
+                            visemes=visemes or RHUBARB, weights=weights)
+    return transcript, aligned
