@@ -217,3 +217,37 @@ def cue_dicts(cues: list[Cue], visemes: VisemeSet, duration_seconds: float, fram
     if not out and end_of_file > 0:
         out.append({"start": 0.0, "end": end_of_file / frames_per_second, "value": visemes.rest})
     return out
+
+
+# Rhubarb's --extendedShapes: the basic shape each optional one becomes when it is left out (getBasicShape in Rhubarb's
+# rhubarb/src/animation/animationRules.cpp); A-F are always used.
+RHUBARB_BASIC_SHAPE = {"G": "A", "H": "C", "X": "A"}
+
+
+def rhubarb_shapes(extended: str = "GHX") -> frozenset[str]:
+    """The shapes Rhubarb uses with --extendedShapes EXTENDED: A-F and each letter given, in either case ("" for A-F
+    only); a letter that names no shape is refused with Rhubarb's message."""
+    shapes = set("ABCDEF")
+    for letter in extended:
+        if letter.upper() not in RHUBARB_BASIC_SHAPE and letter.upper() not in shapes:
+            raise ValueError(f"{letter} is not a valid Shape value.")
+        shapes.add(letter.upper())
+    return frozenset(shapes)
+
+
+def rhubarb_shape(shape: str, shapes: frozenset[str]) -> str:
+    """`shape`, or its basic shape where `shapes` (rhubarb_shapes) leaves it out."""
+    return shape if shape in shapes else RHUBARB_BASIC_SHAPE[shape]
+
+
+def limit_cues(cues: list[Cue], shapes: frozenset[str]) -> list[Cue]:
+    """Rhubarb's cues with only `shapes`: each shape left out becomes its basic one, and neighbours that then show the
+    same shape are joined (Rhubarb does this last, on its joining timeline)."""
+    out: list[Cue] = []
+    for cue in cues:
+        shape = rhubarb_shape(cue.shape, shapes)
+        if out and out[-1].shape == shape and out[-1].end_frame == cue.start_frame:
+            out[-1] = Cue(out[-1].start_frame, cue.end_frame, shape)
+        else:
+            out.append(Cue(cue.start_frame, cue.end_frame, shape))
+    return out

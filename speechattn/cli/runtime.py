@@ -89,10 +89,26 @@ def _prepare_output_dir(output_dir: Path) -> None:
         raise UsageError(f"--output-dir {output_dir}: not writable")
 
 
-def _write_transcript(transcript, output_format: str, target: Path | None) -> None:
+def rhubarb_options(output_format: str, extended_shapes: str | None, dat_frame_rate: float | None,
+                    dat_preston_blair: bool):
+    """--extended-shapes and the .dat settings as one RhubarbOptions; refused with a format they do not shape."""
+    from speechattn.runtime.transcribe import RhubarbOptions
+
+    if extended_shapes is not None and not FORMATS[output_format].rhubarb_shapes:
+        raise UsageError(f"--extended-shapes chooses the shapes of the rhubarb-* formats, not of --format {output_format}")
+    if (dat_frame_rate is not None or dat_preston_blair) and output_format != "rhubarb-dat":
+        raise UsageError("--dat-frame-rate and --dat-preston-blair set the frames and names of --format rhubarb-dat")
+    given = {"extended_shapes": extended_shapes, "dat_frame_rate": dat_frame_rate}
+    try:
+        return RhubarbOptions(**{k: v for k, v in given.items() if v is not None}, dat_preston_blair=dat_preston_blair)
+    except ValueError as error:
+        raise UsageError(f"--extended-shapes {extended_shapes}: {error} (any of G, H and X; '' for A-F only)") from None
+
+
+def _write_transcript(transcript, output_format: str, target: Path | None, rhubarb=None) -> None:
     from speechattn.files import atomic_write_text
 
-    text = render(output_format, transcript)
+    text = render(output_format, transcript, rhubarb)
     if target is None:
         print(text, end="", flush=True)
     else:
@@ -112,6 +128,14 @@ def _write_transcript(transcript, output_format: str, target: Path | None) -> No
 @option("--visemes", type=click.Choice(VISEME_SET_NAMES), default=None,
         help="mouth shapes of --format visemes-json: rhubarb (9 shapes), oculus (15 visemes), vrm (A I U E O)  "
              "[default: vrm]")
+@option("--extended-shapes", default=None, metavar="GHX",
+        help="rhubarb-* formats: which of Rhubarb's optional shapes G, H, X to use ('' for A-F only; one left out "
+             "becomes its basic shape: G as A, H as C, X as A), as Rhubarb's --extendedShapes  [default: GHX]")
+@option("--dat-frame-rate", type=FiniteFloatRange(min=24, max=100), default=None, metavar="FPS",
+        help="rhubarb-dat: frames per second of its frame numbers, 24 to 100, as Rhubarb's --datFrameRate  "
+             "[default: 24]")
+@option("--dat-preston-blair", is_flag=True,
+        help="rhubarb-dat: Preston Blair's shape names (MBP etc E AI O U FV L rest; OpenToonz needs them)")
 @option("--plot", type=PATH, default=None, metavar="PNG",
         help="draw waveform, spectrogram, posteriorgram and segments (several files: PNG-stem-FILE-stem.png)")
 @option("--overwrite", is_flag=True, help="replace outputs an earlier run left in --output-dir (refused otherwise)")
@@ -120,7 +144,7 @@ def _write_transcript(transcript, output_format: str, target: Path | None) -> No
 @decoder_option
 @threads_option
 def transcribe(files, model, output_format, output_dir, output_file, quiet, visemes, overwrite, plot, chunk_frames,
-               min_frames, decoder, threads):
+               min_frames, decoder, threads, extended_shapes, dat_frame_rate, dat_preston_blair):
     """Phone segments of audio files, streamed through the ONNX model.
 
     Each FILE (wav, flac, ogg, mp3 ...; m4a/AAC and other FFmpeg formats with PyAV installed; any sample rate
@@ -129,7 +153,7 @@ def transcribe(files, model, output_format, output_dir, output_file, quiet, vise
     (start, end, phone, mean posterior as confidence) are printed.  The bigram decoder turns frame
     posteriors into phones (see --decoder).  Memory stays bounded for any length.  Formats: text (the
     phones), json (one object per file and line; schema in export/transcript.schema.json), ctm, textgrid
-    (Praat), and for lip sync: rhubarb-tsv, rhubarb-json, rhubarb-xml (Rhubarb Lip Sync's files, its nine mouth
+    (Praat), and for lip sync: rhubarb-tsv, rhubarb-json, rhubarb-xml, rhubarb-dat (Rhubarb Lip Sync's files, its nine mouth
     shapes: what Rhubarb importers read) and visemes-json (a row of mouth-shape weights per 10 ms frame and the
     cues, for --visemes SET).  A file that cannot be read is reported in one line and the others are still transcribed
     (exit status 1).  With --output-dir, an output that exists is not replaced without --overwrite; no output
@@ -157,6 +181,7 @@ def transcribe(files, model, output_format, output_dir, output_file, quiet, vise
     if visemes and not spec.takes_visemes and not spec.rhubarb_shapes:
         raise UsageError(f"--visemes {visemes} chooses the shapes of --format visemes-json (or rhubarb-*), "
                          f"not of --format {output_format}")
+    rhubarb = rhubarb_options(output_format, extended_shapes, dat_frame_rate, dat_preston_blair)
     for written in (output_file, plot):
         clash = next((f for f in files if written is not None and same_file(f, written)), None)
         if clash is not None:
@@ -191,7 +216,7 @@ def transcribe(files, model, output_format, output_dir, output_file, quiet, vise
             transcript = transcribe_file(stream_model, path, options, keep=bool(plot),
                                          progress=progress_wanted() and not quiet)
             seconds += transcript.duration
-            _write_transcript(transcript, output_format, target)
+            _write_transcript(transcript, output_format, target, rhubarb)
         except (AudioError, ValueError) as error:  # ValueError: what the client refuses to stream
             print(f"speechattn transcribe: error: {error}", file=sys.stderr)
             failed += 1

@@ -28,17 +28,21 @@ FORMATS: dict[str, OutputFormat] = {
     "rhubarb-json": OutputFormat(".json", "as_rhubarb_json", "Rhubarb's JSON", rhubarb_shapes=True,
                                  one_file_each=True),
     "rhubarb-xml": OutputFormat(".xml", "as_rhubarb_xml", "Rhubarb's XML", rhubarb_shapes=True, one_file_each=True),
+    "rhubarb-dat": OutputFormat(".dat", "as_rhubarb_dat", "Rhubarb's Moho switch data (Moho, OpenToonz)",
+                                rhubarb_shapes=True, one_file_each=True),
     "visemes-json": OutputFormat(".visemes.json", "as_visemes_json",
                                  "a row of mouth-shape weights per 10 ms and the cues, of --visemes SET",
                                  takes_visemes=True),
 }
 
 
-def render(name: str, transcript) -> str:
-    """The transcript in format `name`, ending with a newline."""
+def render(name: str, transcript, rhubarb=None) -> str:
+    """The transcript in format `name`, ending with a newline; `rhubarb` (transcribe.RhubarbOptions) sets the
+    rhubarb-* formats' shapes and .dat frames."""
     from speechattn.runtime import transcribe
 
-    text = getattr(transcribe, FORMATS[name].writer)(transcript)
+    writer = getattr(transcribe, FORMATS[name].writer)
+    text = writer(transcript, rhubarb) if FORMATS[name].rhubarb_shapes and rhubarb is not None else writer(transcript)
     return text if text.endswith("\n") else text + "\n"
 
 

@@ -14,7 +14,7 @@ import json
 import logging
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Iterator
+from typing import Callable, Iterator
 
 import numpy as np
 
@@ -23,7 +23,8 @@ from speechattn.errors import SpeechattnError
 from speechattn_export.registry import bundled_names, resolve
 from speechattn_export.pipeline import DecodingOptions, PhoneStream
 from speechattn_export.segments import Segment, segment_dicts
-from speechattn_export.visemes import RHUBARB, CueRules, VisemeSet, cue_dicts as kit_cue_dicts, make_cues
+from speechattn_export.visemes import (RHUBARB, CueRules, VisemeSet, cue_dicts as kit_cue_dicts, limit_cues, make_cues,
+                                       rhubarb_shape, rhubarb_shapes)
 
 BLOCK_SECONDS = 5.0  # audio read and pushed per step
 CHECKPOINTS_DIR = Path(__file__).parent / "models"  # default.pt: the bundled model's torch checkpoint (--init-from)
@@ -269,10 +270,11 @@ class Transcript:
 
 
 def transcribe_file(model, path: Path, options: DecodingOptions = DecodingOptions(), keep: bool = False,
-                    progress: bool = False) -> Transcript:
+                    progress: bool = False, on_progress: Callable[[float], None] | None = None) -> Transcript:
     """Stream one file through `model` (a StreamingModel) and the kit's PhoneStream with `options`; with
     options.visemes, also keep each frame's shape weights of that set ((T, S), a few numbers per 10 ms: bounded by
-    the file's length, not the model's)."""
+    the file's length, not the model's).  on_progress(fraction of the file done) is called after each block when
+    the file's length is known."""
     from tqdm import tqdm
 
     rate, channels, blocks = read_blocks(path)
@@ -302,6 +304,8 @@ def transcribe_file(model, path: Path, options: DecodingOptions = DecodingOption
                 kept_audio.append(block)
                 kept_log_probs.append(frames.log_probs)
             bar.update(len(block) / SAMPLE_RATE)
+            if on_progress is not None and total:
+                on_progress(min(1.0, samples / SAMPLE_RATE / total))
     if samples == 0:
         raise AudioError(f"{path}: the file holds no audio samples")
     if clipped:
@@ -356,34 +360,90 @@ def cue_dicts(t: Transcript, visemes: VisemeSet, rules: CueRules = CueRules()) -
     return kit_cue_dicts(make_cues(t.segments, visemes, t.phones, rules), visemes, t.duration, FRAMES_PER_SECOND)
 
 
-def as_rhubarb_tsv(t: Transcript) -> str:
-    """Rhubarb's TSV: a line per cue (start, tab, shape), then the end of the recording with the rest shape."""
-    cues = cue_dicts(t, RHUBARB)
-    lines = [f"{c['start']:.2f}\t{c['value']}" for c in cues]
-    lines.append(f"{(cues[-1]['end'] if cues else 0.0):.2f}\t{RHUBARB.rest}")
+@dataclass(frozen=True)
+class RhubarbOptions:
+    """Rhubarb's own output settings (its --extendedShapes, --datFrameRate, --datUsePrestonBlair)."""
+
+    extended_shapes: str = "GHX"  # the optional shapes to use, any of G H X ("": A-F only); see visemes.rhubarb_shapes
+    dat_frame_rate: float = 24.0  # frames per second of the .dat file's frame numbers
+    dat_preston_blair: bool = False  # .dat shape names MBP etc E AI O U FV L rest instead of A-F G H X
+
+    def __post_init__(self) -> None:
+        rhubarb_shapes(self.extended_shapes)  # a letter that names no shape: Rhubarb's message
+
+    @property
+    def shapes(self) -> frozenset[str]:
+        return rhubarb_shapes(self.extended_shapes)
+
+
+DAT_FRAME_RATES = (24.0, 100.0)  # Rhubarb's limits (exporters/DatExporter.cpp): cues are 10 ms apart
+PRESTON_BLAIR = {"A": "MBP", "B": "etc", "C": "E", "D": "AI", "E": "O", "F": "U", "G": "FV", "H": "L", "X": "rest"}
+
+
+def rhubarb_cue_dicts(t: Transcript, options: RhubarbOptions) -> list[dict]:
+    """The cues of Rhubarb's files, with only the shapes `options` allows; none for under 10 ms of audio."""
+    cues = limit_cues(make_cues(t.segments, RHUBARB, t.phones), options.shapes)
+    return kit_cue_dicts(cues, RHUBARB, t.duration, FRAMES_PER_SECOND)
+
+
+def dummy_if_empty(cues: list[dict], options: RhubarbOptions) -> list[dict]:
+    """Rhubarb's JSON and XML hold at least one cue: for an empty recording, the closed mouth from 0 to 0."""
+    return cues or [{"start": 0.0, "end": 0.0, "value": rhubarb_shape(RHUBARB.rest, options.shapes)}]
+
+
+def as_rhubarb_tsv(t: Transcript, options: RhubarbOptions = RhubarbOptions()) -> str:
+    """Rhubarb's TSV: a line per cue (start, tab, shape), then the end of the recording with the closed mouth."""
+    lines = [f"{c['start']:.2f}\t{c['value']}" for c in rhubarb_cue_dicts(t, options)]
+    lines.append(f"{whole_frames(t) / FRAMES_PER_SECOND:.2f}\t{rhubarb_shape(RHUBARB.rest, options.shapes)}")
     return "\n".join(lines) + "\n"
 
 
-def as_rhubarb_json(t: Transcript) -> str:
+def as_rhubarb_json(t: Transcript, options: RhubarbOptions = RhubarbOptions()) -> str:
     """Rhubarb's JSON, laid out as Rhubarb writes it (numbers with two decimals, one cue per line)."""
-    cues = cue_dicts(t, RHUBARB)
+    cues = dummy_if_empty(rhubarb_cue_dicts(t, options), options)
     rows = ",\n".join(f'    {{ "start": {c["start"]:.2f}, "end": {c["end"]:.2f}, "value": "{c["value"]}" }}' for c in cues)
     return ('{\n  "metadata": {\n    "soundFile": ' + json.dumps(t.file) + ',\n    "duration": '
             + f"{whole_frames(t) / FRAMES_PER_SECOND:.2f}" + '\n  },\n  "mouthCues": '
-            + (f"[\n{rows}\n  ]" if rows else "[]") + "\n}\n")
+            + f"[\n{rows}\n  ]" + "\n}\n")
 
 
-def as_rhubarb_xml(t: Transcript) -> str:
-    """Rhubarb's XML result document."""
+def as_rhubarb_xml(t: Transcript, options: RhubarbOptions = RhubarbOptions()) -> str:
+    """Rhubarb's XML result document (quotes escaped too, as its writer, boost's property tree, does)."""
     from xml.sax.saxutils import escape
 
-    cues = cue_dicts(t, RHUBARB)
+    cues = dummy_if_empty(rhubarb_cue_dicts(t, options), options)
     lines = ['<?xml version="1.0" encoding="utf-8"?>', "<rhubarbResult>", "  <metadata>",
-             f"    <soundFile>{escape(t.file)}</soundFile>",
+             f"    <soundFile>{escape(t.file, {chr(34): '&quot;', chr(39): '&apos;'})}</soundFile>",
              f"    <duration>{whole_frames(t) / FRAMES_PER_SECOND:.2f}</duration>",
              "  </metadata>", "  <mouthCues>"]
     lines += [f'    <mouthCue start="{c["start"]:.2f}" end="{c["end"]:.2f}">{c["value"]}</mouthCue>' for c in cues]
     lines += ["  </mouthCues>", "</rhubarbResult>"]
+    return "\n".join(lines) + "\n"
+
+
+def as_rhubarb_dat(t: Transcript, options: RhubarbOptions = RhubarbOptions()) -> str:
+    """Moho's switch data as Rhubarb writes it (exporters/DatExporter.cpp), which Moho and OpenToonz import:
+    MohoSwitch1, a line per cue with the frame it starts on (1 + whole frames at dat_frame_rate; a cue starting on
+    the frame of the one written before is left out) and its shape, last the recording's end with the closed mouth
+    (a frame later where that frame is taken)."""
+    low, high = DAT_FRAME_RATES
+    if not low <= options.dat_frame_rate <= high:
+        raise ValueError(f"Frame rate must be between {low:g} and {high:g} fps.")
+
+    def frame(seconds: float) -> int:  # seconds: whole 10 ms frames / 100, as Rhubarb's; times the rate, truncated
+        return 1 + int(options.dat_frame_rate * seconds)
+
+    def name(shape: str) -> str:
+        return PRESTON_BLAIR[shape] if options.dat_preston_blair else shape
+
+    lines, last = ["MohoSwitch1"], 0
+    for cue in rhubarb_cue_dicts(t, options):
+        number = frame(cue["start"])
+        if number != last:
+            lines.append(f"{number} {name(cue['value'])}")
+            last = number
+    end = frame(whole_frames(t) / FRAMES_PER_SECOND)
+    lines.append(f"{end + 1 if end == last else end} {name(rhubarb_shape(RHUBARB.rest, options.shapes))}")
     return "\n".join(lines) + "\n"
 
 
