@@ -12,7 +12,11 @@ With --deviate, each utterance's script is also damaged (one word dropped, one a
 is scored on the words both scripts share against its alignment with the true script: the share of their
 boundaries that stay within 20 ms, and how many dropped words it reports as not heard.
 
-    python bench/align.py [--utterances 120] [--deviate]
+With --manifests, the real-speech dev sets as well: each utterance's transcript through our lexicon and aligner,
+and through pocketsphinx's aligner with its own dictionary, both scored against the manifest's frame labels —
+which pocketsphinx's aligner drew (silver references that favour it: on them it largely agrees with itself).
+
+    python bench/align.py [--utterances 120] [--deviate] [--manifests data/real-dev/real-dev_supervisions_dev.jsonl.gz ...]
 """
 
 from __future__ import annotations
@@ -106,6 +110,8 @@ def main() -> None:
     parser.add_argument("--model", default="default-int8")
     parser.add_argument("--deviate", action="store_true", help="also align a damaged script (see above)")
     parser.add_argument("--min-frames", type=int, default=AlignOptions().min_frames)
+    parser.add_argument("--manifests", nargs="*", default=[], help="dev sets (supervisions with recordings beside)")
+    parser.add_argument("--limit", type=int, default=None, help="first N utterances of each manifest")
     args = parser.parse_args()
     model = load_model(args.model, threads=1)
     options = AlignOptions(min_frames=args.min_frames)
@@ -168,6 +174,60 @@ def main() -> None:
         print(f"damaged scripts (one word dropped, one added, one substituted, {dropped_total} utterances): "
               f"{100 * np.mean(kept_ms <= 20):.1f} % of the other words' boundaries within 20 ms of the true "
               f"script's alignment; dropped words reported not heard: {reported} of {dropped_total}")
+
+
+    if args.manifests:
+        dev_sets(model, options, peer, args.manifests, args.limit)
+
+
+def dev_sets(model, options, peer, manifests, limit) -> None:
+    from pathlib import Path
+
+    from speechattn.data.dataset import cuts_from_manifests
+    from speechattn.data.manifests import recordings_beside
+    from speechattn.phones import IGNORE
+    from speechattn.training.evaluate import utterances
+    from speechattn_export.words import Lexicon
+
+    lexicon = Lexicon.load()
+    print("\nreal speech, references drawn by pocketsphinx's aligner (silver; they favour it)")
+    print("| set | aligner | boundaries within 10 / 20 / 50 ms | frames agreeing | not aligned |")
+    print("|---|---|---|---|---|")
+    for manifest in map(Path, manifests):
+        cuts = list(cuts_from_manifests(recordings_beside(manifest), manifest))[:limit]
+        agreement, errors, failed, cpu, seconds = defaultdict(list), defaultdict(list), defaultdict(int), \
+            defaultdict(float), 0.0
+        texts = {cut.supervisions[0].id: cut.supervisions[0].text or "" for cut in cuts}
+        for item_id, audio, labels in utterances(cuts):
+            frames = len(labels)
+            scored = labels != IGNORE
+            truth = np.where(scored, labels, SIL)
+            seconds += len(audio) / 16000
+            text = texts[item_id]
+            words = lexicon.words(text)
+            start = time.process_time()
+            stream = model.new_stream()
+            log_probs = np.concatenate([stream.push(audio).log_probs, stream.finish().log_probs])[:frames]
+            ours = align(log_probs, words, model.phones, options) if words else None
+            cpu["speechattn"] += time.process_time() - start
+            start = time.process_time()
+            theirs = peer.align_words(audio, [w.spoken for w in words]) if words else None
+            cpu["pocketsphinx"] += time.process_time() - start
+            for aligner, result in (("speechattn", ours), ("pocketsphinx", theirs)):
+                if result is None:
+                    failed[aligner] += 1
+                    continue
+                hypothesis = ours_labels(result, frames) if aligner == "speechattn" else frame_labels(result, frames)
+                agreement[aligner].append(float(np.mean((truth == hypothesis)[scored])))
+                errors[aligner] += boundary_errors_ms(truth, hypothesis)
+        name = manifest.name.removesuffix(".jsonl.gz")
+        for aligner in ("speechattn", "pocketsphinx"):
+            e = np.array(errors[aligner])
+            within = " / ".join(f"{100 * np.mean(e <= ms):.1f}" for ms in TOLERANCES_MS) if e.size else "-"
+            print(f"| {name} ({len(cuts)} utterances, {seconds / 60:.1f} min) | {aligner} | {within} % | "
+                  f"{100 * np.mean(agreement[aligner]):.1f} % | {failed[aligner]} |")
+        print(f"CPU per hour of audio on {name}: speechattn {3600 * cpu['speechattn'] / seconds:.0f} s, "
+              f"pocketsphinx {3600 * cpu['pocketsphinx'] / seconds:.0f} s")
 
 
 if __name__ == "__main__":

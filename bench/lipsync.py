@@ -7,6 +7,8 @@ same animation rules (speechattn/visemes.py: make_cues with the default CueRules
   speechattn    the ONNX model streamed at its default chunk, through the bigram decoder: what `transcribe
                 --format rhubarb-json` and `mic --visemes` give, at the default latency
   pocketsphinx  pocketsphinx's allphone decoder (the recognizer Rhubarb Lip Sync uses), its own segments
+  +script       with --dialog: ours given the utterance's transcript (`transcribe --dialog`): the aligned
+                phones, and the recognised ones where the speech departs from the script
 
 and are scored by the same code: frame accuracy (the share of 10 ms frames whose shape equals the reference's;
 frames the reference ignores are left out) and viseme error rate (edit distance between the sequences of cue
@@ -72,6 +74,7 @@ def main() -> int:
     parser.add_argument("--sets", default="rhubarb,vrm,oculus", help="viseme sets, comma-separated")
     parser.add_argument("--limit", type=int, help="first N utterances of each manifest")
     parser.add_argument("--json", type=Path, help="also write the figures here")
+    parser.add_argument("--dialog", action="store_true", help="also score ours given the transcript (+script)")
     args = parser.parse_args()
 
     from pocketsphinx_peer import AllphoneDecoder
@@ -82,6 +85,13 @@ def main() -> int:
     from speechattn_export.stream_client import StreamingModel
 
     sets = [SETS[name] for name in args.sets.split(",")]
+    systems = SYSTEMS + (("+script",) if args.dialog else ())
+    if args.dialog:
+        from speechattn.runtime.align import script_segments
+        from speechattn_export.align import align
+        from speechattn_export.words import Lexicon
+
+        lexicon = Lexicon.load()
     model = StreamingModel(args.model, num_threads=1)
     chunk = model.default_chunk_frames
     lookahead = int(model.metadata.get("decoder_lookahead_frames", "10"))
@@ -94,8 +104,9 @@ def main() -> int:
     print(f"{'':<34} {'':<8} {'frame acc / VER':>22} {'frame acc / VER':>22} {'(frames)':>9}")
     for manifest in args.manifests:
         cuts = list(cuts_from_manifests(recordings_beside(manifest), manifest))[: args.limit]
-        scores = {(system, v.name): VisemeScores() for system in SYSTEMS for v in sets}
-        for _, audio, labels in utterances(cuts):
+        scores = {(system, v.name): VisemeScores() for system in systems for v in sets}
+        texts = {cut.supervisions[0].id: cut.supervisions[0].text or "" for cut in cuts}
+        for item_id, audio, labels in utterances(cuts):
             frames = len(labels)
             scored = labels != IGNORE
             log_probs = streamed_log_probs(model, audio, chunk)[:frames]
@@ -103,7 +114,15 @@ def main() -> int:
             ours = decoder.push(log_probs) + decoder.finish()
             theirs = label_segments(sphinx.frame_labels(audio)[:frames])
             reference = label_segments(labels)
+            scripted = None
+            if args.dialog:
+                words = lexicon.words(texts[item_id])
+                scripted = script_segments(align(log_probs, words, model.phones), ours, model.phones) if words \
+                    else ours
             for v in sets:
+                if scripted is not None:
+                    scores["+script", v.name].add(make_cues(reference, v, PHONES), make_cues(scripted, v, PHONES),
+                                                  frames, scored, v)
                 truth = make_cues(reference, v, PHONES)
                 scores["speechattn", v.name].add(truth, make_cues(ours, v, PHONES), frames, scored, v)
                 scores["pocketsphinx", v.name].add(truth, make_cues(theirs, v, PHONES), frames, scored, v)
@@ -113,6 +132,10 @@ def main() -> int:
             print(f"{name:<34} {v.name:<8} {100 * a.frame_accuracy:>10.1f} % / {100 * a.error_rate:>5.1f} % "
                   f"{100 * b.frame_accuracy:>10.1f} % / {100 * b.error_rate:>5.1f} % "
                   f"{100 * (a.frame_accuracy - b.frame_accuracy):>+8.1f}")
+            if args.dialog:
+                c = scores["+script", v.name]
+                print(f"{'':<34} {'+script':<8} {100 * c.frame_accuracy:>10.1f} % / {100 * c.error_rate:>5.1f} % "
+                      f"(ours given the transcript: {100 * (c.frame_accuracy - a.frame_accuracy):+.1f} points)")
             report.setdefault(name, {})[v.name] = {
                 system: {"frame_accuracy": s.frame_accuracy, "viseme_error_rate": s.error_rate, "frames": s.frames,
                          "reference_cues": s.cues} for system, s in (("speechattn", a), ("pocketsphinx", b))}

@@ -9,7 +9,7 @@ from pathlib import Path
 import click
 
 from speechattn.cli.common import (PATH, FiniteFloatRange, chunk_option, decoder_option, decoding_options, load_onnx,
-                                   min_frames_option, model_option, option, progress_wanted, threads_option)
+                                   min_frames_option, model_option, option, progress_wanted, same_file, threads_option)
 from speechattn.errors import SpeechattnError, UsageError
 
 from speechattn.runtime.formats import FORMATS, formats_help, render
@@ -61,14 +61,6 @@ def expand_inputs(arguments) -> list[Path]:
         else:
             files.append(argument)
     return list(dict.fromkeys(files))  # a file named twice is transcribed once
-
-
-def same_file(a: Path, b: Path) -> bool:
-    """Whether two paths are one file (symbolic and hard links included); False when either does not exist."""
-    try:
-        return str(a) != "-" and str(b) != "-" and os.path.samefile(a, b)
-    except OSError:
-        return False
 
 
 def summary_line(files: int, audio_seconds: float, wall_seconds: float) -> str:
@@ -143,8 +135,12 @@ def _write_transcript(transcript, output_format: str, target: Path | None, rhuba
 @min_frames_option
 @decoder_option
 @threads_option
+@option("--dialog", default=None, metavar="TEXT",
+        help="the words spoken (a file, or the words in quotes): phones and mouth shapes follow the script, aligned "
+             "to the audio (speechattn align), and the recognised phones where the speech departs from it")
+@option("--dictionary", type=PATH, default=None, metavar="FILE", help="your pronunciations for --dialog (see align)")
 def transcribe(files, model, output_format, output_dir, output_file, quiet, visemes, overwrite, plot, chunk_frames,
-               min_frames, decoder, threads, extended_shapes, dat_frame_rate, dat_preston_blair):
+               min_frames, decoder, threads, dialog, dictionary, extended_shapes, dat_frame_rate, dat_preston_blair):
     """Phone segments of audio files, streamed through the ONNX model.
 
     Each FILE (wav, flac, ogg, mp3 ...; m4a/AAC and other FFmpeg formats with PyAV installed; any sample rate
@@ -201,6 +197,20 @@ def transcribe(files, model, output_format, output_dir, output_file, quiet, vise
     stream_model = load_onnx(resolve_model(model), threads)
     options = decoding_options(stream_model, decoder, min_frames, chunk_frames,
                                (visemes or "vrm") if spec.takes_visemes else None)
+    script = None
+    if dialog is not None:
+        if len(files) != 1:
+            raise UsageError(f"--dialog gives the words of one recording; {len(files)} inputs (speechattn align "
+                             "aligns a corpus)")
+        if plot:
+            raise UsageError("--plot draws the recognised phones; give it without --dialog")
+        from speechattn.runtime.align import read_text, script_words
+        from speechattn_export.words import Lexicon
+
+        text, name = read_text(dialog, "dialog")
+        script = script_words(text, name, Lexicon.load(dictionary))
+    elif dictionary is not None:
+        raise UsageError("--dictionary gives pronunciations for --dialog's words; give --dialog too")
     if output_dir:
         _prepare_output_dir(output_dir)
     names = output_names(files)
@@ -213,16 +223,26 @@ def transcribe(files, model, output_format, output_dir, output_file, quiet, vise
                     raise AudioError(f"{path}: its output {target} is one of the inputs; give another --output-dir")
                 if not overwrite and output_file is None:  # -o FILE names its output: replacing it is asked for
                     raise AudioError(f"{target} exists (an earlier run?): not replaced; --overwrite replaces it")
-            transcript = transcribe_file(stream_model, path, options, keep=bool(plot),
-                                         progress=progress_wanted() and not quiet)
-            seconds += transcript.duration
+            if script is not None:
+                from speechattn.runtime.align import dialog_transcript
+
+                transcript, aligned = dialog_transcript(stream_model, path, *script, options,
+                                                        progress=progress_wanted() and not quiet)
+                if aligned.not_heard and not quiet:
+                    print(f"speechattn transcribe: {path}: not heard (from --dialog): {' '.join(aligned.not_heard)}",
+                          file=sys.stderr)
+            else:
+                transcript = transcribe_file(stream_model, path, options, keep=bool(plot),
+                                             progress=progress_wanted() and not quiet)
             _write_transcript(transcript, output_format, target, rhubarb)
+            seconds += transcript.duration
         except (AudioError, ValueError) as error:  # ValueError: what the client refuses to stream
             print(f"speechattn transcribe: error: {error}", file=sys.stderr)
             failed += 1
             continue
         except OSError as error:
-            print(f"speechattn transcribe: error: {path}: cannot write {target} ({error.strerror})", file=sys.stderr)
+            where = target if target is not None else "standard output"
+            print(f"speechattn transcribe: error: {path}: cannot write {where} ({error.strerror})", file=sys.stderr)
             failed += 1
             continue
         if target is not None and not quiet:
@@ -259,10 +279,15 @@ def transcribe(files, model, output_format, output_dir, output_file, quiet, vise
 @option("--visemes", type=click.Choice(VISEME_SET_NAMES), default=None,
         help="lip sync: print a JSON line per 10 ms frame of mouth-shape weights and per final mouth cue of this "
              "set instead of phones")
+@option("--script", "script_file", type=PATH, default=None, metavar="FILE",
+        help="follow along: the text being read aloud; shows the words read, the word being read and the words "
+             "passed over, live (elsewhere: a JSON line per word)")
+@option("--dictionary", type=PATH, default=None, metavar="FILE", help="your pronunciations for --script (see align)")
 @option("--vmc", default=None, metavar="HOST[:PORT]",
         help="lip sync: send VRM's A I U E O mouth blendshapes over the VMC protocol (OSC/UDP) to an avatar app "
              "such as VSeeFace  [port default: 39540]")
-def mic(model, device, list_devices, chunk_frames, min_frames, decoder, output, save_audio, seconds, visemes, vmc):
+def mic(model, device, list_devices, chunk_frames, min_frames, decoder, output, save_audio, seconds, visemes, script_file,
+        dictionary, vmc):
     """Live phone transcription from a microphone.
 
     Captures from an input device (PortAudio) at its own rate and channel count, downmixes and
@@ -274,7 +299,10 @@ def mic(model, device, list_devices, chunk_frames, min_frames, decoder, output, 
     Lip sync: --visemes SET prints mouth shapes instead (weights every 10 ms, cues when final), for another
     program to read live; --vmc HOST[:PORT] moves a VRM avatar's mouth in a VMC receiver (VSeeFace, VNyan,
     Warudo: turn on its VMC receiver, port 39540).  The delay from the microphone to the mouth is printed at
-    the start."""
+    the start.
+
+    Follow-along: --script FILE shows where the reader is in the text (words read, the word being read, words
+    passed over), each word final about 200 ms after its end; the reader may pause, repeat a line or skip ahead."""
     from speechattn.cli.common import check_writable
     from speechattn.runtime.mic import format_devices, input_devices, run
     from speechattn.runtime.transcribe import resolve_model
@@ -291,13 +319,30 @@ def mic(model, device, list_devices, chunk_frames, min_frames, decoder, output, 
     if list_devices:
         print(format_devices(input_devices()))
         return 0
+    if output and save_audio and (output.resolve() == save_audio.resolve() or same_file(output, save_audio)):
+        raise UsageError(f"--output and --save-audio name the same file ({output}): each needs its own")
     for path in (output, save_audio):
         if path:
+            if script_file is not None and same_file(path, script_file):
+                raise UsageError(f"{path} is the --script: it would be overwritten; write elsewhere")
             check_writable(path)
+    if save_audio and save_audio.suffix.lower() not in (".wav", ".flac"):
+        raise UsageError(f"--save-audio {save_audio}: give a .wav or .flac file name")
+    if model and not str(model).endswith(".onnx") and Path(str(model)).exists():
+        raise UsageError(f"--model {model}: not an ONNX file (export a checkpoint first: speechattn export)")
     from speechattn_export.pipeline import DecodingOptions
 
     options = DecodingOptions(decoder=decoder, min_frames=min_frames, chunk_frames=chunk_frames, visemes=visemes)
-    summary = run(resolve_model(model), device, options, output, save_audio, seconds, vmc=sender)
+    script = None
+    if script_file is not None:
+        from speechattn.runtime.align import read_text, script_words
+        from speechattn_export.words import Lexicon
+
+        text, name = read_text(script_file, "script")
+        script = (text, *script_words(text, name, Lexicon.load(dictionary)))
+    elif dictionary is not None:
+        raise UsageError("--dictionary gives pronunciations for --script's words; give --script too")
+    summary = run(resolve_model(model), device, options, output, save_audio, seconds, vmc=sender, script=script)
     print(f"speechattn mic: {summary.text()}", file=sys.stderr)
     for path in (output, save_audio):
         if path:

@@ -223,17 +223,22 @@ def render(name: str, aligned: AlignedFile) -> str:
 def dialog_segments(a: AlignedFile) -> list[Segment]:
     """Phone segments tiling the file from the alignment: the aligned phones, silence between words, and where
     the speech departs from the script (stretches not in it) the recognised phones there."""
-    index = {p: i for i, p in enumerate(a.phones)}
-    silence = index["sil"]
-    total = a.alignment.frames
-    labels = np.full(total, silence, dtype=np.int64)
+    return script_segments(a.alignment, a.recognised, a.phones)
+
+
+def script_segments(alignment: Alignment, recognised: list[Segment], phones) -> list[Segment]:
+    """The segments of dialog_segments from an Alignment, the decoder's segments of the same frames, and the
+    model's phones."""
+    index = {p: i for i, p in enumerate(phones)}
+    total = alignment.frames
+    labels = np.full(total, index["sil"], dtype=np.int64)
     confidence = np.ones(total)
-    for word in a.alignment.words:
+    for word in alignment.words:
         for p in word.phones:
             labels[p.start_frame:p.end_frame] = index[p.phone]
             confidence[p.start_frame:p.end_frame] = p.confidence
-    for start, end in a.alignment.unscripted:
-        for s in a.recognised:
+    for start, end in alignment.unscripted:
+        for s in recognised:
             lo, hi = max(start, s.start_frame), min(end, s.end_frame)
             if hi > lo:
                 labels[lo:hi] = s.phone

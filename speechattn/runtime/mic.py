@@ -112,13 +112,14 @@ class SessionSummary:
     real_time_factor: float
     overflows: int
     dropped_blocks: int
+    follow: str = ""  # mic --script: words heard and not heard, the delay of a word's final position
 
     def text(self) -> str:
         latency = ("n/a" if self.latency_p50_ms is None
                    else f"p50 {self.latency_p50_ms:.0f} ms, p95 {self.latency_p95_ms:.0f} ms")
         return (f"{self.seconds:.1f} s of audio, {self.segments} segments ({self.phones} phones), latency {latency}, "
                 f"real-time factor {self.real_time_factor:.3f}, input overflows {self.overflows}, "
-                f"dropped blocks {self.dropped_blocks}")
+                f"dropped blocks {self.dropped_blocks}{self.follow}")
 
 
 class Display:
@@ -127,6 +128,7 @@ class Display:
     def __init__(self, phones: tuple, live: bool, output, visemes: VisemeSet | None = None) -> None:
         self.phones, self.live, self.output, self.visemes = phones, live and visemes is None, output, visemes
         self.confirmed: list[str] = []
+        self.follower: Follower | None = None
 
     def weights(self, frame_indices: np.ndarray, weights: np.ndarray) -> None:
         """Lip sync: a JSON line per frame, {"type": "weights", "time": frame start in s, "weights": {shape: w}}."""
@@ -161,8 +163,30 @@ class Display:
                 self.confirmed.append(name)
         del self.confirmed[:-200]
 
+    def words(self, words, follower: Follower) -> None:
+        """mic --script: a JSON line per word made final, {"type": "word", "index", "word", "start", "end", "gop",
+        "not_heard": [positions passed over so far]}; in a terminal the status line shows the text instead."""
+        self.follower = follower
+        for word in words:
+            record = json.dumps({"type": "word", "index": word.index, "word": word.text,
+                                 "start": round(word.start_frame / FRAMES_PER_SECOND, 3),
+                                 "end": round(word.end_frame / FRAMES_PER_SECOND, 3), "gop": round(word.gop, 3),
+                                 "not_heard": follower.not_heard()}, ensure_ascii=False)
+            if self.output is not None:
+                self.output.write(record + "\n")
+                self.output.flush()
+            if not self.live:
+                print(record, flush=True)
+
     def status(self, provisional: list[str], level_db: float, summary: SessionSummary) -> None:
         if not self.live:
+            return
+        follower = getattr(self, "follower", None)
+        if follower is not None:  # --script: the text, not the phones
+            latency = follower.latencies.percentile(50)
+            status = f"  [{level_db:5.0f} dB  word delay p50 {'--' if latency is None else f'{latency:.0f}'} ms]"
+            sys.stdout.write("\r\033[K" + follower.line(110 - len(status)) + status)
+            sys.stdout.flush()
             return
         latency = "--" if summary.latency_p50_ms is None else f"{summary.latency_p50_ms:.0f}/{summary.latency_p95_ms:.0f}"
         status = f"  [{level_db:5.0f} dB  latency p50/p95 {latency} ms  RTF {summary.real_time_factor:.3f}]"
@@ -172,6 +196,41 @@ class Display:
         room = max(10, width - len(status) - len(pending) - 1)
         sys.stdout.write("\r\033[K" + text[-room:] + " \033[2m" + pending + "\033[0m" + status)
         sys.stdout.flush()
+
+
+class Follower:
+    """mic --script: where the reader is in a known text, live (the kit's ScriptAligner, committing every frame
+    100 ms behind).  Words become final as the reader leaves them; the words passed over are not heard."""
+
+    def __init__(self, text: str, words, sentence_starts, phones, live: bool) -> None:
+        from speechattn_export.align import LIVE, ScriptAligner
+
+        self.text, self.words, self.live = text, words, live
+        self.aligner = ScriptAligner(words, phones, LIVE, sentence_starts)
+        self.heard: dict[int, object] = {}  # script position -> its latest AlignedWord
+        self.furthest = -1  # the furthest script position heard
+        self.latencies = LatencyHistogram()  # a word's end in the audio -> its final position shown
+
+    def not_heard(self) -> list[int]:
+        """Positions before the furthest word heard that no reading went through."""
+        return [i for i in range(self.furthest) if i not in self.heard]
+
+    def line(self, width: int) -> str:
+        """The text around the reader: final words green, the word being read in reverse video, passed-over
+        words struck through and dim."""
+        position, inside = self.aligner.position
+        skipped = set(self.not_heard())
+        lo = max(0, min(position, len(self.words) - 1) - 6)
+        pieces, used = [], 0
+        for i in range(lo, len(self.words)):
+            word = self.words[i].text
+            if used + len(word) + 1 > width:
+                break
+            style = ("\033[7m" if i == position and inside else "\033[32m" if i in self.heard else
+                     "\033[2;9m" if i in skipped else "")
+            pieces.append(f"{style}{word}\033[0m" if style else word)
+            used += len(word) + 1
+        return " ".join(pieces)
 
 
 class Capture:
@@ -224,7 +283,7 @@ class Processor:
     frame's last sample arriving to its segment being final, the input level and the compute time."""
 
     def __init__(self, model, chunk: int, capture: Capture, display: Display, decoder: str, min_frames: int | None,
-                 audio_file=None, vmc=None) -> None:
+                 audio_file=None, vmc=None, follower: Follower | None = None) -> None:
         import soxr
 
         self.model, self.capture, self.display, self.audio_file = model, capture, display, audio_file
@@ -234,15 +293,23 @@ class Processor:
         self.latencies = LatencyHistogram()
         self.vmc = vmc  # a VmcSender, or None
         self.cue_maker = CueMaker(display.visemes, model.phones) if display.visemes is not None else None
+        self.follower = follower
         self.arrivals: list[tuple[int, float]] = []  # arrival times of 16 kHz sample positions (block ends)
         self.samples_in = self.segments_out = self.phones_out = 0
         self.compute_seconds, self.level_db = 0.0, -120.0
 
     def summary(self) -> SessionSummary:
         seconds = self.samples_in / SAMPLE_RATE
+        follow = ""
+        if self.follower is not None:
+            f = self.follower
+            p50, p95 = f.latencies.percentile(50), f.latencies.percentile(95)
+            delay = "n/a" if p50 is None else f"p50 {p50:.0f} ms, p95 {p95:.0f} ms"
+            follow = (f"; script: {len(f.heard)} of {len(f.words)} words heard, {len(f.not_heard())} passed over, "
+                      f"word delay {delay}")
         return SessionSummary(seconds, self.segments_out, self.phones_out, self.latencies.percentile(50),
                               self.latencies.percentile(95), self.compute_seconds / max(seconds, 1e-9),
-                              self.capture.overflows, self.capture.dropped)
+                              self.capture.overflows, self.capture.dropped, follow)
 
     def provisional(self) -> list[str]:
         """The open segment's phone and the newest frame's best phone: shown dimmed, not yet final."""
@@ -267,6 +334,8 @@ class Processor:
         if last:
             self._emit(self.stream.finish())
             self._confirm(self.segmenter.finish(), last=True)
+            if self.follower is not None:
+                self._follow(self.follower.aligner.finish().words[self.follower.aligner.emitted_words:])
         self.compute_seconds += time.perf_counter() - started
 
     def _emit(self, frames) -> None:
@@ -277,10 +346,26 @@ class Processor:
         times = np.array([t for _, t in self.arrivals])
         which = np.minimum(np.searchsorted(positions, ends, side="left"), len(self.arrivals) - 1)
         self.latencies.add((time.monotonic() - times[which]) * 1000)
-        while len(self.arrivals) > 1 and self.arrivals[1][0] <= ends[-1]:
-            self.arrivals.pop(0)
         self._mouth(frames)
         self._confirm(self.segmenter.push(frames.log_probs))
+        if self.follower is not None:
+            self._follow(self.follower.aligner.push(frames.log_probs))
+        # arrival times are kept back to the aligner's lag, whose words end that far behind the newest frame
+        keep = ends[-1] - (self.follower.aligner.options.lag_frames + 2) * HOP_SAMPLES if self.follower else ends[-1]
+        while len(self.arrivals) > 1 and self.arrivals[1][0] <= keep:
+            self.arrivals.pop(0)
+
+    def _follow(self, words) -> None:
+        """Words made final: their delay from the end of the word's audio, and the display."""
+        follower = self.follower
+        for word in words:
+            follower.heard[word.index] = word
+            follower.furthest = max(follower.furthest, word.index)
+            end = word.end_frame * HOP_SAMPLES
+            arrived = next((t for p, t in self.arrivals if p >= end), self.arrivals[-1][1] if self.arrivals else None)
+            if arrived is not None:
+                follower.latencies.add(np.array([(time.monotonic() - arrived) * 1000]))
+        self.display.words(words, follower)
 
     def _mouth(self, frames) -> None:
         """Lip sync at the posteriors' latency: the shape weights of these frames, the newest one to the avatar."""
@@ -362,7 +447,7 @@ def mouth_latency_text(model, chunk: int, decoder: str, min_frames: int | None) 
 
 
 def run(model_path: Path, device: str | None, options: DecodingOptions, output: Path | None,
-        save_audio: Path | None, max_seconds: float | None = None, vmc=None) -> SessionSummary:
+        save_audio: Path | None, max_seconds: float | None = None, vmc=None, script=None) -> SessionSummary:
     """A live session: capture -> processor -> display until Ctrl-C (or SIGTERM, or `max_seconds` of audio);
     then everything captured is processed and flushed, and the summary returned."""
     import sounddevice as sd
@@ -382,8 +467,12 @@ def run(model_path: Path, device: str | None, options: DecodingOptions, output: 
         output_file = open(output, "w") if output else None
     except OSError as error:
         raise SpeechattnError(f"--output {output}: cannot write ({error.strerror})") from None
-    processor = Processor(model, chunk, capture, Display(model.phones, live, output_file, visemes), decoder,
-                          min_frames, _open_audio_file(save_audio), vmc)
+    display = Display(model.phones, live, output_file, visemes)
+    follower = Follower(*script, model.phones, live) if script is not None else None
+    if follower is not None:
+        display.follower = follower
+    processor = Processor(model, chunk, capture, display, decoder, min_frames, _open_audio_file(save_audio), vmc,
+                          follower)
     stop = threading.Event()
     previous_handler = signal.signal(signal.SIGINT, lambda *_: stop.set())
     for name in ("SIGTERM", "SIGHUP"):  # a closed terminal (SIGHUP) ends the session as Ctrl-C does: outputs complete
