@@ -74,6 +74,29 @@ def wav_declared_seconds(path: Path) -> float | None:
         return None
 
 
+def wav_declared_rate(path: Path) -> int | None:
+    """The sample rate a RIFF/WAVE fmt chunk declares; None for other files or no fmt chunk."""
+    import struct
+
+    try:
+        with open(path, "rb") as handle:
+            head = handle.read(12)
+            if len(head) < 12 or head[:4] != b"RIFF" or head[8:12] != b"WAVE":
+                return None
+            for _ in range(64):
+                chunk = handle.read(8)
+                if len(chunk) < 8:
+                    return None
+                name, size = chunk[:4], struct.unpack("<I", chunk[4:])[0]
+                if name == b"fmt ":
+                    fmt = handle.read(min(size, 16))
+                    return struct.unpack("<I", fmt[4:8])[0] if len(fmt) >= 8 else None
+                handle.seek(size + size % 2, 1)
+    except OSError:
+        return None
+    return None
+
+
 PIPE_WAIT_SECONDS = 10.0  # a FIFO nobody writes to gets this long before it is reported
 
 
@@ -143,6 +166,8 @@ def read_blocks(path: Path, block_seconds: float = BLOCK_SECONDS) -> tuple[int, 
     try:
         handle = sf.SoundFile(source if source is not None else str(path))
     except Exception as soundfile_error:  # formats libsndfile lacks (AAC/M4A, WMA, video files): PyAV's FFmpeg
+        if source is None and wav_declared_rate(path) == 0:
+            raise AudioError(f"{path}: the file says its sample rate is 0 Hz; it is damaged") from None
         if source is not None:
             raise AudioError(f"{path}: cannot read audio from a pipe ({soundfile_error}); "
                              "pipe WAV, FLAC or Ogg, or give a file") from None
