@@ -23,7 +23,9 @@ commits), and the path is committed `lag_frames` behind the newest frame: the be
 final and every path that does not pass through it is dropped (as the phone decoder does), so back-pointers are
 kept for at most lag_frames + commit_every frames.  Memory: O(window states x lag), independent of the length;
 time: O(frames x window states).  Offline alignment commits in blocks of lag_frames (1 s); live follow-along
-commits every frame, lag_frames (100 ms) behind.
+(LIVE) commits every frame, 100 ms behind, and keeps the paths that leave the commit: a word is reported when
+the best path 100 ms behind has left it, and a later, better path may report it (or a word before it) again, so
+the follower is never stuck on a wrong early guess.
 
 Confidence per phone: its goodness of pronunciation, the mean over its frames of log p(aligned phone) minus
 log p(best other phone) (positive: the aligned phone won; in nats), and the mean posterior of the phone; per
@@ -46,14 +48,15 @@ SILENCE = "sil"
 @dataclass(frozen=True)
 class AlignOptions:
     min_frames: int = 3  # states per phone: the shortest phone, in 10 ms frames
-    skip_penalty: float = 10.0  # log score of leaving a word of the script out
-    garbage_penalty: float = 1.0  # per frame of speech that is not the script, against the best phone
-    garbage_entry_penalty: float = 6.0  # per stretch of such speech
+    skip_penalty: float = 20.0  # log score of leaving a word of the script out
+    garbage_penalty: float = 1.5  # per frame of speech that is not the script, against the best phone
+    garbage_entry_penalty: float = 10.0  # per stretch of such speech
     jump_penalty: float = 40.0  # going back to or ahead to a sentence's start
     lag_frames: int = 100  # commit this far behind the newest frame
     commit_every: int = 100  # frames between commits (1: live)
     window_back_words: int = 4
     window_ahead_words: int = 48
+    prune: bool = True  # drop the paths that do not pass through each commit (one consistent path)
 
     def __post_init__(self) -> None:
         if not 1 <= self.min_frames <= 20:
@@ -67,7 +70,10 @@ class AlignOptions:
                 raise ValueError(f"{name} must be a finite number >= 0")
 
 
-LIVE = AlignOptions(lag_frames=10, commit_every=1)  # follow-along: final 100 ms behind the newest frame
+# follow-along: final 100 ms behind the newest frame, each frame committed without dropping the other paths: 100 ms
+# is too little evidence to bet the whole future on (a wrong commit would leave the follower lost), so a later
+# frame may leave the committed path and the follower recovers (bench/follow.py)
+LIVE = AlignOptions(lag_frames=10, commit_every=1, prune=False)
 
 
 @dataclass(frozen=True)
@@ -235,6 +241,8 @@ class ScriptAligner:
         self.final_path: list[int] = []  # unified state per final frame
         self.final_stats: list[tuple[float, float]] = []  # (gop, posterior) of the final frame's state
         self.emitted_words = 0  # words of final_path reported by push
+        self.done_words: list[AlignedWord] = []
+        self.scan = 0  # the frame of final_path where the next word run may start
         self.word_runs: list[list] = []  # [word, start, end, (phone runs)] built from final frames
 
     def _window_around(self, word: int) -> Window:
@@ -354,6 +362,11 @@ class ScriptAligner:
         path = self._trace(int(self.scores.argmax()), len(self.backs))
         self._finalise(path[:count])
         anchor = path[count - 1]
+        if not self.options.prune:
+            self.backs = self.backs[count:]
+            self.rows = self.rows[count:]
+            self._move_window()
+            return
         # each current state traced back to the newest final frame: only those that pass through the anchor stay
         states = np.arange(len(self.scores))
         for window, back, translation in reversed(self.backs[count:]):
@@ -421,7 +434,7 @@ class ScriptAligner:
                 local = int(self.scores.argmax())
             self._finalise(self._trace(local, len(self.backs)))
             self.backs, self.rows = [], []
-        self._new_words(final=True)
+        self.last_words = self._new_words(final=True)  # what this call made final (push returns its own)
         return self.alignment()
 
     @property
@@ -436,15 +449,17 @@ class ScriptAligner:
         return int((best - s.N) % (s.W + 1)), False
 
     def _new_words(self, final: bool) -> list[AlignedWord]:
-        words = self._words(final)
-        out = words[self.emitted_words:]
-        self.emitted_words = len(words)
-        return out
+        """The words of the final frames not reported yet (a word still open at the newest final frame only when
+        `final`); the scan goes on from where the last one stopped, so each frame is read once."""
+        words, self.scan = self._words(final, self.scan)
+        self.done_words += words
+        self.emitted_words += len(words)
+        return words
 
-    def _words(self, final: bool) -> list[AlignedWord]:
-        """Words of the final frames (a word still open at the newest final frame only when `final`)."""
+    def _words(self, final: bool, t: int = 0) -> tuple[list[AlignedWord], int]:
+        """(the words of the final frames from frame t, the frame after the last of them)."""
         s, path = self.script, self.final_path
-        words, t, T = [], 0, len(path)
+        words, T = [], len(path)
         while t < T:
             state = path[t]
             if state >= s.N:
@@ -459,7 +474,7 @@ class ScriptAligner:
                 break
             words.append(self._aligned_word(word, t, end))
             t = end
-        return words
+        return words, t
 
     def _aligned_word(self, word: int, start: int, end: int) -> AlignedWord:
         s = self.script
@@ -485,7 +500,15 @@ class ScriptAligner:
 
     def alignment(self) -> Alignment:
         s, path = self.script, self.final_path
-        words = self._words(final=True)
+        words: list[AlignedWord] = []
+        for word in self.done_words:  # a word the live path left and re-entered (no pruning) is one word
+            if words and words[-1].index == word.index and words[-1].end_frame == word.start_frame:
+                last = words.pop()
+                phones = last.phones + word.phones
+                word = AlignedWord(word.index, word.text, last.start_frame, word.end_frame, phones,
+                                   float(np.mean([p.gop for p in phones])),
+                                   float(np.mean([p.confidence for p in phones])))
+            words.append(word)
         heard = {w.index for w in words}
         silences, unscripted = [], []
         t = 0

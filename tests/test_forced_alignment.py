@@ -74,12 +74,18 @@ def test_speech_that_is_not_in_the_script_is_marked_and_does_not_drag_the_rest()
     assert len(result.unscripted) == 1 and 66 <= result.unscripted[0][0] and result.unscripted[0][1] <= 87
 
 
-def test_a_substituted_word_is_not_heard_and_its_neighbours_keep_their_times():
+def test_a_substituted_word_is_marked_and_its_neighbours_keep_their_times():
     script = [HELLO, Word("word", "W ER D"), AGAIN]
-    spoken = SPOKEN[:6] + [("K", 6), ("AE", 10), ("T", 5), ("D", 7)] + SPOKEN[10:]
+    spoken = SPOKEN[:6] + [("K", 6), ("AE", 10), ("T", 5), ("D", 7)] + SPOKEN[10:]  # "cat'd" said instead
     result = align(posteriors(spoken), script, PHONES)
-    assert result.not_heard == [1]
-    assert bounds(result) == [("hello", 20, 51), ("again", 104, 132)]
+    heard = {w.text: w for w in result.words}
+    assert (heard["hello"].start_frame, heard["hello"].end_frame) == (20, 51)
+    assert (heard["again"].start_frame, heard["again"].end_frame) == (104, 132)
+    # either not heard, or held to the one phone it shares (D) with the rest of its frames unscripted, its
+    # goodness of pronunciation far below the words really said
+    assert result.not_heard == [1] or (result.unscripted and heard["word"].gop < -1
+                                       and heard["word"].phones[-1].gop > 0 and min(heard["hello"].gop,
+                                                                                   heard["again"].gop) > 1)
 
 
 def test_live_commits_give_each_word_at_most_lag_frames_after_its_end():

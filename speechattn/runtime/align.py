@@ -34,14 +34,17 @@ class TextError(SpeechattnError, ValueError):
 def read_text(source: str | Path, what: str = "text") -> tuple[str, str]:
     """(the text, its name for messages) of a file, or of the argument itself when no such file exists (a string
     given on the command line).  Bounded: at most MAX_TEXT_BYTES are read; not UTF-8 is an error."""
+    if not str(source).strip():
+        return str(source), "the text given"
     path = Path(str(source))
     try:
-        is_file = path.exists() and not path.is_dir()
-    except OSError:  # a name too long for the file system: a string
-        is_file = False
-    if not is_file:
-        if path.is_dir():
-            raise TextError(f"{path}: a directory, not a {what}")
+        exists = path.exists()
+        is_dir = exists and path.is_dir()
+    except OSError:  # a name too long for the file system: words, not a file
+        exists = is_dir = False
+    if is_dir:
+        raise TextError(f"{path}: a directory, not a {what}")
+    if not exists:
         return str(source), "the text given"
     try:
         with open(path, "rb") as handle:
@@ -107,7 +110,7 @@ def _seconds(frame: int, duration: float) -> float:
 
 
 def align_file(model, path: Path, words, sentence_starts=None, options: AlignOptions = AlignOptions(),
-               decoding=None, progress: bool = False) -> AlignedFile:
+               decoding=None, progress: bool = False, on_progress=None) -> AlignedFile:
     """Stream one file through `model` (a StreamingModel) and align it to `words`; with `decoding` (the kit's
     DecodingOptions), also keep the decoder's free recognition of the same frames (what --dialog falls back to
     where the speech departs from the script)."""
@@ -137,6 +140,8 @@ def align_file(model, path: Path, words, sentence_starts=None, options: AlignOpt
             if segmenter is not None:
                 recognised += segmenter.push(frames.log_probs)
             bar.update(len(block) / SAMPLE_RATE)
+            if on_progress is not None and total:
+                on_progress(min(1.0, samples / SAMPLE_RATE / total))
     if samples == 0:
         raise AudioError(f"{path}: the file holds no audio samples")
     frames = stream.finish()
@@ -253,14 +258,15 @@ def script_segments(alignment: Alignment, recognised: list[Segment], phones) -> 
     return segments
 
 
-def dialog_transcript(model, path: Path, words, sentence_starts, decoding, progress: bool = False):
+def dialog_transcript(model, path: Path, words, sentence_starts, decoding, progress: bool = False, on_progress=None):
     """transcribe --dialog: the file's Transcript whose phones are the script's, aligned (the recognised ones
     where the speech departs from it), so every lip-sync format follows the script: (Transcript, AlignedFile).
     Mouth weights (visemes-json) are the aligned shape's, one per frame."""
     from speechattn.runtime.transcribe import Transcript
     from speechattn_export.visemes import RHUBARB, SETS
 
-    aligned = align_file(model, path, words, sentence_starts, decoding=decoding, progress=progress)
+    aligned = align_file(model, path, words, sentence_starts, decoding=decoding, progress=progress,
+                         on_progress=on_progress)
     segments = dialog_segments(aligned)
     visemes = SETS[decoding.visemes] if decoding.visemes else None
     weights = None

@@ -335,7 +335,8 @@ class Processor:
             self._emit(self.stream.finish())
             self._confirm(self.segmenter.finish(), last=True)
             if self.follower is not None:
-                self._follow(self.follower.aligner.finish().words[self.follower.aligner.emitted_words:])
+                self.follower.aligner.finish()
+                self._follow(self.follower.aligner.last_words)
         self.compute_seconds += time.perf_counter() - started
 
     def _emit(self, frames) -> None:
