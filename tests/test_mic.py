@@ -259,3 +259,30 @@ def test_a_session_ended_by_a_closed_terminal_or_a_kill_keeps_its_lines_and_a_re
     assert rate == 16000 and len(heard) > 16000 * 0.5
     if how == "SIGHUP":
         assert mic.returncode == 0
+
+
+def test_mic_follows_a_script_read_into_the_sink(pulse, tmp_path):
+    """mic --script: a JSON line per word as the reader passes it, in the script's order, and the summary's
+    word delay; the words the reader left out are passed over."""
+    if not BUNDLED.exists():
+        pytest.skip("needs the bundled model")
+    script = tmp_path / "script.txt"
+    script.write_text("Please enter your password, followed by the pound key.\nDo not say this line.\n")
+    output, saved = tmp_path / "follow.jsonl", tmp_path / "heard.wav"
+    mic = start_mic(pulse, BUNDLED, output, saved, "--script", str(script))
+    try:
+        time.sleep(0.5)
+        subprocess.run(["paplay", "-d", "speechattn_test", str(SAMPLE)], env=pulse, check=True, timeout=60)
+        time.sleep(0.8)
+        mic.send_signal(signal.SIGINT)
+        stdout, stderr = mic.communicate(timeout=60)
+    finally:
+        if mic.poll() is None:
+            mic.kill()
+    assert mic.returncode == 0, stderr
+    words = [json.loads(line) for line in stdout.splitlines() if '"type": "word"' in line]
+    heard = list(dict.fromkeys(w["word"] for w in words))
+    assert heard[:9] == ["Please", "enter", "your", "password", "followed", "by", "the", "pound", "key"], heard
+    assert all(a["end"] <= b["end"] for a, b in zip(words, words[1:]))
+    summary = next(line for line in stderr.splitlines() if line.startswith("speechattn mic:"))
+    assert "script: 9 of 14 words heard" in summary and "word delay p50" in summary, summary
