@@ -392,12 +392,18 @@ def test_speechattns_own_warnings_become_log_events_so_stderr_stays_json(tmp_pat
 
 # --- the dialog file -----------------------------------------------------------------------------------------------
 
-def test_a_dialog_file_is_read_reported_unused_and_changes_nothing_yet(tmp_path, full_run):
-    (tmp_path / "dialog.txt").write_text("Please enter your password.\n")
-    status, out, err = rhubarb("-f", "json", "--machineReadable", "--consoleLevel", "warn",
+def test_a_dialog_file_is_aligned_as_transcribe_dialog_aligns_it(tmp_path, capsys):
+    from speechattn.cli import main as speechattn
+
+    (tmp_path / "dialog.txt").write_text("Please enter your password, followed by the extension.\n")
+    status, out, err = rhubarb("-f", "json", "--machineReadable", "--consoleLevel", "info",
                                "-d", tmp_path / "dialog.txt", SAMPLE_8K)
-    assert status == 0 and out == full_run["json"]
-    assert any(e["type"] == "log" and "does not use it yet" in e["log"]["message"] for e in events(err))
+    messages = [e["log"]["message"] for e in events(err) if e["type"] == "log"]
+    assert status == 0 and any("words aligned" in m for m in messages), messages
+    assert any(m.startswith("Not heard in the recording:") and "extension" in m for m in messages)
+    assert speechattn(["transcribe", str(SAMPLE_8K), "--format", "rhubarb-json",
+                       "--dialog", str(tmp_path / "dialog.txt")]) == 0
+    assert json.loads(out)["mouthCues"] == json.loads(capsys.readouterr().out)["mouthCues"]
 
 
 def test_a_missing_or_unreadable_dialog_file_fails_as_rhubarb_says(tmp_path):

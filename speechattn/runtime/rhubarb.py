@@ -277,12 +277,25 @@ def read_dialog(path: str) -> str:
 
 def phones_for(model, audio: Path, dialog: str | None, log: Log,
                on_progress: Callable[[float], None] | None = None) -> Transcript:
-    """The phones of one recording, which Rhubarb's mouth cues are made from: the one place the dialog text (Rhubarb's
-    --dialogFile) would be used.  Not yet: the forced aligner is not wired in here, so the text is only reported
-    unused and the phones are recognised from the audio alone; aligning to it is a change of the return line."""
+    """The phones of one recording, which Rhubarb's mouth cues are made from: with a dialog text (Rhubarb's
+    --dialogFile), the text aligned to the audio (`transcribe --dialog`: the recognised phones where the speech
+    departs from it); without one, or with nothing speakable in it, the phones recognised from the audio alone."""
     if dialog is not None and dialog.strip():
-        log.say("Warn", f"Dialog text given ({len(dialog.split())} words); speechattn-rhubarb does not use it yet: "
-                        "the phones are recognised from the audio alone.")
+        from speechattn.runtime.align import TextError, dialog_transcript, script_words
+        from speechattn_export.pipeline import DecodingOptions
+        from speechattn_export.words import Lexicon
+
+        try:
+            words, starts = script_words(dialog, "the dialog file", Lexicon.load())
+        except TextError as error:
+            log.say("Warn", f"{error}; recognizing the phones from the audio alone.")
+        else:
+            transcript, aligned = dialog_transcript(model, audio, words, starts, DecodingOptions(),
+                                                    on_progress=on_progress)
+            log.say("Info", f"Dialog: {len(words) - len(aligned.not_heard)} of {len(words)} words aligned.")
+            if aligned.not_heard:
+                log.say("Warn", f"Not heard in the recording: {' '.join(aligned.not_heard)}.")
+            return transcript
     return transcribe_file(model, audio, on_progress=on_progress)
 
 

@@ -1,0 +1,143 @@
+"""`speechattn align` and `transcribe --dialog` on the bundled recordings: the words in order at plausible times,
+the formats (JSON schema, MFA's TextGrid tiers, CTM), corpus mode (MFA's layout, resumable, several processes),
+a script the speaker departed from, and bad texts: one line each, never a traceback, never a hang."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from speechattn.cli import main
+
+ROOT = Path(__file__).resolve().parent.parent
+SAMPLES = ROOT / "speechattn" / "runtime" / "samples"
+CASE = SAMPLES / "this-no-longer-appears-to-be-the-case.wav"
+PASSWORD = SAMPLES / "please-enter-your-password.wav"
+CASE_TEXT = "This no longer appears to be the case."
+PASSWORD_TEXT = "Please enter your password, followed by the pound key."
+
+
+def run(capsys, *args):
+    code = main(["align", *map(str, args)])
+    captured = capsys.readouterr()
+    return code, captured.out, captured.err
+
+
+def test_the_words_come_out_in_order_tiling_the_speech(capsys):
+    code, out, err = run(capsys, CASE, CASE_TEXT, "--format", "json", "--model", "default-int8")
+    assert code == 0, err
+    result = json.loads(out)
+    words = result["words"]
+    assert [w["word"] for w in words] == ["This", "no", "longer", "appears", "to", "be", "the", "case"]
+    assert result["not_heard"] == []
+    assert all(a["end"] <= b["start"] for a, b in zip(words, words[1:]))
+    assert 0 <= words[0]["start"] < 0.2 and 2.0 < words[-1]["end"] <= result["duration"]
+    for w in words:
+        assert w["phones"][0]["start"] == w["start"] and w["phones"][-1]["end"] == w["end"]
+        assert all(p["end"] > p["start"] for p in w["phones"])
+    assert [p["phone"] for p in words[-1]["phones"]] == ["K", "EY", "S"]
+
+
+def test_json_follows_its_schema(capsys):
+    import jsonschema
+
+    schema = json.loads((ROOT / "export" / "alignment.schema.json").read_text())
+    code, out, _ = run(capsys, PASSWORD, PASSWORD_TEXT, "--format", "json")
+    assert code == 0
+    jsonschema.validate(json.loads(out), schema)
+
+
+def test_the_textgrid_has_mfas_tiers_and_opens_in_praatio(capsys, tmp_path):
+    from praatio import textgrid
+
+    code, out, err = run(capsys, CASE, CASE_TEXT, "--format", "textgrid", "-o", tmp_path / "case.TextGrid")
+    assert code == 0 and out == "" and "wrote" in err
+    grid = textgrid.openTextgrid(str(tmp_path / "case.TextGrid"), includeEmptyIntervals=False)
+    assert grid.tierNames == ("words", "phones")
+    assert [e.label for e in grid.getTier("words").entries] == ["This", "no", "longer", "appears", "to", "be",
+                                                                  "the", "case"]
+    assert grid.getTier("phones").entries[-1].label == "S"
+
+
+def test_ctm_is_a_line_per_word(capsys):
+    code, out, _ = run(capsys, CASE, CASE_TEXT, "--format", "ctm")
+    lines = out.splitlines()
+    assert code == 0 and len(lines) == 8
+    assert lines[2].split()[0] == "this-no-longer-appears-to-be-the-case" and lines[2].split()[4] == "longer"
+
+
+def test_a_word_the_speaker_left_out_is_reported_and_the_rest_keep_their_times(capsys):
+    _, true_out, _ = run(capsys, CASE, CASE_TEXT, "--format", "json")
+    code, out, err = run(capsys, CASE, "This no longer really appears to be the case.", "--format", "json")
+    assert code == 0 and "not heard: really" in err
+    true_words, words = json.loads(true_out)["words"], json.loads(out)["words"]
+    assert [w["word"] for w in words] == [w["word"] for w in true_words]
+    assert all(abs(a["start"] - b["start"]) <= 0.02 and abs(a["end"] - b["end"]) <= 0.02
+               for a, b in zip(words, true_words))
+    assert json.loads(out)["not_heard"] == [{"index": 3, "word": "really"}]
+
+
+def test_a_corpus_in_mfas_layout_is_aligned_resumably_by_several_processes(capsys, tmp_path):
+    corpus, out = tmp_path / "corpus", tmp_path / "aligned"
+    (corpus / "speaker1").mkdir(parents=True)
+    (corpus / "speaker1" / "case.wav").write_bytes(CASE.read_bytes())
+    (corpus / "speaker1" / "case.lab").write_text(CASE_TEXT)
+    (corpus / "password.wav").write_bytes(PASSWORD.read_bytes())
+    (corpus / "password.txt").write_text(PASSWORD_TEXT)
+    (corpus / "lonely.wav").write_bytes(CASE.read_bytes())
+    code, _, err = run(capsys, corpus, "--output-dir", out, "--jobs", "2")
+    assert code == 1 and "lonely.wav: no .lab or .txt beside it; skipped" in err  # the others are aligned
+    assert sorted(p.relative_to(out).as_posix() for p in out.rglob("*.TextGrid")) == [
+        "password.TextGrid", "speaker1/case.TextGrid"]
+    assert "2 file(s) aligned, 0 failed, 0 skipped as done" in err
+    (corpus / "lonely.wav").unlink()
+    before = (out / "password.TextGrid").stat().st_mtime_ns
+    code, _, err = run(capsys, corpus, "--output-dir", out)
+    assert code == 0 and "2 file(s) already aligned" in err and "0 file(s) aligned" in err
+    assert (out / "password.TextGrid").stat().st_mtime_ns == before
+
+
+@pytest.mark.parametrize("text, message", [
+    ("", "empty; nothing to align"),
+    ("   \n\t ", "empty; nothing to align"),
+    ("... !!! ???", "nothing speakable"),
+])
+def test_texts_with_nothing_to_align_are_one_line(capsys, text, message):
+    code, out, err = run(capsys, CASE, text)
+    assert code == 1 and out == "" and message in err and len(err.strip().splitlines()) == 1
+
+
+def test_a_text_that_is_not_utf8_or_far_too_long_is_refused_in_one_line(capsys, tmp_path):
+    (tmp_path / "latin1.txt").write_bytes("ça ne paraît plus être le cas".encode("latin-1"))
+    code, _, err = run(capsys, CASE, tmp_path / "latin1.txt")
+    assert code == 1 and "not UTF-8 text" in err and len(err.strip().splitlines()) == 1
+    (tmp_path / "huge.txt").write_text("the case " * 1_200_000)  # 10.8 MB, 2.4 million words
+    code, _, err = run(capsys, CASE, tmp_path / "huge.txt")
+    assert code == 1 and "words; align takes at most 200,000" in err
+
+
+def test_a_text_ten_times_longer_than_the_audio_gives_a_partial_result_and_says_so(capsys, caplog):
+    text = CASE_TEXT + " " + " ".join(["Please enter your password, followed by the pound key."] * 8)
+    code, out, err = run(capsys, CASE, text, "--format", "json")
+    assert code == 0
+    result = json.loads(out)
+    assert [w["word"] for w in result["words"]][:3] == ["This", "no", "longer"]
+    assert len(result["not_heard"]) >= 70
+    assert "most will be reported as not heard" in caplog.text
+
+
+def test_dialog_makes_the_mouth_follow_the_script(capsys):
+    assert main(["transcribe", str(CASE), "--format", "rhubarb-json", "--dialog", CASE_TEXT]) == 0
+    with_script = json.loads(capsys.readouterr().out)["mouthCues"]
+    assert main(["transcribe", str(CASE), "--format", "json", "--dialog", CASE_TEXT]) == 0
+    phones = [s["phone"] for s in json.loads(capsys.readouterr().out)["segments"] if s["phone"] != "sil"]
+    assert phones[:3] == ["DH", "IH", "S"] and phones[-3:] == ["K", "EY", "S"]
+    assert with_script[0]["start"] == 0 and with_script[-1]["value"] == "X"
+    assert {c["value"] for c in with_script} <= set("ABCDEFGHX")
+
+
+def test_dialog_goes_with_one_recording(capsys):
+    assert main(["transcribe", str(CASE), str(PASSWORD), "--dialog", CASE_TEXT]) == 2
+    assert "--dialog gives the words of one recording" in capsys.readouterr().err
