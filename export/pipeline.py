@@ -78,18 +78,54 @@ class PhoneStream:
         self.segments: list[Segment] = []
         self.cues: list[Cue] = []
         self.samples = 0
+        self.resampler = None  # the kit's resampler, from the first push at another rate (js/resample.mjs's twin)
+        self.input_rate = None
 
     @property
     def chunk_frames(self) -> int:
         return self.stream.chunk_frames
 
     def push(self, samples, sample_rate=None) -> Update:
-        samples = np.asarray(samples)
+        """Audio in (mono; float32 in [-1, 1] or int16), at the model's rate or at `sample_rate`, resampled here
+        with the same windowed-sinc resampler as the JavaScript kit, so every client hears the same 16 kHz audio."""
+        samples = self._resampled(np.asarray(samples), sample_rate)
         self.samples += samples.shape[-1] if samples.ndim else 0
-        return self._update(self.stream.push(samples, sample_rate), final=False)
+        return self._update(self.stream.push(samples), final=False)
 
     def finish(self) -> Update:
+        if self.resampler is not None:  # the resampler's last outputs, cut to the signal's length
+            tail = self.resampler.flush()[:max(0, self._expected_samples() - self.samples)]
+            frames = self.stream.push(tail)
+            self.samples += len(tail)
+            update = self._update(frames, final=False)
+            last = self._update(self.stream.finish(), final=True)
+            return Update(_joined(update.frames, last.frames), update.segments + last.segments,
+                          update.cues + last.cues, None if update.weights is None else
+                          np.concatenate([update.weights, last.weights]))
         return self._update(self.stream.finish(), final=True)
+
+    def _resampled(self, samples: np.ndarray, sample_rate) -> np.ndarray:
+        if sample_rate is None or sample_rate == self.model.sample_rate:
+            if self.resampler is not None:
+                raise ValueError("a stream's audio keeps one sample rate: this one began at "
+                                 f"{self.input_rate} Hz")
+            return samples
+        if self.input_rate is None:
+            from speechattn_export.resample import Resampler
+
+            if self.samples:
+                raise ValueError(f"a stream's audio keeps one sample rate: this one began at {self.model.sample_rate} Hz")
+            self.resampler, self.input_rate, self.input_samples = Resampler(sample_rate, self.model.sample_rate), \
+                sample_rate, 0
+        elif sample_rate != self.input_rate:
+            raise ValueError(f"a stream's audio keeps one sample rate: this one began at {self.input_rate} Hz")
+        if samples.dtype == np.int16:
+            samples = samples.astype(np.float32) / 32768.0
+        self.input_samples += samples.shape[-1]
+        return self.resampler.process(samples.reshape(-1))
+
+    def _expected_samples(self) -> int:
+        return int(round(self.input_samples * self.model.sample_rate / self.input_rate))
 
     def _update(self, frames: Frames, final: bool) -> Update:
         segments = self.segmenter.push(frames.log_probs) + (self.segmenter.finish() if final else [])
@@ -115,6 +151,11 @@ class PhoneStream:
         if self.visemes is None:
             raise ValueError("this stream makes no cues: open it with DecodingOptions(visemes=SET)")
         return cue_dicts(self.cues, self.visemes, self.duration_seconds, round(1000 / self.model.frame_shift_ms))
+
+
+def _joined(a: Frames, b: Frames) -> Frames:
+    return Frames(np.concatenate([a.frame_indices, b.frame_indices]), np.concatenate([a.log_probs, b.log_probs]),
+                  a.phones)
 
 
 class Model(StreamingModel):

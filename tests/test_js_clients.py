@@ -10,6 +10,7 @@ import shutil
 import subprocess
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from speechattn.cli import main
@@ -136,6 +137,55 @@ def test_node_resamples_any_rate_as_python_does(capsys):
     phones = [[s["phone"] for s in t["segments"]] for t in (python, ours)]
     assert Levenshtein.distance(*phones) <= max(1, len(phones[0]) // 10), phones
     assert ours["model"] == python["model"] and ours["format_version"] == python["format_version"]
+
+
+@pytest.mark.parametrize("rates", [(8000, 16000), (44100, 16000), (48000, 16000), (22050, 16000), (16000, 44100)])
+def test_the_kits_resamplers_give_the_same_samples_in_python_and_node(rates, tmp_path):
+    """export/resample.py and export/js/resample.mjs: the same rational polyphase filter, sample for sample (both
+    add float64 products; a difference would be one float32 rounding), and pieces of any size give the whole."""
+    from speechattn_export.resample import Resampler, resample
+
+    if not (ROOT / "export" / "node" / "node_modules" / "onnxruntime-node").exists():
+        pytest.skip("onnxruntime-node is not installed: (cd export/node && npm ci)")
+    source, target = rates
+    signal = (np.random.default_rng(source).standard_normal(source) * 0.2).astype("<f4")
+    signal.tofile(tmp_path / "in.f32")
+    script = (f"import {{ readFileSync, writeFileSync }} from 'node:fs';"
+              f"import {{ resampleWhole }} from {json.dumps(str(ROOT / 'export/node/transcribe.mjs'))};"
+              f"const x = new Float32Array(readFileSync({json.dumps(str(tmp_path / 'in.f32'))}).buffer.slice(0));"
+              f"writeFileSync({json.dumps(str(tmp_path / 'out.f32'))}, Buffer.from(resampleWhole(x, {source}, "
+              f"{target}).buffer));")
+    result = subprocess.run(["node", "--input-type=module", "-e", script], capture_output=True, text=True, timeout=60)
+    assert result.returncode == 0, result.stderr
+    javascript, python = np.fromfile(tmp_path / "out.f32", dtype="<f4"), resample(signal, source, target)
+    assert len(python) == len(javascript) == round(len(signal) * target / source)
+    np.testing.assert_allclose(python, javascript, rtol=0, atol=1e-7)
+    resampler = Resampler(source, target)
+    pieces = [resampler.process(signal[i:i + 333]) for i in range(0, len(signal), 333)] + [resampler.flush()]
+    np.testing.assert_array_equal(np.concatenate(pieces)[:len(python)], python)
+
+
+def test_the_python_kit_and_node_give_the_same_segments_on_every_bundled_sample():
+    """An app gets the same phones from the same file in every client: the Python kit (PhoneStream, given the
+    file's own rate) and the Node transcriber, the 8 kHz sample included."""
+    import soundfile as sf
+
+    from speechattn_export import DecodingOptions, load_model
+
+    if not (ROOT / "export" / "node" / "node_modules" / "onnxruntime-node").exists():
+        pytest.skip("onnxruntime-node is not installed: (cd export/node && npm ci)")
+    model = load_model("default")
+    samples = sorted((ROOT / "speechattn" / "runtime" / "samples").glob("*.wav"))
+    assert {sf.info(str(s)).samplerate for s in samples} == {8000, 16000}
+    for sample in samples:
+        result = node("export/node/transcribe.mjs", str(sample))
+        assert result.returncode == 0, result.stderr
+        audio, rate = sf.read(sample, dtype="float32")
+        stream = model.open(DecodingOptions())
+        for start in range(0, len(audio), 1111):
+            stream.push(audio[start:start + 1111], sample_rate=rate)
+        stream.finish()
+        assert stream.segment_dicts() == json.loads(result.stdout)["segments"], sample.name
 
 
 def test_node_refuses_a_model_whose_metadata_lies_and_a_bad_bigram_in_one_line(tmp_path, tiny_onnx):
