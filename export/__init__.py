@@ -8,6 +8,9 @@ Installed as the package `speechattn_export`; nothing here imports torch or spee
     segments       Segment, the hysteresis segmenter, segment_dicts (JS: HysteresisSegmenter, segmentDicts)
     visemes        viseme sets, frame_weights, CueMaker, cue_dicts (JS: visemes.mjs)
     registry       the tables: bundled models (models/models.json, read by every client), decoders, viseme sets
+    words          text to spoken words to phones: CMUdict (lexicon/), normalisation, a g2p model (js/words.mjs)
+    align          forced alignment of known words on the frames, offline or live (JS: js/align.mjs)
+    resample       the resampler every client shares (js/resample.mjs)
     pipeline       load_model, DecodingOptions, PhoneStream: the short API below
 """
 
