@@ -22,6 +22,7 @@ WINDOW_SAMPLES = 400  # 25 ms
 TAIL_SAMPLES = WINDOW_SAMPLES - HOP_SAMPLES  # 240: audio a stream carries between calls
 FRAME_SHIFT_MS = 1000 * HOP_SAMPLES // SAMPLE_RATE  # 10
 FRAMES_PER_SECOND = SAMPLE_RATE // HOP_SAMPLES  # 100
+FILE_RATES_HZ = (1000, 768000)  # the sample rates read: a 1 Hz header made 16,000 samples of every one (hours of work)
 # what a directory of recordings is searched for (soundfile's formats, then FFmpeg's through PyAV)
 AUDIO_SUFFIXES = (".wav", ".flac", ".ogg", ".oga", ".opus", ".mp3", ".aiff", ".aif", ".au", ".w64", ".caf", ".m4a",
                   ".aac", ".wma")
@@ -29,6 +30,16 @@ AUDIO_SUFFIXES = (".wav", ".flac", ".ogg", ".oga", ".opus", ".mp3", ".aiff", ".a
 
 class AudioError(SpeechattnError, ValueError):
     """Audio that cannot be used, with a message meant for the user."""
+
+
+def check_file_rate(source, rate) -> None:
+    """An AudioError naming the file when the rate its header declares is 0 (damaged) or outside FILE_RATES_HZ."""
+    low, high = FILE_RATES_HZ
+    if not rate or rate <= 0:
+        raise AudioError(f"{source}: the file says its sample rate is {rate} Hz; it is damaged")
+    if not low <= rate <= high:
+        raise AudioError(f"{source}: the file says its sample rate is {rate:,} Hz; speechattn reads {low:,} to "
+                         f"{high:,} Hz (a damaged header?)")
 
 
 def num_frames(num_samples: int) -> int:
@@ -69,15 +80,19 @@ def load_audio(path: str | Path) -> np.ndarray:
     """Read any file soundfile can read (wav, flac, ogg, mp3 ...) as mono 16 kHz float32."""
     import soundfile as sf
 
+    from speechattn.files import refuse_special
+
     path = Path(path)
     if not path.exists():
         raise AudioError(f"{path}: no such file")
+    refuse_special(path, "audio", AudioError)  # read whole: /dev/zero never ends, a FIFO may never open
     try:
         samples, sample_rate = sf.read(str(path), dtype="float32", always_2d=True)
     except Exception as error:  # soundfile raises several types for unreadable files
         raise AudioError(f"{path}: cannot read audio ({error})") from None
     if samples.shape[0] == 0:
         raise AudioError(f"{path}: the file holds no audio samples")
+    check_file_rate(path, sample_rate)
     return to_mono_16k(samples, sample_rate, source=str(path))
 
 

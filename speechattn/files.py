@@ -1,12 +1,17 @@
-"""Writing files whole or not at all: a temporary name in the same folder, renamed when complete.
+"""Writing files whole or not at all: a temporary name in the same folder, renamed when complete; and reading input
+paths with a bound.
 
 A full disk, a kill or an exception part-way leaves the earlier file (if any) untouched and no partial file under
-the final name; the temporary file is removed and the error names the file and the cause in one line."""
+the final name; the temporary file is removed and the error names the file and the cause in one line.
+
+An input path may name a device (/dev/zero never ends) or a FIFO (its open waits for a writer that may never come):
+`special_kind` says which, so a reader refuses it in one line, or reads it with a bound in bytes and in waiting."""
 
 from __future__ import annotations
 
 import errno
 import os
+import stat
 import tempfile
 from contextlib import contextmanager
 from pathlib import Path
@@ -60,3 +65,53 @@ def atomic_write_bytes(path: str | Path, data: bytes) -> None:
 
 def atomic_write_text(path: str | Path, text: str) -> None:
     atomic_write_bytes(path, text.encode("utf-8"))
+
+
+PIPE_WAIT_SECONDS = 10.0  # a FIFO or pipe nobody writes to gets this long before it is reported
+
+
+def special_kind(path: str | Path) -> str | None:
+    """"a device" (/dev/zero, a terminal), "a pipe" (a FIFO, a pipe such as /dev/stdin or <(...), a socket), or None
+    for anything else (a regular file, a directory, nothing there)."""
+    try:
+        mode = os.stat(path).st_mode
+    except (OSError, ValueError):
+        return None
+    if stat.S_ISCHR(mode) or stat.S_ISBLK(mode):
+        return "a device"
+    if stat.S_ISFIFO(mode) or stat.S_ISSOCK(mode):
+        return "a pipe"
+    return None
+
+
+def refuse_special(path: str | Path, what: str, error: type[SpeechattnError] = SpeechattnError) -> None:
+    """One line for an input that must be a file (a model, a recipe, a text) but names a device or a pipe: reading
+    it would never end (/dev/zero) or wait forever (a FIFO nobody writes to)."""
+    kind = special_kind(path)
+    if kind is not None:
+        raise error(f"{path}: {kind}, not a file; give the {what} as a file")
+
+
+def read_bounded(path: str | Path, what: str, max_bytes: int, error: type[SpeechattnError] = SpeechattnError) -> bytes:
+    """A regular file's bytes, at most `max_bytes` (more is an error naming the file), or one line for a device or a
+    pipe (refuse_special)."""
+    refuse_special(path, what, error)
+    try:
+        with open(path, "rb") as handle:
+            data = handle.read(max_bytes + 1)
+    except OSError as failure:
+        raise error(f"{path}: cannot read the {what} ({failure.strerror or failure})") from None
+    if len(data) > max_bytes:
+        raise error(f"{path}: more than {max_bytes / 1e6:g} MB; not a {what}")
+    return data
+
+
+def wait_for_data(descriptor: int, name: str, seconds: float = PIPE_WAIT_SECONDS,
+                  error: type[SpeechattnError] = SpeechattnError) -> None:
+    """Returns once `descriptor` (a pipe or FIFO) has something to read or has ended; one line after `seconds` of
+    silence, instead of waiting forever on a pipe no program writes to."""
+    import select
+
+    ready, _, _ = select.select([descriptor], [], [], seconds)
+    if not ready:
+        raise error(f"{name}: nothing arrived in {seconds:g} s (a pipe no program writes to?)")

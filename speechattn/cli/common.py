@@ -89,10 +89,12 @@ def decoding_options(model, decoder: str = "bigram", min_frames: int | None = No
 
 def load_onnx(model_path: Path, threads: int | None = None):
     """The portable client's model, or one line saying why not."""
+    from speechattn.files import refuse_special
     from speechattn_export.stream_client import StreamingModel
 
     if not Path(model_path).exists():
         raise SpeechattnError(f"{model_path}: no such model file")
+    refuse_special(model_path, "model")
     try:
         return StreamingModel(model_path, num_threads=threads)
     except ValueError as error:  # the client's own checks name the file
@@ -108,6 +110,7 @@ def load_onnx(model_path: Path, threads: int | None = None):
 def manifest_cuts(paths: list[Path], limit: int | None = None, allow_command_sources: bool = False):
     from speechattn.data.dataset import cuts_from_manifests
     from speechattn.data.manifests import recordings_beside
+    from speechattn.files import refuse_special
 
     cuts = []
     for supervisions in paths:
@@ -117,6 +120,8 @@ def manifest_cuts(paths: list[Path], limit: int | None = None, allow_command_sou
         if recordings is None or not recordings.exists():
             raise SpeechattnError(f"{supervisions}: expected a *_supervisions_* manifest from `speechattn prepare` "
                                   "with its *_recordings_* manifest beside it")
+        for manifest in (supervisions, recordings):
+            refuse_special(manifest, "manifest")
         cuts += list(cuts_from_manifests(recordings, supervisions, allow_command_sources=allow_command_sources))
     if not cuts:
         raise SpeechattnError(f"{', '.join(map(str, paths))}: no utterances")
@@ -181,7 +186,7 @@ decoder_option = option("--decoder", type=click.Choice(DECODERS), default="bigra
                         "phone, a new phone once it has held --min-frames frames")
 threads_option = option("--threads", type=click.IntRange(min=1, max=256), default=None,
                         help="onnxruntime threads  [default: all cores]")
-seed_option = option("--seed", type=int, default=0, help="random seed")
+seed_option = option("--seed", type=click.IntRange(0, 2**32 - 1), default=0, help="random seed")
 command_sources_option = option(
     "--allow-command-sources", is_flag=True,
     help="let manifests run shell commands or fetch URLs to get their audio (lhotse 'command'/'url' sources)")

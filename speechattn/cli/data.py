@@ -52,7 +52,10 @@ def data_stats(manifest, plot):
     """Utterances, speakers, hours and 10 ms frames per phone of a supervisions manifest."""
     from speechattn.data.datastats import format_stats, manifest_stats, plot_phone_distribution
 
+    from speechattn.files import refuse_special
+
     _png(plot)
+    refuse_special(manifest, "manifest")
     stats = manifest_stats(manifest)
     name = Path(manifest).name.removesuffix(".jsonl.gz")
     print(format_stats(stats, name))

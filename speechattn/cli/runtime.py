@@ -97,6 +97,16 @@ def rhubarb_options(output_format: str, extended_shapes: str | None, dat_frame_r
         raise UsageError(f"--extended-shapes {extended_shapes}: {error} (any of G, H and X; '' for A-F only)") from None
 
 
+def refuse_special_texts(**texts) -> None:
+    """One line for a text (--dialog, --script, --dictionary) that names a device or a pipe: /dev/zero would be read
+    to its bound and a FIFO waited on forever; words can be given in quotes instead."""
+    from speechattn.files import refuse_special
+
+    for what, path in texts.items():
+        if path is not None:
+            refuse_special(path, what)
+
+
 def _write_transcript(transcript, output_format: str, target: Path | None, rhubarb=None) -> None:
     from speechattn.files import atomic_write_text
 
@@ -207,6 +217,7 @@ def transcribe(files, model, output_format, output_dir, output_file, quiet, vise
         from speechattn.runtime.align import read_text, script_words
         from speechattn_export.words import Lexicon
 
+        refuse_special_texts(dialog=dialog, dictionary=dictionary)
         text, name = read_text(dialog, "dialog")
         script = script_words(text, name, Lexicon.load(dictionary))
     elif dictionary is not None:
@@ -338,6 +349,7 @@ def mic(model, device, list_devices, chunk_frames, min_frames, decoder, output, 
         from speechattn.runtime.align import read_text, script_words
         from speechattn_export.words import Lexicon
 
+        refuse_special_texts(script=script_file, dictionary=dictionary)
         text, name = read_text(script_file, "script")
         script = (text, *script_words(text, name, Lexicon.load(dictionary)))
     elif dictionary is not None:

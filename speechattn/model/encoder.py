@@ -91,8 +91,13 @@ class ModelConfig:
                               f"{parameters / 1e9:.0f} billion parameters: more than this tool trains (2 billion)")
         if not 0 <= self.output_delay_frames <= 100:
             raise ConfigError(f"output_delay_frames must be from 0 to 100 (1 s), not {self.output_delay_frames}")
-        if self.conv_kernel < 0 or self.conv_kernel == 1:
-            raise ConfigError(f"conv_kernel must be 0 (no convolution module) or at least 2, not {self.conv_kernel}")
+        if self.conv_kernel < 0 or self.conv_kernel == 1 or self.conv_kernel > 256:
+            raise ConfigError(f"conv_kernel must be 0 (no convolution module) or from 2 to 256, not {self.conv_kernel}")
+        if self.left_context_frames > 4096 or max(self.chunk_frames_choices) > 4096:  # the clients' bound too
+            raise ConfigError(f"left_context_frames {self.left_context_frames} and chunk_frames_choices "
+                              f"{list(self.chunk_frames_choices)}: at most 4096 frames (41 s) each")
+        if not 1 <= self.num_classes <= NUM_PHONES:
+            raise ConfigError(f"num_classes must be from 1 to {NUM_PHONES} (the phone inventory), not {self.num_classes}")
 
     @property
     def left_context_positions(self) -> int:  # L' = L / S: key/value cache slots per layer
@@ -615,9 +620,12 @@ class CheckpointError(SpeechattnError, ValueError):
 
 def load(path: str | Path, map_location: str = "cpu") -> PhoneTagger:
     """Rebuild the model from a checkpoint alone (its config travels inside), primed when its config says so."""
+    from speechattn.files import refuse_special
+
     path = Path(path)
     if not path.exists():
         raise CheckpointError(f"{path}: no such checkpoint")
+    refuse_special(path, "checkpoint", CheckpointError)  # torch.load would read /dev/zero or wait on a FIFO forever
     try:
         import warnings
 
@@ -631,10 +639,35 @@ def load(path: str | Path, map_location: str = "cpu") -> PhoneTagger:
         raise CheckpointError(f"{path}: not a readable checkpoint ({detail})") from None
     if not isinstance(payload, dict) or payload.get("format") != CHECKPOINT_FORMAT:
         raise CheckpointError(f"{path}: not a speechattn checkpoint (expected format {CHECKPOINT_FORMAT})")
-    config = ModelConfig.from_dict(payload["config"], source=str(path))
+    for key in ("config", "model"):
+        if not isinstance(payload.get(key), dict):
+            raise CheckpointError(f"{path}: a damaged speechattn checkpoint: its {key!r} is "
+                                  f"{'missing' if key not in payload else 'not a mapping'}")
+    try:  # a damaged checkpoint is a failed input (exit 1), not a usage error
+        config = ModelConfig.from_dict(payload["config"], source=str(path))
+    except ConfigError as error:  # the range checks of __post_init__ do not name the file
+        named = str(error) if str(error).startswith(str(path)) else f"{path}: {error}"
+        raise CheckpointError(f"{named} (in the checkpoint's config)") from None
     model = PhoneTagger(config)
+    mismatch = weights_mismatch(model.state_dict(), payload["model"])
+    if mismatch:
+        raise CheckpointError(f"{path}: its weights do not fit its own config ({mismatch})")
     try:
         model.load_state_dict(payload["model"])
-    except RuntimeError as error:
-        raise CheckpointError(f"{path}: its weights do not fit its own config: {error}") from None
+    except (RuntimeError, TypeError, AttributeError) as error:  # a value that is no tensor
+        raise CheckpointError(f"{path}: its weights do not fit its own config "
+                              f"({str(error).splitlines()[-1].strip()[:200]})") from None
     return model.eval().prime()  # primes only a primed_start model
+
+
+def weights_mismatch(expected: dict, given: dict) -> str:
+    """"" when `given` has every tensor of `expected` in its shape and nothing else; otherwise the counts and the
+    first name of each kind of difference, in one line (torch's own message lists every key over several lines)."""
+    missing = [k for k in expected if k not in given]
+    unexpected = [k for k in given if k not in expected]
+    wrong = [k for k in expected if k in given and tuple(getattr(given[k], "shape", ())) != tuple(expected[k].shape)]
+    parts = [f"{len(missing)} missing, e.g. {missing[0]}" if missing else "",
+             f"{len(unexpected)} unexpected, e.g. {unexpected[0]}" if unexpected else "",
+             f"{len(wrong)} of another shape, e.g. {wrong[0]}: {list(getattr(given[wrong[0]], 'shape', []))} there, "
+             f"{list(expected[wrong[0]].shape)} here" if wrong else ""]
+    return "; ".join(p for p in parts if p)

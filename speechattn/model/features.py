@@ -66,6 +66,10 @@ class FrontendConfig:
             raise ConfigError("frontend.num_ceps cannot exceed frontend.num_mel_bins")
         if not 0 <= self.low_freq_hz < self.high_freq_hz <= SAMPLE_RATE / 2:
             raise ConfigError("need 0 <= frontend.low_freq_hz < frontend.high_freq_hz <= 8000")
+        for key, low, high in (("num_mel_bins", 1, 256), ("num_ceps", 1, 256), ("delta_window", 1, 50),
+                               ("cepstral_lifter", 0, 1000), ("preemphasis", 0, 1)):
+            if not low <= getattr(self, key) <= high:
+                raise ConfigError(f"frontend.{key} must be from {low} to {high}, not {getattr(self, key)}")
 
     @property
     def static_dim(self) -> int:

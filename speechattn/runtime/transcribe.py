@@ -18,8 +18,9 @@ from typing import Callable, Iterator
 
 import numpy as np
 
-from speechattn.audio import FRAME_SHIFT_MS, FRAMES_PER_SECOND, SAMPLE_RATE, AudioError, to_mono_16k
+from speechattn.audio import FRAME_SHIFT_MS, FRAMES_PER_SECOND, SAMPLE_RATE, AudioError, check_file_rate, to_mono_16k
 from speechattn.errors import SpeechattnError
+from speechattn.files import refuse_special
 from speechattn_export.registry import bundled_names, resolve
 from speechattn_export.pipeline import DecodingOptions, PhoneStream
 from speechattn_export.segments import Segment, segment_dicts
@@ -44,6 +45,7 @@ def resolve_model(name: str | None) -> Path:
             from None
     if path.suffix == ".pt":
         raise SpeechattnError(f"{path}: a checkpoint; export it first: speechattn export {path} -o model.onnx")
+    refuse_special(path, "model")  # onnxruntime would read /dev/zero forever, or wait on a FIFO for a writer
     return path
 
 
@@ -98,49 +100,70 @@ def wav_declared_rate(path: Path) -> int | None:
 
 
 PIPE_WAIT_SECONDS = 10.0  # a FIFO nobody writes to gets this long before it is reported
+MAX_PIPED_BYTES = 8 << 30  # 8 GiB copied from a pipe at most: 74 h of 16 kHz 16-bit mono, 12 h of 48 kHz stereo
+PIPED_AUDIO_STARTS = (b"RIFF", b"RIFX", b"RF64", b"BW64", b"fLaC", b"OggS", b"FORM", b".snd", b"caff", b"riff",
+                      b"NIST", b"ID3")  # WAV, FLAC, Ogg, AIFF, AU, CAF, W64, NIST, MP3: what soundfile reads
 
 
-def piped_bytes(path: Path):
-    """The whole input as a BytesIO when `path` is "-" (standard input), a pipe or a FIFO, else None.
+def spooled_pipe(path: Path) -> Path | None:
+    """A temporary file holding what standard input ("-"), a pipe or a FIFO brings, copied in 1 MiB blocks; None for
+    anything else.
 
-    A pipe can be read only once, so it is read whole here and decoded from memory (soundfile would read a WAV
-    header twice from a pipe and lose the start).  A FIFO that no one writes to is reported after
-    PIPE_WAIT_SECONDS rather than waited on forever."""
-    import io
+    A pipe can be read only once and soundfile cannot read every format from one (a FLAC loses sync, a WAV header
+    is read twice), so it is spooled to disk and decoded as a file: memory stays bounded however long the input (a
+    10-hour standard input held whole took 1.2 GB).  A device (/dev/zero) is refused; a pipe no program writes to is
+    reported after PIPE_WAIT_SECONDS; input that does not start as audio is refused before it is copied, and more
+    than MAX_PIPED_BYTES is refused.  The caller removes the file."""
     import os
-    import select
-    import stat
     import sys
+    import tempfile
+
+    from speechattn.files import special_kind, wait_for_data
 
     if str(path) == "-":
         if sys.stdin is None or sys.stdin.isatty():
             raise AudioError("-: standard input is a terminal; pipe audio into it (speechattn transcribe - < a.wav)")
-        return io.BytesIO(sys.stdin.buffer.read())
+        descriptor, owned = sys.stdin.fileno(), False
+    else:
+        kind = special_kind(path)
+        if kind is None:
+            return None
+        if kind == "a device":
+            raise AudioError(f"{path}: a device, not an audio file")
+        descriptor, owned = os.open(path, os.O_RDONLY | os.O_NONBLOCK), True  # a FIFO's open would wait for a writer
+    handle, temporary = tempfile.mkstemp(prefix="speechattn-pipe-", suffix=".audio")
     try:
-        mode = os.stat(path).st_mode
-    except OSError:
-        return None
-    if not (stat.S_ISFIFO(mode) or stat.S_ISCHR(mode) or stat.S_ISSOCK(mode)):
-        return None
-    descriptor = os.open(path, os.O_RDONLY | os.O_NONBLOCK)  # a FIFO's open would wait for a writer
-    try:
-        ready, _, _ = select.select([descriptor], [], [], PIPE_WAIT_SECONDS)
-        if not ready:
-            raise AudioError(f"{path}: nothing arrived in {PIPE_WAIT_SECONDS:g} s (a pipe no program writes to?)")
-        os.set_blocking(descriptor, True)
-        chunks = []
-        while True:
+        wait_for_data(descriptor, str(path), PIPE_WAIT_SECONDS, AudioError)
+        if owned:
+            os.set_blocking(descriptor, True)
+        head, size = b"", 0
+        while chunk := os.read(descriptor, 1 << 20):
+            if len(head) < 12:
+                head += chunk[: 12 - len(head)]
+                if len(head) >= 12 and not is_audio_start(head):
+                    raise AudioError(f"{path}: what arrives does not start as audio (it starts with {head[:4]!r}); "
+                                     "pipe WAV, FLAC or Ogg, or give a file")
+            size += len(chunk)
+            if size > MAX_PIPED_BYTES:
+                raise AudioError(f"{path}: more than {MAX_PIPED_BYTES:,} bytes arrived from the pipe; give a file")
             try:
-                chunk = os.read(descriptor, 1 << 20)
-            except BlockingIOError:
-                select.select([descriptor], [], [], PIPE_WAIT_SECONDS)
-                continue
-            if not chunk:
-                break
-            chunks.append(chunk)
+                os.write(handle, chunk)
+            except OSError as error:
+                raise AudioError(f"{path}: cannot keep what arrives from the pipe in {temporary} after "
+                                 f"{size >> 20} MiB ({error.strerror}); give a file") from None
+        return Path(temporary)
+    except BaseException:
+        Path(temporary).unlink(missing_ok=True)
+        raise
     finally:
-        os.close(descriptor)
-    return io.BytesIO(b"".join(chunks))
+        os.close(handle)
+        if owned:
+            os.close(descriptor)
+
+
+def is_audio_start(head: bytes) -> bool:
+    """Whether the first 12 bytes of a pipe can begin a file soundfile reads (MP3 frames begin with 11 set bits)."""
+    return head.startswith(PIPED_AUDIO_STARTS) or (len(head) >= 2 and head[0] == 0xFF and head[1] & 0xE0 == 0xE0)
 
 
 class SizedBlocks:
@@ -157,24 +180,27 @@ def read_blocks(path: Path, block_seconds: float = BLOCK_SECONDS) -> tuple[int, 
     """(native sample rate, channels, iterator of mono 16 kHz float32 blocks)."""
     import soundfile as sf
 
-    source = piped_bytes(path)  # standard input, a pipe or a FIFO: read once, whole, then decoded from memory
+    source = spooled_pipe(path)  # standard input, a pipe or a FIFO: copied in blocks to a file, then read as one
     if source is None:
         if not path.exists():
             raise AudioError(f"{path}: no such file")
         if path.is_dir():
             raise AudioError(f"{path}: a directory, not an audio file")
     try:
-        handle = sf.SoundFile(source if source is not None else str(path))
+        handle = sf.SoundFile(str(source if source is not None else path))
     except Exception as soundfile_error:  # formats libsndfile lacks (AAC/M4A, WMA, video files): PyAV's FFmpeg
-        if source is None and wav_declared_rate(path) == 0:
-            raise AudioError(f"{path}: the file says its sample rate is 0 Hz; it is damaged") from None
+        declared = wav_declared_rate(path) if source is None else None
+        if declared is not None:
+            check_file_rate(path, declared)  # 0 Hz or 4,294,967,295 Hz: named, not FFmpeg's 'Invalid data'
         if source is not None:
             raise AudioError(f"{path}: cannot read audio from a pipe ({soundfile_error}); "
                              "pipe WAV, FLAC or Ogg, or give a file") from None
         return ffmpeg_blocks(path, block_seconds, soundfile_error)
+    finally:
+        if source is not None:
+            source.unlink(missing_ok=True)  # the open handle reads on; nothing is left behind
 
-    if handle.samplerate <= 0:
-        raise AudioError(f"{path}: the file says its sample rate is {handle.samplerate} Hz; it is damaged")
+    check_file_rate(path, handle.samplerate)
     announced = wav_declared_seconds(path) if source is None else None
     if announced is not None and announced > handle.frames / handle.samplerate + 0.001:
         log.warning("%s: the header announces %.2f s but the file holds %.2f s (truncated?); transcribing what "
@@ -231,9 +257,11 @@ def ffmpeg_blocks(path: Path, block_seconds: float, soundfile_error: Exception) 
     except Exception as error:
         raise AudioError(f"{path}: cannot read audio (soundfile: {soundfile_error}; FFmpeg: {error})") from None
     rate, channels = stream.rate or stream.codec_context.sample_rate, stream.channels or stream.codec_context.channels
-    if not rate or rate <= 0:
+    try:
+        check_file_rate(path, rate)
+    except AudioError:
         container.close()
-        raise AudioError(f"{path}: the file says its sample rate is {rate} Hz; it is damaged")
+        raise
     seconds = float(stream.duration * stream.time_base) if stream.duration and stream.time_base else None
 
     def blocks() -> Iterator[np.ndarray]:

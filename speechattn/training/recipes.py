@@ -12,9 +12,11 @@ from pathlib import Path
 from speechattn.config import checked_fields
 from speechattn.data.augment import AugmentConfig
 from speechattn.errors import ConfigError
+from speechattn.files import read_bounded
 from speechattn.model.encoder import ModelConfig
 from speechattn.data.synth import SynthConfig
 
+MAX_RECIPE_BYTES = 16_000_000  # a recipe is a page of YAML: a huge file is not read whole
 CORPORA = ("synth", "speechocean762", "ljspeech", "asterisk", "timit", "textgrid", "htk")
 
 
@@ -77,6 +79,11 @@ class TrainConfig:
         if any(not isinstance(w, (int, float)) or w < 0 for w in self.chunk_weights) or (
                 self.chunk_weights and not sum(self.chunk_weights) > 0):
             raise ConfigError("train.chunk_weights must be non-negative numbers with a positive sum")
+        for key, low, high in (("batch_size", 1, 4096), ("max_steps", 1, 10**9), ("warmup_steps", 0, 10**9),
+                               ("eval_every", 1, 10**9), ("checkpoint_every", 1, 10**9),
+                               ("normalization_items", 1, 100_000), ("loader_workers", 0, 64), ("seed", 0, 2**32 - 1)):
+            if not low <= getattr(self, key) <= high:
+                raise ConfigError(f"train.{key} must be from {low:,} to {high:,}, not {getattr(self, key):,}")
         if self.device not in ("auto", "cpu", "cuda"):
             raise ConfigError(f"train.device must be auto, cpu or cuda, not {self.device!r}")
         if self.precision not in ("auto", "fp32", "bf16", "fp16"):
@@ -150,7 +157,8 @@ def read_yaml(path: Path) -> dict:
     if path.is_dir():
         raise ConfigError(f"{path}: a directory; give a recipe file (.yaml)")
     try:
-        raw = yaml.load(path.read_text(), Loader=UniqueKeyLoader) or {}
+        text = read_bounded(path, "recipe", MAX_RECIPE_BYTES, ConfigError).decode()  # a FIFO or device: refused
+        raw = yaml.load(text, Loader=UniqueKeyLoader) or {}
     except yaml.YAMLError as error:
         problem = str(getattr(error, "problem", "") or error).splitlines()[0]
         raise ConfigError(f"{path}: not valid YAML ({problem})") from None
