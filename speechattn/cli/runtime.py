@@ -12,7 +12,7 @@ from speechattn.cli.common import (PATH, FiniteFloatRange, chunk_option, decoder
                                    min_frames_option, model_option, option, progress_wanted, same_file, threads_option)
 from speechattn.errors import SpeechattnError, UsageError
 
-from speechattn.runtime.formats import FORMATS, formats_help, render
+from speechattn.runtime.formats import FORMATS, formats_help, render_pieces
 from speechattn_export.registry import VISEME_SET_NAMES
 
 
@@ -108,13 +108,21 @@ def refuse_special_texts(**texts) -> None:
 
 
 def _write_transcript(transcript, output_format: str, target: Path | None, rhubarb=None) -> None:
-    from speechattn.files import atomic_write_text
+    """The transcript in its format, written in pieces (visemes-json grows with the audio: never held whole) to
+    standard output or, whole or not at all, to `target`."""
+    from speechattn.files import atomic_path
 
-    text = render(output_format, transcript, rhubarb)
     if target is None:
-        print(text, end="", flush=True)
-    else:
-        atomic_write_text(target, text)
+        for piece in render_pieces(output_format, transcript, rhubarb):
+            sys.stdout.write(piece)
+        sys.stdout.flush()
+        return
+    with atomic_path(target) as temporary:
+        with open(temporary, "w", encoding="utf-8") as handle:
+            for piece in render_pieces(output_format, transcript, rhubarb):
+                handle.write(piece)
+            handle.flush()
+            os.fsync(handle.fileno())
 
 
 @click.command()

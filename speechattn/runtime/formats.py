@@ -16,6 +16,7 @@ class OutputFormat:
     rhubarb_shapes: bool = False  # Rhubarb's mouth shapes, whatever --visemes says
     takes_visemes: bool = False  # --visemes chooses its set
     one_file_each: bool = False  # a whole document per input: several inputs need --output-dir
+    pieces: str | None = None  # a function yielding the text in pieces, for a text that grows with the audio
 
 
 FORMATS: dict[str, OutputFormat] = {
@@ -32,7 +33,7 @@ FORMATS: dict[str, OutputFormat] = {
                                 rhubarb_shapes=True, one_file_each=True),
     "visemes-json": OutputFormat(".visemes.json", "as_visemes_json",
                                  "a row of mouth-shape weights per 10 ms and the cues, of --visemes SET",
-                                 takes_visemes=True),
+                                 takes_visemes=True, pieces="visemes_json_pieces"),
 }
 
 
@@ -44,6 +45,22 @@ def render(name: str, transcript, rhubarb=None) -> str:
     writer = getattr(transcribe, FORMATS[name].writer)
     text = writer(transcript, rhubarb) if FORMATS[name].rhubarb_shapes and rhubarb is not None else writer(transcript)
     return text if text.endswith("\n") else text + "\n"
+
+
+def render_pieces(name: str, transcript, rhubarb=None):
+    """render's text in pieces (a format with a `pieces` function streams: its text is never held whole)."""
+    from speechattn.runtime import transcribe
+
+    if FORMATS[name].pieces is None:
+        yield render(name, transcript, rhubarb)
+        return
+    last = ""
+    for piece in getattr(transcribe, FORMATS[name].pieces)(transcript):
+        if piece:
+            yield piece
+            last = piece
+    if not last.endswith("\n"):
+        yield "\n"
 
 
 def formats_help() -> str:

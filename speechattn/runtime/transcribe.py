@@ -330,10 +330,14 @@ def transcribe_file(model, path: Path, options: DecodingOptions = DecodingOption
     the file's length is known."""
     from tqdm import tqdm
 
+    import tempfile
+
     rate, channels, blocks = read_blocks(path)
     phone_stream = model.open(options) if hasattr(model, "open") else PhoneStream(model, options)
     visemes = phone_stream.visemes
-    kept_audio, kept_log_probs, weights = [], [], []
+    kept_audio, kept_log_probs = [], []
+    weights = tempfile.TemporaryFile() if visemes is not None else None  # (T, S) float64 rows, on disk: 453 MB an
+    # hour as lists in memory; on disk 8 S bytes a frame (29 MB an hour for vrm), mapped back (weights_on_disk)
     samples, clipped, peak = 0, 0, 0.0
     total = getattr(blocks, "seconds", None)  # known for files soundfile opens; a pipe decoded whole knows it too
     bar_format = ("{desc}: {n:.0f} of {total:.0f} s of audio |{bar}| [{elapsed} < {remaining}, {rate_fmt}]"
@@ -349,8 +353,8 @@ def transcribe_file(model, path: Path, options: DecodingOptions = DecodingOption
                 block = np.clip(block, -1.0, 1.0)
             update = phone_stream.push(block)
             frames = update.frames
-            if visemes is not None:
-                weights.append(update.weights)
+            if weights is not None:
+                weights.write(np.ascontiguousarray(update.weights, np.float64).tobytes())
             if keep and samples > PLOT_MAX_SECONDS * SAMPLE_RATE:
                 keep, kept_audio, kept_log_probs = False, [], []  # too long to draw: stop holding it
             if keep:
@@ -365,8 +369,8 @@ def transcribe_file(model, path: Path, options: DecodingOptions = DecodingOption
         log.warning("%s: float samples reach %.2f, over full scale; %d samples (%.3f %%) were clipped to [-1, 1]",
                     path, peak, clipped, 100 * clipped / samples)
     update = phone_stream.finish()
-    if visemes is not None:
-        weights.append(update.weights)
+    if weights is not None:
+        weights.write(np.ascontiguousarray(update.weights, np.float64).tobytes())
     if keep:
         kept_log_probs.append(update.frames.log_probs)
     return Transcript(file=str(path), sample_rate=rate, channels=channels, duration=samples / SAMPLE_RATE,
@@ -374,7 +378,19 @@ def transcribe_file(model, path: Path, options: DecodingOptions = DecodingOption
                       output_delay_frames=model.output_delay_frames,
                       audio=np.concatenate(kept_audio) if keep else None,
                       log_probs=np.concatenate(kept_log_probs) if keep else None, phones=tuple(model.phones),
-                      visemes=visemes or RHUBARB, weights=np.concatenate(weights) if visemes is not None else None)
+                      visemes=visemes or RHUBARB,
+                      weights=weights_on_disk(weights, len(visemes.shapes)) if weights is not None else None)
+
+
+def weights_on_disk(handle, shapes: int) -> np.ndarray:
+    """The (T, shapes) float64 rows written to `handle` (an unnamed temporary file), mapped read-only: pages come
+    from the file as they are read and can be dropped again, so the weights of any length take no lasting memory."""
+    handle.flush()
+    rows = handle.seek(0, 2) // (8 * shapes)
+    if rows == 0:
+        handle.close()
+        return np.zeros((0, shapes))
+    return np.memmap(handle, dtype=np.float64, mode="r", shape=(rows, shapes))
 
 
 def as_text(t: Transcript) -> str:
@@ -505,13 +521,23 @@ VISEMES_FORMAT_VERSION = 1
 
 def as_visemes_json(t: Transcript) -> str:
     """One object: the set's shapes, a row of weights per 10 ms frame (3 decimals) and the cues."""
+    return "".join(visemes_json_pieces(t))
+
+
+def visemes_json_pieces(t: Transcript, rows_per_piece: int = 1000) -> Iterator[str]:
+    """as_visemes_json's text (json.dumps's, character for character) in pieces of `rows_per_piece` weight rows, so
+    writing it never holds the whole document: an hour of oculus weights was 453 MB as Python lists."""
     if t.weights is None:
         raise ValueError("the transcript kept no viseme weights (transcribe_file(..., visemes=SET))")
-    return json.dumps({"format_version": VISEMES_FORMAT_VERSION, "file": t.file, "duration": round(t.duration, 4),
+    head = json.dumps({"format_version": VISEMES_FORMAT_VERSION, "file": t.file, "duration": round(t.duration, 4),
                        "model": model_identity(t.model), "visemes": t.visemes.name, "shapes": list(t.visemes.shapes),
-                       "frame_shift_ms": FRAME_SHIFT_MS,
-                       "weights": [[round(float(w), 3) for w in row] for row in t.weights],
-                       "cues": cue_dicts(t, t.visemes)})
+                       "frame_shift_ms": FRAME_SHIFT_MS})
+    yield head[:-1] + ', "weights": ['
+    for start in range(0, len(t.weights), rows_per_piece):
+        rows = np.asarray(t.weights[start : start + rows_per_piece], dtype=np.float64).tolist()
+        text = ", ".join("[" + ", ".join(repr(round(w, 3)) for w in row) + "]" for row in rows)
+        yield (", " if start else "") + text
+    yield '], "cues": ' + json.dumps(cue_dicts(t, t.visemes)) + "}"
 
 
 def ctm_name(path: str) -> str:
