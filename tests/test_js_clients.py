@@ -8,6 +8,7 @@ from __future__ import annotations
 import json
 import shutil
 import subprocess
+import sys
 from pathlib import Path
 
 import numpy as np
@@ -101,13 +102,14 @@ def test_node_says_what_is_wrong_in_one_line(tmp_path):
 
     nan = tmp_path / "nan.wav"
     sf.write(nan, np.array([0.1, np.nan, 0.2] * 800, np.float32), 16000, subtype="FLOAT")
-    for args, expected in (([str(garbage)], "not a WAV file"),
-                           ([str(nan)], "800 samples are NaN or infinite, the first at 0.000 s; the file is corrupt"),
-                           ([str(SAMPLE), "--decoder", "viterbi"], "--decoder must be one of bigram, hysteresis"),
-                           ([str(SAMPLE), "--model", str(garbage)], "not an ONNX file")):
+    for args, expected, status in (([str(garbage)], "not a WAV file", 1),
+                                   ([str(nan)], "800 samples are NaN or infinite, the first at 0.000 s; the file is "
+                                    "corrupt", 1),
+                                   ([str(SAMPLE), "--decoder", "viterbi"], "--decoder must be one of bigram, hysteresis", 2),
+                                   ([str(SAMPLE), "--model", str(garbage)], "not an ONNX file", 1)):
         result = node("export/node/transcribe.mjs", *args)
-        assert result.returncode == 2 and expected in result.stderr and len(result.stderr.strip().splitlines()) == 1, \
-            (args, result.stderr)
+        assert result.returncode == status and expected in result.stderr and \
+            len(result.stderr.strip().splitlines()) == 1, (args, result.stderr)
 
 
 def test_node_resamples_any_rate_as_python_does(capsys):
@@ -204,7 +206,7 @@ def test_node_refuses_a_model_whose_metadata_lies_and_a_bad_bigram_in_one_line(t
     for args, expected in (([str(SAMPLE), "--model", str(tmp_path / "lying.onnx")], "hop_samples = 0 is outside"),
                            ([str(SAMPLE), "--bigram", str(tmp_path / "bigram.json")], "not a phone bigram file")):
         result = node("export/node/transcribe.mjs", *args)
-        assert result.returncode == 2 and expected in result.stderr, result.stderr
+        assert result.returncode == 1 and expected in result.stderr, result.stderr  # an input failed: 1, as Python
         assert len(result.stderr.strip().splitlines()) == 1 and "secret" not in result.stderr
 
 
@@ -325,3 +327,92 @@ def test_node_prints_the_same_mouth_as_python(visemes, capsys):
     assert ours["shapes"] == python["shapes"] and len(ours["weights"]) == len(python["weights"])
     # weights printed to 3 decimals; summed in another order and rounded on another runtime: within 2e-3
     assert max(abs(a - b) for x, y in zip(ours["weights"], python["weights"]) for a, b in zip(x, y)) <= 2e-3
+
+
+def node_runtime_installed() -> None:
+    if not (ROOT / "export" / "node" / "node_modules" / "onnxruntime-node").exists():
+        pytest.skip("onnxruntime-node is not installed: (cd export/node && npm ci)")
+
+
+def wav_bytes(rate: int = 16000, seconds: float = 1.0) -> bytes:
+    import io
+
+    import numpy as np
+    import soundfile as sf
+
+    buffer = io.BytesIO()
+    sf.write(buffer, np.zeros(int(16000 * seconds), np.float32), 16000, format="WAV", subtype="PCM_16")
+    header = bytearray(buffer.getvalue())
+    header[24:28] = rate.to_bytes(4, "little")  # the fmt chunk's sample rate
+    return bytes(header)
+
+
+@pytest.mark.parametrize("case", ["header cut inside fmt", "1 Hz", "4294967295 Hz", "fifo", "/dev/zero", "directory",
+                                  "missing", "model fifo", "model /dev/zero", "bigram /dev/zero"])
+def test_node_refuses_what_would_hang_or_fill_memory_in_one_line_with_status_1(tmp_path, case):
+    """A 4,294,967,295 Hz header was resampled whole (2.25 GB and rising), a 1 Hz one made 16,000 samples of each, a
+    header cut inside its fmt chunk was a RangeError, a FIFO or /dev/zero was read whole forever."""
+    import os
+
+    node_runtime_installed()
+    fifo = tmp_path / "fifo"
+    os.mkfifo(fifo)
+    wav = tmp_path / "a.wav"
+    wav.write_bytes({"header cut inside fmt": wav_bytes()[:30], "1 Hz": wav_bytes(1),
+                     "4294967295 Hz": wav_bytes(4_294_967_295)}.get(case, wav_bytes()))
+    before = wav.read_bytes()
+    args, expected = {
+        "header cut inside fmt": ([wav], "a.wav: WAV header cut short inside its fmt chunk"),
+        "1 Hz": ([wav], "a.wav: the file says its sample rate is 1 Hz; 1000 to 768000 Hz are read"),
+        "4294967295 Hz": ([wav], "a.wav: the file says its sample rate is 4294967295 Hz; 1000 to 768000 Hz are read"),
+        "fifo": ([fifo], f"{fifo}: a pipe, not a file; give the audio as a file"),
+        "/dev/zero": (["/dev/zero"], "/dev/zero: a device, not a file; give the audio as a file"),
+        "directory": ([tmp_path], f"{tmp_path}: a directory, not a WAV file"),
+        "missing": ([tmp_path / "none.wav"], "none.wav: no such file"),
+        "model fifo": ([wav, "--model", fifo], f"{fifo}: a pipe, not a file; give the model as a file"),
+        "model /dev/zero": ([wav, "--model", "/dev/zero"], "/dev/zero: a device, not a file; give the model as a file"),
+        "bigram /dev/zero": ([wav, "--bigram", "/dev/zero"], "/dev/zero: a device, not a file; give the bigram as a file"),
+    }[case]
+    result = subprocess.run([NODE, "export/node/transcribe.mjs", *map(str, args)], cwd=ROOT, capture_output=True,
+                            text=True, timeout=30)  # a hang fails here
+    assert result.returncode == 1 and result.stdout == "", result.stderr
+    assert result.stderr.startswith("error: ") and expected in result.stderr, result.stderr
+    assert len(result.stderr.strip().splitlines()) == 1  # no stack trace
+    assert wav.read_bytes() == before and fifo.is_fifo() and sorted(p.name for p in tmp_path.iterdir()) == ["a.wav", "fifo"]
+
+
+@pytest.mark.parametrize("args, expected", [
+    (["--decoder", "x"], "--decoder must be one of bigram, hysteresis, not x"),
+    (["--chunk-frames", "5"], "--chunk-frames 5: this model allows"),
+    (["--visemes", "x"], "--visemes must be one of"),
+    (["--bogus"], "Unknown option '--bogus'"),
+])
+def test_node_usage_errors_exit_2_and_input_failures_1(args, expected):
+    node_runtime_installed()
+    result = node("export/node/transcribe.mjs", str(SAMPLE), *args)
+    assert result.returncode == 2 and expected in result.stderr and len(result.stderr.strip().splitlines()) == 1, \
+        result.stderr
+
+
+def test_node_reads_a_long_wav_in_blocks(tmp_path, tiny_onnx):
+    """Five minutes take about the memory ten seconds take (read whole, the file, its samples and their resampled
+    copy added some 30 MB; 30 minutes took 277 MB against 111 MB in blocks), and the segments are those the whole
+    file gave (the same 80 ms pushes, the resampler streaming)."""
+    import numpy as np
+    import soundfile as sf
+
+    from speechattn.audio import speechlike_signal
+
+    node_runtime_installed()
+    sf.write(tmp_path / "ten.wav", speechlike_signal(10.0, seed=3), 16000, subtype="PCM_16")
+    sf.write(tmp_path / "five.wav", np.tile(speechlike_signal(30.0, seed=3), 10), 16000, subtype="PCM_16")
+    measure = ("import resource, subprocess, sys; subprocess.run(sys.argv[1:], check=True, stdout=subprocess.DEVNULL);"
+               "print(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss)")
+    peaks = {}
+    for name in ("ten", "five"):
+        result = subprocess.run([sys.executable, "-c", measure, NODE, "export/node/transcribe.mjs",
+                                 str(tmp_path / f"{name}.wav"), "--model", str(tiny_onnx)],
+                                cwd=ROOT, capture_output=True, text=True, timeout=300)
+        assert result.returncode == 0, result.stderr
+        peaks[name] = int(result.stdout.strip())  # KiB
+    assert peaks["five"] < peaks["ten"] + 15 * 1024, peaks

@@ -8,13 +8,13 @@
 // With --visemes SET it prints the mouth instead, as `speechattn transcribe --format visemes-json --visemes SET`
 // does: a row of shape weights per 10 ms frame and the mouth cues (export/js/visemes.mjs).
 import { createHash } from "node:crypto";
-import { readFileSync } from "node:fs";
+import { closeSync, fstatSync, openSync, readFileSync, readSync, statSync } from "node:fs";
 import { basename, dirname, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { parseArgs } from "node:util";
 import * as ort from "onnxruntime-node";
 import { DECODERS, StreamingModel, newSegmenter, segmentDicts } from "../js/speechattn.mjs";
-import { readWav } from "../js/wav.mjs";
+import { decodeWavFrames, nonfiniteError, readWavHeader } from "../js/wav.mjs";
 import { Resampler } from "../js/resample.mjs";
 import { CueMaker, VISEME_SETS, cueDicts, frameWeights } from "../js/visemes.mjs";
 
@@ -24,38 +24,95 @@ const models = resolve(root, "export", "models");
 const registry = JSON.parse(readFileSync(resolve(models, "models.json"), "utf8"));
 const modelPath = (name) => (name in registry.models ? resolve(models, registry.models[name].file) : name);
 
-function fail(message) {
+// One line on stderr and the exit status: 1 when an input (the audio, the model, the bigram) fails, 2 for a usage
+// error (an option), as `speechattn` exits.
+function fail(message, status = 1) {
   console.error(`error: ${message}`);
-  process.exit(2);
+  process.exit(status);
 }
+const usage = (message) => fail(message, 2);
 
 const sha256 = (bytes) => createHash("sha256").update(bytes).digest("hex");
 
-// Any rate to the model's, with the streaming windowed-sinc resampler the page uses; the tail is flushed with
-// zeros and the output cut to round(n * out / in) samples, as soxr does for `speechattn transcribe`.
+// A path that must be a regular file: a FIFO would wait for a writer forever and /dev/zero never ends.
+function regularFile(path, what) {
+  let status;
+  try {
+    status = statSync(path);
+  } catch (error) {
+    fail(`${path}: ${error.code === "ENOENT" ? "no such file" : `cannot read (${error.code ?? error.message})`}`);
+  }
+  if (status.isDirectory()) fail(`${path}: a directory, not ${what === "audio" ? "a WAV file" : `a ${what} file`}`);
+  if (!status.isFile()) {
+    fail(`${path}: ${status.isFIFO() || status.isSocket() ? "a pipe" : "a device"}, not a file; give the ${what} as a file`);
+  }
+}
+
+// Any rate to the model's, in blocks, with the kit's streaming resampler; the tail is flushed with zeros and the
+// output cut to round(n * out / in) samples for n input samples, as soxr does for `speechattn transcribe`.
+export class CutResampler {
+  constructor(inputRate, outputRate, inputLength) {
+    this.resampler = new Resampler(inputRate, outputRate);
+    this.remaining = Math.round(inputLength * outputRate / inputRate);
+  }
+
+  process(block) {
+    return this.take(this.resampler.process(block));
+  }
+
+  flush() {
+    return this.take(this.resampler.process(new Float32Array(2 * this.resampler.half + 2)));
+  }
+
+  take(out) {
+    const kept = out.subarray(0, Math.min(out.length, this.remaining));
+    this.remaining -= kept.length;
+    return kept;
+  }
+}
+
 export function resampleWhole(samples, inputRate, outputRate) {
-  const resampler = new Resampler(inputRate, outputRate);
+  const resampler = new CutResampler(inputRate, outputRate, samples.length);
+  const out = new Float32Array(resampler.remaining);
   const body = resampler.process(samples);
-  const tail = resampler.process(new Float32Array(2 * resampler.half + 2));
-  const length = Math.round(samples.length * outputRate / inputRate);
-  const out = new Float32Array(length);
-  out.set(body.subarray(0, length));
-  if (body.length < length) out.set(tail.subarray(0, length - body.length), body.length);
+  out.set(body);
+  out.set(resampler.flush(), body.length);
   return out;
 }
 
-export function readWavFile(path) {
-  let bytes;
+// The WAV file's format, then its samples in blocks of about a second (mono, at the file's rate): memory stays
+// bounded however long the file.  Errors name the file in one line.
+export function openWav(path) {
+  regularFile(path, "audio");
+  let descriptor, header;
   try {
-    bytes = readFileSync(path);
+    descriptor = openSync(path, "r");
+    const readAt = (at, count) => {
+      const buffer = Buffer.alloc(count);
+      return buffer.subarray(0, readSync(descriptor, buffer, 0, count, at));
+    };
+    header = readWavHeader(readAt, fstatSync(descriptor).size);
   } catch (error) {
-    fail(`${path}: cannot read (${error.code ?? error.message})`);
+    fail(`${path}: ${error.code ? `cannot read (${error.code})` : error.message}`);
   }
-  try {
-    return readWav(bytes);
-  } catch (error) {
-    fail(`${path}: ${error.message}`);
+  function* blocks() {
+    const frames = Math.max(1, header.rate); // about a second
+    const buffer = Buffer.alloc(frames * header.frameBytes);
+    try {
+      for (let done = 0; done < header.frames;) {
+        const count = Math.min(frames, header.frames - done);
+        const got = readSync(descriptor, buffer, 0, count * header.frameBytes, header.dataStart + done * header.frameBytes);
+        if (got < header.frameBytes) return; // the file shrank while being read
+        const { samples, nonfinite, first } = decodeWavFrames(buffer.subarray(0, got), header);
+        if (nonfinite) fail(`${path}: ${nonfiniteError(nonfinite, (done + first) / header.rate).message}`);
+        done += samples.length;
+        yield samples;
+      }
+    } finally {
+      closeSync(descriptor);
+    }
   }
+  return { header, blocks };
 }
 
 async function main() {
@@ -73,7 +130,7 @@ async function main() {
       },
     });
   } catch (error) {
-    fail(error.message);
+    usage(error.message);
   }
   if (args.values.help || args.positionals.length !== 1) {
     console.log("usage: node transcribe.mjs AUDIO.wav [--model NAME|M.onnx] [--decoder bigram|hysteresis] " +
@@ -84,13 +141,16 @@ async function main() {
   }
   const path = args.positionals[0];
   const { decoder } = args.values;
-  if (!DECODERS.includes(decoder)) fail(`--decoder must be one of ${DECODERS.join(", ")}, not ${decoder}`);
+  if (!DECODERS.includes(decoder)) usage(`--decoder must be one of ${DECODERS.join(", ")}, not ${decoder}`);
   const visemes = args.values.visemes;
   if (visemes !== undefined && !(visemes in VISEME_SETS)) {
-    fail(`--visemes must be one of ${Object.keys(VISEME_SETS).join(", ")}, not ${visemes}`);
+    usage(`--visemes must be one of ${Object.keys(VISEME_SETS).join(", ")}, not ${visemes}`);
   }
-  const { samples, rate, channels } = readWavFile(path);
+  const wav = openWav(path);
+  const { rate, channels } = wav.header;
+  if (wav.header.frames === 0) fail(`${path}: the file holds no audio samples`);
   let modelBytes;
+  regularFile(modelPath(args.values.model), "model");
   try {
     modelBytes = readFileSync(modelPath(args.values.model));
   } catch (error) {
@@ -102,13 +162,13 @@ async function main() {
   } catch (error) {
     fail(`${args.values.model}: ${error.message}`);
   }
-  const audio = rate === model.sampleRate ? samples : resampleWhole(samples, rate, model.sampleRate);
   const chunkFrames = args.values["chunk-frames"] ? Number(args.values["chunk-frames"]) : model.defaultChunkFrames;
   if (!model.allowedChunkFrames.includes(chunkFrames)) {
-    fail(`--chunk-frames ${args.values["chunk-frames"]}: this model allows ${model.allowedChunkFrames.join(", ")}`);
+    usage(`--chunk-frames ${args.values["chunk-frames"]}: this model allows ${model.allowedChunkFrames.join(", ")}`);
   }
   let bigram = null;
   if (decoder === "bigram") {
+    regularFile(args.values.bigram, "bigram");
     try {
       bigram = JSON.parse(readFileSync(args.values.bigram, "utf8"));
       if (!Array.isArray(bigram?.phones) || !Array.isArray(bigram?.log_probs)) throw new Error("no phones and log_probs");
@@ -128,12 +188,24 @@ async function main() {
       weights.push(Array.from(rows.subarray(t * shapes, (t + 1) * shapes), (w) => Number(w.toFixed(3))));
     }
   };
-  const push = 8 * model.hopSamples; // 80 ms
-  for (let at = 0; at < audio.length; at += push) take(await stream.push(audio.subarray(at, at + push)));
+  const push = 8 * model.hopSamples; // 80 ms pushes, the same however the file's blocks fall
+  const resampler = rate === model.sampleRate ? null : new CutResampler(rate, model.sampleRate, wav.header.frames);
+  let queued = new Float32Array(0), streamed = 0;
+  const feed = async (audio) => {
+    const joined = new Float32Array(queued.length + audio.length);
+    joined.set(queued);
+    joined.set(audio, queued.length);
+    let at = 0;
+    for (; at + push <= joined.length; at += push) take(await stream.push(joined.subarray(at, at + push)));
+    queued = joined.slice(at);
+    streamed += audio.length;
+  };
+  for (const block of wav.blocks()) await feed(resampler ? resampler.process(block) : block);
+  if (resampler) await feed(resampler.flush());
+  if (queued.length) take(await stream.push(queued));
   take(await stream.finish());
   segments.push(...segmenter.finish());
-  if (samples.length === 0) fail(`${path}: the file holds no audio samples`);
-  const duration = audio.length / model.sampleRate;
+  const duration = streamed / model.sampleRate;
   const identity = { name: basename(modelPath(args.values.model)), sha256: sha256(modelBytes) };
   if (visemes) {
     const maker = new CueMaker(visemes, model.phones);
