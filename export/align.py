@@ -22,7 +22,7 @@ Bounded memory and time for any length: only a window of words around the curren
 commits), and the path is committed `lag_frames` behind the newest frame: the best path's state there becomes
 final and every path that does not pass through it is dropped (as the phone decoder does), so back-pointers are
 kept for at most lag_frames + commit_every frames.  Memory: O(window states x lag), independent of the length;
-time: O(frames x window states).  Offline alignment commits in blocks of lag_frames (1 s); live follow-along
+time: O(frames x window states).  Offline alignment commits in blocks of lag_frames (3 s); live follow-along
 (LIVE) commits every frame, 100 ms behind, and keeps the paths that leave the commit: a word is reported when
 the best path 100 ms behind has left it, and a later, better path may report it (or a word before it) again, so
 the follower is never stuck on a wrong early guess.
@@ -52,8 +52,8 @@ class AlignOptions:
     garbage_penalty: float = 1.5  # per frame of speech that is not the script, against the best phone
     garbage_entry_penalty: float = 10.0  # per stretch of such speech
     jump_penalty: float = 40.0  # going back to or ahead to a sentence's start
-    lag_frames: int = 100  # commit this far behind the newest frame
-    commit_every: int = 100  # frames between commits (1: live)
+    lag_frames: int = 300  # commit this far behind the newest frame (3 s: a 1 s lag lost non-native long-form
+    commit_every: int = 300  # frames between commits (1: live)   speech, 136 of 667 words against 1)
     window_back_words: int = 4
     window_ahead_words: int = 48
     prune: bool = True  # drop the paths that do not pass through each commit (one consistent path)

@@ -11,7 +11,8 @@ import click
 from speechattn.cli.common import PATH, load_onnx, model_option, option, progress_wanted
 from speechattn.errors import UsageError
 
-ALIGN_FORMAT_NAMES = ("text", "json", "textgrid", "ctm")  # speechattn.runtime.align.ALIGN_FORMATS, named for --help
+ALIGN_FORMAT_NAMES = ("text", "json", "textgrid", "ctm")
+NOT_HEARD_SHOWN = 30  # words named on stderr; the JSON lists every one  # speechattn.runtime.align.ALIGN_FORMATS, named for --help
 
 
 def corpus_pairs(folder: Path) -> tuple[list[tuple[Path, Path]], list[Path]]:
@@ -131,7 +132,9 @@ def align(audio, text, model, output_format, output_dir, output_file, dictionary
         if target is not None:
             print(f"wrote {target}", file=sys.stderr)
         if not_heard:
-            print(f"speechattn align: not heard: {' '.join(not_heard)}", file=sys.stderr)
+            shown = " ".join(not_heard[:NOT_HEARD_SHOWN])
+            more = f" ... and {len(not_heard) - NOT_HEARD_SHOWN} more" if len(not_heard) > NOT_HEARD_SHOWN else ""
+            print(f"speechattn align: not heard: {shown}{more}", file=sys.stderr)
         wall = time.perf_counter() - started
         print(f"speechattn align: 1 file, {seconds:.1f} s of audio in {wall:.1f} s, {len(not_heard)} word(s) not heard",
               file=sys.stderr)

@@ -1,7 +1,7 @@
 """`speechattn align`: audio and its words -> word and phone boundaries, streamed in bounded memory.
 
 A file is read in blocks (transcribe.read_blocks), streamed through the model, and its frame log-posteriors go
-to the kit's ScriptAligner (export/align.py) as they come, which commits the path a second behind: memory does not
+to the kit's ScriptAligner (export/align.py) as they come, which commits the path 3 s behind: memory does not
 grow with the length.  The words come from the kit's lexicon (CMUdict, its variants, numbers and abbreviations
 normalised, a grapheme-to-phoneme model for the rest; a user dictionary on top).
 """
