@@ -96,7 +96,10 @@ class StreamingModel:
         """Every value a client relies on, checked against sane bounds and against the graph itself, so a file whose
         metadata lies fails here with one message instead of hanging or allocating gigabytes later."""
         def number(key, low, high, kind=int):
-            value = kind(meta[key])
+            try:
+                value = kind(meta[key])
+            except ValueError:
+                raise ValueError(f"{key} = {meta[key]!r} is not {'an integer' if kind is int else 'a number'}") from None
             if not low <= value <= high:
                 raise ValueError(f"{key} = {meta[key]} is outside {low}..{high}")
             return value
@@ -104,7 +107,17 @@ class StreamingModel:
         self.sample_rate = number("sample_rate", 1000, 192000)
         self.hop_samples = number("hop_samples", 1, 48000)
         self.frame_shift_ms = number("frame_shift_ms", 0.1, 1000.0, float)
+        if abs(self.hop_samples * 1000 / self.frame_shift_ms - self.sample_rate) > 0.5:  # the Node client obeys them
+            raise ValueError(f"sample_rate = {meta['sample_rate']}, hop_samples = {meta['hop_samples']} and "
+                             f"frame_shift_ms = {meta['frame_shift_ms']} disagree ({self.hop_samples} samples every "
+                             f"{self.frame_shift_ms:g} ms is {self.hop_samples * 1000 / self.frame_shift_ms:g} Hz)")
         self.phones = tuple(meta["phones"].split(","))
+        if len(set(self.phones)) != len(self.phones) or not all(p and p.isprintable() and not any(
+                c.isspace() for c in p) for p in self.phones):  # a space or newline breaks CTM and text output
+            raise ValueError(f"phones = {json.dumps(meta['phones'][:80])} must be distinct names without spaces or "
+                             "newlines")
+        if "decoder_lookahead_frames" in meta:
+            number("decoder_lookahead_frames", 0, 1000)
         self.allowed_chunk_frames = tuple(int(c) for c in meta["allowed_chunk_frames"].split(","))
         if not self.allowed_chunk_frames or not all(1 <= c <= 4096 for c in self.allowed_chunk_frames):
             raise ValueError(f"allowed_chunk_frames = {meta['allowed_chunk_frames']} must be sizes from 1 to 4096")
@@ -145,6 +158,33 @@ class StreamingModel:
             elements += int(np.prod(sizes))
         if elements > 1 << 26:
             raise ValueError(f"the states hold {elements:,} values per stream (at most {1 << 26:,})")
+        self._probe()
+
+    def _probe(self) -> None:
+        """One chunk of silence through the graph: it must give a frame per hop_samples samples and a
+        log-probability per phone, or the metadata's hop or phone list is not this graph's."""
+        import onnxruntime as ort
+
+        chunk = min(self.allowed_chunk_frames)
+        samples = chunk * self.hop_samples
+        if samples > 1 << 20:
+            raise ValueError(f"a chunk of {chunk} frames is {samples:,} samples (hop_samples = {self.hop_samples})")
+        quiet = ort.RunOptions()
+        quiet.log_severity_level = 4  # a graph that cannot take the chunk: our one line, not onnxruntime's log
+        feeds = {self.audio_input: np.zeros((1, samples), np.float32), self.chunk_input: np.array(chunk, np.int64),
+                 self.flush_input: np.array(0, np.int64), **self.initial_state(1)}
+        try:
+            log_probs = self.session.run([self.log_probs_output], feeds, quiet)[0]
+        except Exception as error:  # onnxruntime's Fail, InvalidArgument ...
+            detail = str(error).split("Status Message:")[-1].strip().splitlines()[0][:120]
+            raise ValueError(f"hop_samples = {self.hop_samples}: a chunk of {chunk} frames ({samples} samples) does "
+                             f"not run through the graph ({detail})") from None
+        if log_probs.ndim != 3 or log_probs.shape[1] != chunk:
+            raise ValueError(f"hop_samples = {self.hop_samples}: {samples} samples gave output of shape "
+                             f"{list(log_probs.shape)}, not [1, {chunk}, {len(self.phones)}]")
+        if log_probs.shape[2] != len(self.phones):
+            raise ValueError(f"{len(self.phones)} phones in the metadata, {log_probs.shape[2]} classes in the graph's "
+                             f"{self.log_probs_output!r}")
 
     def check_chunk(self, chunk_frames) -> int:
         """The chunk size to stream with (None: the model's default); ValueError naming the sizes it serves."""

@@ -14,3 +14,8 @@ class UsageError(SpeechattnError):
 
 class ConfigError(UsageError, ValueError):
     """A configuration value that is unknown, of the wrong type or out of range."""
+
+
+def one_line(message: object) -> str:
+    """A message as one line: a newline or carriage return inside it (a file name may hold one) as its escape."""
+    return str(message).replace("\r", "\\r").replace("\n", "\\n")

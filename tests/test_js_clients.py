@@ -416,3 +416,23 @@ def test_node_reads_a_long_wav_in_blocks(tmp_path, tiny_onnx):
         assert result.returncode == 0, result.stderr
         peaks[name] = int(result.stdout.strip())  # KiB
     assert peaks["five"] < peaks["ten"] + 15 * 1024, peaks
+
+
+def test_node_refuses_a_model_whose_metadata_disagrees_with_its_graph_as_python_does(tmp_path, tiny_onnx, capsys):
+    """The same lies (a hop, a phone list, a rate or frame shift the graph does not have, a look-ahead that is no
+    number, phone names with a space or a newline), the same refusal in both clients: one line naming the file, exit
+    1 (Python used to ignore a lying sample rate where Node obeyed it)."""
+    from test_bad_input_one_line import LIES, with_metadata
+
+    node_runtime_installed()
+    for number, (changes, message) in enumerate(LIES):
+        lying = with_metadata(tiny_onnx, tmp_path / f"lying{number}.onnx", **changes)
+        result = node("export/node/transcribe.mjs", str(SAMPLE), "--model", str(lying))
+        assert result.returncode == 1 and result.stdout == "", (changes, result.stderr)
+        assert len(result.stderr.strip().splitlines()) == 1, (changes, result.stderr)
+        assert f"error: {lying}: its metadata does not describe this graph (" in result.stderr, result.stderr
+        assert message in result.stderr, (changes, result.stderr)
+        assert main(["transcribe", str(SAMPLE), "--model", str(lying)]) == 1
+        python = capsys.readouterr().err.strip()
+        assert python.split(": its metadata does not describe this graph (")[1] == \
+            result.stderr.strip().split(": its metadata does not describe this graph (")[1], (python, result.stderr)

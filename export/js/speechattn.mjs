@@ -90,6 +90,7 @@ export class StreamingModel {
     const session = await ort.InferenceSession.create(bytes, sessionOptions);
     const model = new StreamingModel(ort, session, metadata);
     model.check();
+    await model.probe();
     return model;
   }
 
@@ -123,9 +124,31 @@ export class StreamingModel {
     const within = (name, value, low, high) => {
       if (!(Number.isFinite(value) && value >= low && value <= high)) bad(`${name} = ${value} is outside ${low}..${high}`);
     };
-    within("sample_rate", this.sampleRate, 1000, 192000);
-    within("hop_samples", this.hopSamples, 1, 48000);
-    within("output_delay_frames", this.outputDelayFrames, 0, 1000);
+    const whole = (name, value, low, high) => {
+      within(name, value, low, high);
+      if (!Number.isInteger(value)) bad(`${name} = ${value} is not an integer`);
+    };
+    whole("sample_rate", this.sampleRate, 1000, 192000);
+    whole("hop_samples", this.hopSamples, 1, 48000);
+    within("frame_shift_ms", this.frameShiftMs, 0.1, 1000);
+    whole("output_delay_frames", this.outputDelayFrames, 0, 1000);
+    const rate = this.hopSamples * 1000 / this.frameShiftMs;
+    if (Math.abs(rate - this.sampleRate) > 0.5) { // Python refuses them too: both clients agree
+      bad(`sample_rate = ${this.metadata.sample_rate}, hop_samples = ${this.metadata.hop_samples} and frame_shift_ms = ` +
+        `${this.metadata.frame_shift_ms} disagree (${this.hopSamples} samples every ${this.frameShiftMs} ms is ${rate} Hz)`);
+    }
+    if (new Set(this.phones).size !== this.phones.length || !this.phones.every((p) => /^[^\s\p{C}]+$/u.test(p))) {
+      // a space or newline breaks CTM and text output
+      bad(`phones = ${JSON.stringify(this.metadata.phones.slice(0, 80))} must be distinct names without spaces or newlines`);
+    }
+    const lookahead = this.metadata.decoder_lookahead_frames;
+    if (lookahead !== undefined) { // mic reads it: as Python says it
+      if (!/^\s*[-+]?\d+\s*$/.test(lookahead)) bad(`decoder_lookahead_frames = '${lookahead}' is not an integer`);
+      within("decoder_lookahead_frames", Number(lookahead), 0, 1000);
+    }
+    for (const [name, value] of [["final_latency_ms", this.finalLatencyMs], ["provisional_latency_ms", this.provisionalLatencyMs]]) {
+      if (value !== null) within(name, value, 0, 1e6);
+    }
     if (!this.allowedChunkFrames.length || !this.allowedChunkFrames.every((c) => Number.isInteger(c) && c >= 1 && c <= 4096)) {
       bad(`allowed_chunk_frames = ${this.metadata.allowed_chunk_frames} must be sizes from 1 to 4096`);
     }
@@ -147,6 +170,33 @@ export class StreamingModel {
       elements += sizes.reduce((a, b) => a * b, 1);
     }
     if (elements > 1 << 26) bad(`the states hold ${elements} values per stream`);
+  }
+
+  // One chunk of silence through the graph: it must give a frame per hopSamples samples and a log-probability per
+  // phone, or the metadata's hop or phone list is not this graph's (as the Python client checks).
+  async probe() {
+    const bad = (why) => { throw new Error(`its metadata does not describe this graph (${why})`); };
+    const chunk = Math.min(...this.allowedChunkFrames), samples = chunk * this.hopSamples;
+    if (samples > 1 << 20) bad(`a chunk of ${chunk} frames is ${samples} samples (hop_samples = ${this.hopSamples})`);
+    const feeds = {
+      [this.audioInput]: new this.ort.Tensor("float32", new Float32Array(samples), [1, samples]),
+      [this.chunkInput]: new this.ort.Tensor("int64", BigInt64Array.from([BigInt(chunk)]), []),
+      [this.flushInput]: new this.ort.Tensor("int64", BigInt64Array.from([0n]), []),
+      ...this.initialState(),
+    };
+    let dims;
+    try {
+      dims = (await this.session.run(feeds, { logSeverityLevel: 4 }))[this.logProbsOutput].dims;
+    } catch (error) {
+      const detail = String(error.message ?? error).split("Status Message:").pop().trim().split("\n")[0].slice(0, 120);
+      bad(`hop_samples = ${this.hopSamples}: a chunk of ${chunk} frames (${samples} samples) does not run through the graph (${detail})`);
+    }
+    if (dims.length !== 3 || dims[1] !== chunk) {
+      bad(`hop_samples = ${this.hopSamples}: ${samples} samples gave output of shape [${dims.join(", ")}], not [1, ${chunk}, ${this.phones.length}]`);
+    }
+    if (dims[2] !== this.phones.length) {
+      bad(`${this.phones.length} phones in the metadata, ${dims[2]} classes in the graph's '${this.logProbsOutput}'`);
+    }
   }
 
   newStream(chunkFrames) {

@@ -21,12 +21,13 @@ from __future__ import annotations
 import logging
 import os
 import sys
+from contextlib import contextmanager
 
 import click
 
 from speechattn.cli import align, data, model, runtime, training
 from speechattn.cli.common import parse_overrides  # noqa: F401  (bench scripts read --set as train does)
-from speechattn.errors import SpeechattnError, UsageError
+from speechattn.errors import SpeechattnError, UsageError, one_line
 
 # Optional packages a command may need, and how to get them; a ModuleNotFoundError naming anything else is a bug.
 INSTALL_HINTS = {
@@ -103,6 +104,11 @@ def main(argv: list[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     command = next((a for a in argv if a in cli.commands), "")
     prefix = f"speechattn {command}".rstrip()
+    with one_line_warnings(prefix, keep=debug_wanted(argv)):
+        return _run(argv, prefix)
+
+
+def _run(argv: list[str], prefix: str) -> int:
     try:
         result = cli.main(args=argv, prog_name="speechattn", standalone_mode=False)
     except click.exceptions.NoArgsIsHelpError as error:
@@ -118,10 +124,10 @@ def main(argv: list[str] | None = None) -> int:
         print("interrupted", file=sys.stderr)
         return 130
     except UsageError as error:
-        print(f"{prefix}: error: {error}", file=sys.stderr)
+        print(f"{prefix}: error: {one_line(error)}", file=sys.stderr)
         return 2
     except SpeechattnError as error:
-        print(f"{prefix}: error: {error}", file=sys.stderr)
+        print(f"{prefix}: error: {one_line(error)}", file=sys.stderr)
         return 1
     except BrokenPipeError:  # output piped into a reader that stopped early (head, less): not an error
         sys.stdout = open(os.devnull, "w")
@@ -136,6 +142,28 @@ def main(argv: list[str] | None = None) -> int:
     except Exception as error:  # a bug: one line, or the traceback with --debug
         return _unexpected(error, prefix, argv)
     return result if isinstance(result, int) else 0
+
+
+@contextmanager
+def one_line_warnings(prefix: str, keep: bool = False):
+    """A library's warning (numpy's RuntimeWarnings, torch's UserWarnings) as one line, `PREFIX: warning: ...`, not
+    Python's two: file:line and the library's source line.  --debug keeps Python's own."""
+    import warnings
+
+    if keep:
+        yield
+        return
+
+    def show(message, category, filename, lineno, file=None, line=None):
+        text = " ".join(str(message).split())[:300] or category.__name__
+        print(f"{prefix}: warning: {text}", file=file or sys.stderr)
+
+    previous = warnings.showwarning
+    warnings.showwarning = show
+    try:
+        yield
+    finally:
+        warnings.showwarning = previous
 
 
 def _unexpected(error: Exception, prefix: str, argv: list[str]) -> int:

@@ -89,6 +89,7 @@ def decoding_options(model, decoder: str = "bigram", min_frames: int | None = No
 
 def load_onnx(model_path: Path, threads: int | None = None):
     """The portable client's model, or one line saying why not."""
+    from speechattn.audio import HOP_SAMPLES, SAMPLE_RATE
     from speechattn.files import refuse_special
     from speechattn_export.stream_client import StreamingModel
 
@@ -96,7 +97,7 @@ def load_onnx(model_path: Path, threads: int | None = None):
         raise SpeechattnError(f"{model_path}: no such model file")
     refuse_special(model_path, "model")
     try:
-        return StreamingModel(model_path, num_threads=threads)
+        model = StreamingModel(model_path, num_threads=threads)
     except ValueError as error:  # the client's own checks name the file
         raise SpeechattnError(str(error).splitlines()[0][:400]) from None
     except Exception as error:
@@ -105,6 +106,10 @@ def load_onnx(model_path: Path, threads: int | None = None):
             raise
         detail = str(error).splitlines()[0][:160] if str(error) else type(error).__name__
         raise SpeechattnError(f"{model_path}: cannot load as a speechattn ONNX model ({detail})") from None
+    if (model.sample_rate, model.hop_samples) != (SAMPLE_RATE, HOP_SAMPLES):  # the runtime's audio and times
+        raise SpeechattnError(f"{model_path}: takes {model.sample_rate} Hz audio in hops of {model.hop_samples} "
+                              f"samples; speechattn streams {SAMPLE_RATE} Hz in hops of {HOP_SAMPLES} (10 ms)")
+    return model
 
 
 def manifest_cuts(paths: list[Path], limit: int | None = None, allow_command_sources: bool = False):
@@ -122,10 +127,51 @@ def manifest_cuts(paths: list[Path], limit: int | None = None, allow_command_sou
                                   "with its *_recordings_* manifest beside it")
         for manifest in (supervisions, recordings):
             refuse_special(manifest, "manifest")
+            check_manifest_values(manifest)
         cuts += list(cuts_from_manifests(recordings, supervisions, allow_command_sources=allow_command_sources))
     if not cuts:
         raise SpeechattnError(f"{', '.join(map(str, paths))}: no utterances")
     return cuts[:limit] if limit else cuts
+
+
+def check_manifest_values(path: Path) -> None:
+    """One line naming the manifest, its line and item for a value no recording has, which lhotse would meet deep
+    inside as an assertion or an index error: a duration or sample count that is not above 0, a negative or
+    non-finite start, a phone outside the inventory.  Read line by line (gzip, JSON), so memory stays bounded; a
+    file that is no manifest is left to the manifest reader to name."""
+    import gzip
+    import json
+    import math
+
+    from speechattn.data.corpora import IGNORED_SYMBOL
+    from speechattn.phones import PHONES
+
+    known = {*PHONES, IGNORED_SYMBOL}
+
+    def positive(value) -> bool:
+        return isinstance(value, (int, float)) and math.isfinite(value) and value > 0
+
+    try:
+        with gzip.open(path, "rt", encoding="utf-8") as lines:
+            for number, line in enumerate(lines, 1):
+                item = json.loads(line)
+                if not isinstance(item, dict):
+                    return
+                where = f"{path}:{number}: {item.get('id', '?')}"
+                for key in ("duration", "sampling_rate", "num_samples"):
+                    if key in item and not positive(item[key]):
+                        raise SpeechattnError(f"{where}: {key} {item[key]!r} (must be above 0)")
+                start = item.get("start", 0.0)
+                if not (isinstance(start, (int, float)) and math.isfinite(start) and start >= 0):
+                    raise SpeechattnError(f"{where}: start {start!r} (must be 0 or more)")
+                alignment = item.get("alignment") if isinstance(item.get("alignment"), dict) else {}
+                for entry in alignment.get("phone") or []:
+                    symbol = entry[0] if isinstance(entry, list) and entry else entry
+                    if symbol not in known:
+                        raise SpeechattnError(f"{where}: phone {symbol!r} is not one of the {len(PHONES)} phones "
+                                              "(speechattn prepare maps a corpus's phones into them)")
+    except (OSError, EOFError, ValueError):  # not gzip or not JSON lines: the manifest reader says so
+        return
 
 
 class ChunkSizes(click.ParamType):

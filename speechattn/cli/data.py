@@ -7,9 +7,9 @@ from pathlib import Path
 
 import click
 
-from speechattn.cli.common import (PATH, check_writable, command_sources_option, manifest_cuts, option,
-                                   refuse_overwriting_inputs,
-                                   parse_overrides, progress_wanted, seed_option, set_option)
+from speechattn.cli.common import (PATH, check_manifest_values, check_writable, command_sources_option, manifest_cuts,
+                                   option, parse_overrides, progress_wanted, refuse_overwriting_inputs, seed_option,
+                                   set_option)
 from speechattn.errors import SpeechattnError, UsageError
 
 
@@ -56,6 +56,8 @@ def data_stats(manifest, plot):
 
     _png(plot)
     refuse_special(manifest, "manifest")
+    if Path(manifest).is_file():
+        check_manifest_values(manifest)
     stats = manifest_stats(manifest)
     name = Path(manifest).name.removesuffix(".jsonl.gz")
     print(format_stats(stats, name))

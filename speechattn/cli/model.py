@@ -49,12 +49,19 @@ def export(checkpoint, output, int8, chunk_frames, verify_audio):
     if it agrees with torch over 12 chained pushes: max |Δ log-prob| <= 1e-4 for fp32, >= 97 % equal
     labels for int8 (and an int8 file must give the same output whether the audio comes in one call or in
     random pieces)."""
+    from speechattn.errors import UsageError
+    from speechattn.files import refuse_special
     from speechattn.model.encoder import load
     from speechattn.model.export import export_onnx
 
     refuse_overwriting_inputs({"-o": output}, [checkpoint, verify_audio])
     check_writable(output)
     model = load(checkpoint)
+    if chunk_frames is not None and chunk_frames not in model.config.chunk_frames_choices:
+        raise UsageError(f"--chunk-frames {chunk_frames} is not one {checkpoint} was trained for: "
+                         f"{list(model.config.chunk_frames_choices)}")
+    if verify_audio is not None:
+        refuse_special(verify_audio, "audio")
     print(f"exporting {checkpoint} ({model.num_parameters():,} parameters) -> {output}"
           f"{' (int8)' if int8 else ''}; verifying against torch ...", file=sys.stderr)
     audio = None

@@ -10,7 +10,7 @@ import click
 
 from speechattn.cli.common import (PATH, FiniteFloatRange, chunk_option, decoder_option, decoding_options, load_onnx,
                                    min_frames_option, model_option, option, progress_wanted, same_file, threads_option)
-from speechattn.errors import SpeechattnError, UsageError
+from speechattn.errors import SpeechattnError, UsageError, one_line
 
 from speechattn.runtime.formats import FORMATS, formats_help, render_pieces
 from speechattn_export.registry import VISEME_SET_NAMES
@@ -256,12 +256,12 @@ def transcribe(files, model, output_format, output_dir, output_file, quiet, vise
             _write_transcript(transcript, output_format, target, rhubarb)
             seconds += transcript.duration
         except (AudioError, ValueError) as error:  # ValueError: what the client refuses to stream
-            print(f"speechattn transcribe: error: {error}", file=sys.stderr)
+            print(f"speechattn transcribe: error: {one_line(error)}", file=sys.stderr)
             failed += 1
             continue
         except OSError as error:
             where = target if target is not None else "standard output"
-            print(f"speechattn transcribe: error: {path}: cannot write {where} ({error.strerror})", file=sys.stderr)
+            print(f"speechattn transcribe: error: {one_line(path)}: cannot write {where} ({error.strerror})", file=sys.stderr)
             failed += 1
             continue
         if target is not None and not quiet:
@@ -279,7 +279,8 @@ def transcribe(files, model, output_format, output_dir, output_file, quiet, vise
         print(f"speechattn transcribe: {summary_line(len(files) - failed, seconds, time.perf_counter() - started)}",
               file=sys.stderr)
     if failed:
-        print(f"speechattn transcribe: {failed} of {len(files)} file(s) could not be transcribed", file=sys.stderr)
+        if len(files) > 1:  # one input: its error line says it all
+            print(f"speechattn transcribe: {failed} of {len(files)} file(s) could not be transcribed", file=sys.stderr)
         return 1
     return 0
 
@@ -327,7 +328,7 @@ def mic(model, device, list_devices, chunk_frames, min_frames, decoder, output, 
     from speechattn.runtime.transcribe import resolve_model
 
     sender = None
-    if vmc:  # a bad address is said before any device is opened
+    if vmc is not None:  # a bad address (an empty one too) is said before any device is opened
         from speechattn.runtime.vmc import VmcSender, parse_address
 
         sender = VmcSender(*parse_address(vmc))
@@ -348,7 +349,8 @@ def mic(model, device, list_devices, chunk_frames, min_frames, decoder, output, 
     if save_audio and save_audio.suffix.lower() not in (".wav", ".flac"):
         raise UsageError(f"--save-audio {save_audio}: give a .wav or .flac file name")
     if model and not str(model).endswith(".onnx") and Path(str(model)).exists():
-        raise UsageError(f"--model {model}: not an ONNX file (export a checkpoint first: speechattn export)")
+        raise SpeechattnError(f"--model {model}: not an ONNX file (export a checkpoint first: speechattn export)")
+    stream_model = load_onnx(resolve_model(model), threads=1)  # a file that is no model: one line, before a device
     from speechattn_export.pipeline import DecodingOptions
 
     options = DecodingOptions(decoder=decoder, min_frames=min_frames, chunk_frames=chunk_frames, visemes=visemes)
@@ -362,7 +364,7 @@ def mic(model, device, list_devices, chunk_frames, min_frames, decoder, output, 
         script = (text, *script_words(text, name, Lexicon.load(dictionary)))
     elif dictionary is not None:
         raise UsageError("--dictionary gives pronunciations for --script's words; give --script too")
-    summary = run(resolve_model(model), device, options, output, save_audio, seconds, vmc=sender, script=script)
+    summary = run(stream_model, device, options, output, save_audio, seconds, vmc=sender, script=script)
     print(f"speechattn mic: {summary.text()}", file=sys.stderr)
     for path in (output, save_audio):
         if path:

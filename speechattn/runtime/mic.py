@@ -447,15 +447,17 @@ def mouth_latency_text(model, chunk: int, decoder: str, min_frames: int | None) 
             "(algorithmic), plus processing (the summary's latency)")
 
 
-def run(model_path: Path, device: str | None, options: DecodingOptions, output: Path | None,
+def run(model_path, device: str | None, options: DecodingOptions, output: Path | None,
         save_audio: Path | None, max_seconds: float | None = None, vmc=None, script=None) -> SessionSummary:
     """A live session: capture -> processor -> display until Ctrl-C (or SIGTERM, or `max_seconds` of audio);
-    then everything captured is processed and flushed, and the summary returned."""
+    then everything captured is processed and flushed, and the summary returned.  `model_path`: an ONNX file or a
+    StreamingModel loaded from one."""
     import sounddevice as sd
 
     from speechattn_export.stream_client import StreamingModel
 
-    model = StreamingModel(model_path, num_threads=1)
+    model = model_path if isinstance(model_path, StreamingModel) else StreamingModel(model_path, num_threads=1)
+    model_path = Path(model.path)
     try:
         chunk = model.check_chunk(options.chunk_frames)
     except ValueError as error:

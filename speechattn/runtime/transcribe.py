@@ -393,9 +393,23 @@ def weights_on_disk(handle, shapes: int) -> np.ndarray:
     return np.memmap(handle, dtype=np.float64, mode="r", shape=(rows, shapes))
 
 
+def shown_name(path: str) -> str:
+    """A file name for a line of text: a newline or other control character as its escape (\\n), a byte that is not
+    UTF-8 (which Python holds as a lone surrogate, and UTF-8 output cannot encode) as \\xNN, so one file stays one
+    line and any name can be written."""
+    def shown(c: str) -> str:
+        if c.isprintable():
+            return c
+        if 0xDC80 <= ord(c) <= 0xDCFF:  # os.fsdecode's surrogateescape of an undecodable byte
+            return f"\\x{ord(c) - 0xDC00:02x}"
+        return c.encode("unicode_escape").decode("ascii")
+
+    return "".join(map(shown, path))
+
+
 def as_text(t: Transcript) -> str:
     phones = [s["phone"] for s in t.segment_dicts() if s["phone"] != "sil"]
-    return f"{t.file}: {' '.join(phones)}"
+    return f"{shown_name(t.file)}: {' '.join(phones)}"
 
 
 JSON_FORMAT_VERSION = 2  # export/transcript.schema.json; 2: format_version, model as name + sha256, latency
@@ -482,7 +496,7 @@ def as_rhubarb_xml(t: Transcript, options: RhubarbOptions = RhubarbOptions()) ->
 
     cues = dummy_if_empty(rhubarb_cue_dicts(t, options), options)
     lines = ['<?xml version="1.0" encoding="utf-8"?>', "<rhubarbResult>", "  <metadata>",
-             f"    <soundFile>{escape(t.file, {chr(34): '&quot;', chr(39): '&apos;'})}</soundFile>",
+             f"    <soundFile>{escape(shown_name(t.file), {chr(34): '&quot;', chr(39): '&apos;'})}</soundFile>",
              f"    <duration>{whole_frames(t) / FRAMES_PER_SECOND:.2f}</duration>",
              "  </metadata>", "  <mouthCues>"]
     lines += [f'    <mouthCue start="{c["start"]:.2f}" end="{c["end"]:.2f}">{c["value"]}</mouthCue>' for c in cues]
@@ -544,7 +558,7 @@ def ctm_name(path: str) -> str:
     """A CTM record is whitespace-separated: a file stem with spaces, tabs or newlines gets each replaced by _."""
     import re
 
-    return re.sub(r"\s", "_", Path(path).stem) or "_"
+    return shown_name(re.sub(r"\s", "_", Path(path).stem)) or "_"
 
 
 def as_ctm(t: Transcript) -> str:

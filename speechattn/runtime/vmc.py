@@ -28,8 +28,15 @@ def parse_address(text: str) -> tuple[str, int]:
         port = rest.removeprefix(":") or port
     elif text.count(":") == 1:
         host, port = text.split(":")
-    if not host or not port.isdigit() or not 0 < int(port) < 65536:
+    if not host or not (port.isascii() and port.isdigit()) or not 0 < int(port) < 65536:  # not "３９５４０"
         raise UsageError(f"--vmc {text}: give HOST or HOST:PORT (port 1-65535; default {VMC_PORT})")
+    if not text.startswith("["):
+        try:  # what getaddrinfo would fail on with a UnicodeError: an empty or over-long (64+) label, 254+ in all
+            encoded = host.encode("idna")
+        except UnicodeError:
+            encoded = b""
+        if not encoded or len(encoded.rstrip(b".")) > 253:
+            raise UsageError(f"--vmc {text}: {host!r} is not a host name (labels of 1 to 63 characters between dots)")
     return host, int(port)
 
 
