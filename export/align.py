@@ -503,8 +503,10 @@ class ScriptAligner:
     def alignment(self) -> Alignment:
         s, path = self.script, self.final_path
         words: list[AlignedWord] = []
-        for word in self.done_words:  # a word the live path left and re-entered (no pruning) is one word
-            if words and words[-1].index == word.index and words[-1].end_frame == word.start_frame:
+        for word in self.done_words:  # a word the live path left and re-entered (no pruning) is one word; offline
+            # (one pruned path) a word that follows itself was read twice
+            if not self.options.prune and words and words[-1].index == word.index and \
+                    words[-1].end_frame == word.start_frame:
                 last = words.pop()
                 phones = last.phones + word.phones
                 word = AlignedWord(word.index, word.text, last.start_frame, word.end_frame, phones,

@@ -130,3 +130,15 @@ def test_a_script_the_model_cannot_say_is_refused_in_one_line():
 def test_an_empty_recording_hears_no_word():
     result = ScriptAligner([HELLO], PHONES).finish()
     assert result.words == [] and result.not_heard == [0] and result.frames == 0
+
+
+def test_a_word_read_twice_without_a_pause_is_two_words():
+    spoken = [("sil", 20), ("HH", 6), ("EH", 8), ("L", 5), ("OW", 12), ("sil", 10)] + \
+        [("P", 5), ("L", 6), ("IY", 12), ("Z", 9)] * 2 + [("sil", 10), ("W", 6), ("ER", 10), ("L", 5), ("D", 7),
+                                                           ("sil", 20)]
+    aligner = ScriptAligner([HELLO, Word("please", "P L IY Z"), WORLD], PHONES, AlignOptions(jump_penalty=40.0),
+                            sentence_starts=[1])
+    aligner.push(posteriors(spoken, seed=22))
+    result = aligner.finish()
+    assert [(w.text, w.start_frame, w.end_frame, len(w.phones)) for w in result.words] == [
+        ("hello", 20, 51, 4), ("please", 61, 93, 4), ("please", 93, 125, 4), ("world", 135, 163, 4)]

@@ -533,9 +533,9 @@ export class ScriptAligner {
     // {words (in time order; a word read twice appears twice), notHeard (script positions no path went through),
     // frames, silences and unscripted ([start, end) frame pairs)}
     const s = this.script, path = this.finalPath, words = [];
-    for (let word of this.doneWords) { // a word the live path left and re-entered (no pruning) is one word
-      const last = words.at(-1);
-      if (last && last.index === word.index && last.endFrame === word.startFrame) {
+    for (let word of this.doneWords) { // a word the live path left and re-entered (no pruning) is one word;
+      const last = words.at(-1); // offline (one pruned path) a word that follows itself was read twice
+      if (!this.options.prune && last && last.index === word.index && last.endFrame === word.startFrame) {
         words.pop();
         word = wordOf(word.index, word.text, last.startFrame, word.endFrame, [...last.phones, ...word.phones]);
       }
