@@ -141,3 +141,12 @@ def test_dialog_makes_the_mouth_follow_the_script(capsys):
 def test_dialog_goes_with_one_recording(capsys):
     assert main(["transcribe", str(CASE), str(PASSWORD), "--dialog", CASE_TEXT]) == 2
     assert "--dialog gives the words of one recording" in capsys.readouterr().err
+
+
+def test_a_fifo_or_a_device_as_the_text_or_dictionary_is_refused_not_waited_on(capsys, tmp_path):
+    import os
+
+    os.mkfifo(tmp_path / "fifo")
+    for args in ((CASE, tmp_path / "fifo"), (CASE, "/dev/zero"), (CASE, CASE_TEXT, "--dictionary", tmp_path / "fifo")):
+        code, _, err = run(capsys, *args)
+        assert code == 1 and "not a file" in err and len(err.strip().splitlines()) == 1, err

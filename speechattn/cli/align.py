@@ -124,6 +124,11 @@ def align(audio, text, model, output_format, output_dir, output_file, dictionary
         target = output_dir / (Path(audio).stem + ALIGN_FORMATS[fmt][0])
     if target is not None and (same_file(target, audio) or same_file(target, Path(text))):
         raise UsageError(f"{target} is one of the inputs: it would be overwritten; write elsewhere")
+    if dictionary is not None:
+        from speechattn.files import refuse_special
+        from speechattn.runtime.align import TextError
+
+        refuse_special(dictionary, "dictionary", TextError)
     _init_worker(str(model_path), str(dictionary) if dictionary else None, None)
     seconds, not_heard, rendered = _align_one(Path(audio), text, fmt, target, progress=progress_wanted() and not quiet)
     if rendered is not None:

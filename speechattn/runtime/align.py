@@ -46,6 +46,9 @@ def read_text(source: str | Path, what: str = "text") -> tuple[str, str]:
         raise TextError(f"{path}: a directory, not a {what}")
     if not exists:
         return str(source), "the text given"
+    from speechattn.files import refuse_special
+
+    refuse_special(path, what, TextError)  # a FIFO nobody writes to would hang, a device never end
     try:
         with open(path, "rb") as handle:
             data = handle.read(MAX_TEXT_BYTES + 1)
