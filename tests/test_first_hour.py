@@ -176,7 +176,8 @@ def test_the_wheel_carries_the_page_runtime_the_recipes_and_the_schema(tmp_path)
     for name in ("speechattn_export/web/ort-web/ort.wasm.min.mjs", "speechattn_export/web/ort-web/NOTICE.txt",
                  "speechattn_export/web/ort-web/ort-wasm-simd-threaded.wasm", "speechattn_export/transcript.schema.json",
                  "speechattn_recipes/tiny.yaml", "speechattn_recipes/default.yaml", "speechattn/py.typed",
-                 "export/models/default-int8.onnx"):
+                 "speechattn_export/models/default-int8.onnx", "speechattn_export/models/g2p.onnx",
+                 "speechattn_export/lexicon/cmudict.txt.gz"):
         assert name in names, name
     assert not any("node_modules" in n for n in names)
 
