@@ -12,7 +12,8 @@ from speechattn.phones import IGNORE
 from speechattn.model.encoder import ModelConfig, PhoneTagger
 
 TINY = dict(num_layers=2, model_dim=32, num_heads=4, ffn_dim=64, left_context_frames=6,
-            chunk_frames_choices=(1, 2, 4, 8), default_chunk_frames=4, dropout=0.0)
+            chunk_frames_choices=(1, 2, 4, 8), default_chunk_frames=4, dropout=0.0,
+            frame_subsampling=1, primed_start=False, output_delay_frames=0)  # the plainest streaming model
 
 
 def tiny_config(**overrides) -> ModelConfig:

@@ -95,3 +95,12 @@ def test_a_recipe_with_fewer_layers_starts_from_evenly_spaced_layers_of_the_chec
         assert torch.equal(value, shipped[name]), name
     with pytest.raises(CheckpointError, match=r"num_layers \(6 there, 7 here\)"):
         initial_weights("default", replace(recipe.model, num_layers=7))
+
+
+def test_the_recipes_for_your_own_corpus_fine_tune_the_bundled_model(tmp_path):
+    """`speechattn train recipes/timit.yaml --init-from default`: the corpus recipes train the bundled model's
+    architecture (ModelConfig's defaults), so its weights are taken as they are."""
+    shipped = load(CHECKPOINTS_DIR / "default.pt").config
+    for name in ("timit", "textgrid", "htk", "synth-en"):
+        recipe = load_recipe(f"recipes/{name}.yaml", {} if name == "synth-en" else {"data": {"root": str(tmp_path)}})
+        assert initial_weights("default", recipe.model).config == shipped, name

@@ -119,9 +119,29 @@ def test_attention_cost_is_linear_in_length(tiny_model, monkeypatch):
     assert shapes == [(1, 4000 // 8, H, 8, L + 8)] * tiny_model.config.num_layers  # (B, chunks, H, C, L + C)
 
 
-def test_default_model_size():
-    model = PhoneTagger(ModelConfig())
-    assert 4_000_000 <= model.num_parameters() <= 5_000_000
+def test_the_default_config_is_the_bundled_model():
+    """ModelConfig() builds the shipped model: every field equals the config inside default.pt, and so does the
+    parameter count export/models/README.md states."""
+    from speechattn.runtime.transcribe import CHECKPOINTS_DIR
+
+    shipped = torch.load(CHECKPOINTS_DIR / "default.pt", map_location="cpu", weights_only=True)["config"]
+    defaults = ModelConfig().to_dict()
+    assert sorted(defaults) == sorted(shipped)
+    assert {key: defaults[key] for key in defaults if defaults[key] != shipped[key]} == {}
+    assert PhoneTagger(ModelConfig()).num_parameters() == 2_763_208
+
+
+def test_a_checkpoint_older_than_a_setting_loads_as_it_was_trained(tmp_path):
+    """A checkpoint written before frame_subsampling, conv_kernel, primed_start and output_delay_frames existed
+    lacks them: it means what it was trained as (1, 0, off, 0), not today's defaults."""
+    config = tiny_config()
+    model = random_model(config)
+    save_checkpoint(model, tmp_path / "old.pt")
+    payload = torch.load(tmp_path / "old.pt", weights_only=True)
+    for key in ("frame_subsampling", "conv_kernel", "primed_start", "output_delay_frames"):
+        del payload["config"][key]
+    torch.save(payload, tmp_path / "old.pt")
+    assert load(tmp_path / "old.pt").config == config
 
 
 def test_checkpoint_rebuilds_the_model_alone(tmp_path):

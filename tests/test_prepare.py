@@ -23,6 +23,21 @@ def timit(tmp_path):
     return root
 
 
+def test_a_corpus_is_one_reader_and_one_registry_entry(tmp_path, timit, monkeypatch):
+    """CONTRIBUTING.md's promise: an entry in CORPORA is all that the recipe checks and `prepare` need."""
+    from speechattn.data import prepare as preparation
+    from speechattn.data.corpora import read_timit
+
+    monkeypatch.setitem(preparation.CORPORA, "mine",
+                        preparation.Corpus(lambda data, synth, output, progress: read_timit(data.root)))
+    recipe = tmp_path / "mine.yaml"
+    recipe.write_text(f"data: {{corpus: mine, root: {timit}, dev_speakers: 0.2}}\n")
+    assert main(["prepare", str(recipe), "--out", str(tmp_path / "out")]) == 0
+    assert len(load_manifest(tmp_path / "out" / "mine_supervisions_test.jsonl.gz")) == 3  # TIMIT's TEST part
+    with pytest.raises(ConfigError, match="data.root is required: the mine corpus directory"):
+        load_recipe(recipe, {"data": {"root": None}})
+
+
 def test_prepare_timit_writes_speaker_disjoint_splits(tmp_path, timit, capsys):
     out = tmp_path / "manifests"
     assert main(["prepare", "recipes/timit.yaml", "--set", f"data.root={timit}", "--out", str(out)]) == 0

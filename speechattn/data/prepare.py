@@ -9,21 +9,90 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Protocol
+from typing import Callable, Protocol
 
 import numpy as np
 
+from speechattn.data.corpora import (ASTERISK_SOUNDS, ASTERISK_TRANSCRIPTS, SYMBOL_MAPPINGS, read_asterisk_prompts,
+                                     read_htk_lab, read_ljspeech, read_speechocean762, read_textgrid_corpus, read_timit)
 from speechattn.data.manifests import SPLITS, manifest_pair
+from speechattn.data.synth import SynthConfig, read_synth_corpus, synth_audio_directory
+from speechattn.errors import ConfigError
 
+
+@dataclass(frozen=True)
+class DataConfig:
+    """A recipe's `data` section: which corpus to prepare and how to split it."""
+
+    corpus: str = ""  # a name in CORPORA; synth is built here (settings in the synth section)
+    root: str | None = None  # the corpus directory (for the corpora that need one)
+    textgrid_root: str | None = None  # textgrid: where the TextGrids are, mirroring root (default: root)
+    tier: str = "phones"  # textgrid: the phone tier's name
+    symbols: str = "arpabet"  # textgrid/htk: the labels' phone set: arpabet, timit or festival
+    output: str | None = None  # manifest directory (default: data/<recipe name>)
+    dev_speakers: float = 0.1  # share of speakers held out for dev
+    test_speakers: float = 0.1  # share held out for test (TIMIT: its own TEST part instead)
+    only_split: str | None = None  # put every utterance in this split (a dev-only set such as the asterisk prompts)
+    transcripts: str | None = None  # asterisk: the prompts' transcript file
+    seed: int = 0  # speaker split
 
 
 class Recipe(Protocol):
-    """What preparation reads of a recipe (training.recipes.Recipe; data sits below training, so only its shape)."""
+    """What preparation reads of a recipe (training.recipes.Recipe, which sits above data)."""
 
     name: str
-    data: object  # training.recipes.DataConfig
-    synth: object  # data.synth.SynthConfig
+    data: DataConfig
+    synth: SynthConfig
 
+
+# reader(data settings, synth settings, output directory (for caches), progress) -> (RecordingSet, SupervisionSet)
+CorpusReader = Callable[[DataConfig, SynthConfig, Path, bool], tuple]
+
+
+@dataclass(frozen=True)
+class Corpus:
+    read: CorpusReader
+    needs_root: bool = True  # data.root, the user's copy of the corpus, must be given
+
+
+# The corpus registry: data.corpus NAME -> its reader (speechattn/data/corpora.py) and whether it needs data.root.
+# Adding a corpus is a reader there and one entry here (CONTRIBUTING.md).
+CORPORA: dict[str, Corpus] = {
+    "synth": Corpus(lambda data, synth, output, progress: read_synth_corpus(
+        synth, synth_audio_directory(synth, output), progress), needs_root=False),
+    "speechocean762": Corpus(lambda data, synth, output, progress: read_speechocean762(
+        data.root, output / "alignments.jsonl", synth.workers, progress)),
+    "ljspeech": Corpus(lambda data, synth, output, progress: read_ljspeech(
+        data.root, cache=output / "alignments.jsonl", workers=synth.workers, progress=progress)),
+    "asterisk": Corpus(lambda data, synth, output, progress: read_asterisk_prompts(
+        data.root or ASTERISK_SOUNDS, data.transcripts or ASTERISK_TRANSCRIPTS, output / "alignments.jsonl",
+        synth.workers, progress), needs_root=False),
+    "timit": Corpus(lambda data, synth, output, progress: read_timit(data.root)),
+    "textgrid": Corpus(lambda data, synth, output, progress: read_textgrid_corpus(
+        data.root, data.textgrid_root, tier=data.tier, symbols=data.symbols)),
+    "htk": Corpus(lambda data, synth, output, progress: read_htk_lab(data.root, symbols=data.symbols)),
+}
+
+
+def check_data(data: DataConfig, where: str | Path) -> None:
+    """Refuse a data section that cannot be prepared, naming the file and the key."""
+    if data.corpus not in CORPORA:
+        raise ConfigError(f"{where}: data.corpus must be one of {', '.join(CORPORA)}, not {data.corpus!r}")
+    for key in ("root", "textgrid_root"):
+        value = getattr(data, key)
+        if key == "root" and not value and CORPORA[data.corpus].needs_root:
+            raise ConfigError(f"{where}: data.root is required: the {data.corpus} corpus directory")
+        if value and not Path(value).is_dir():
+            raise ConfigError(f"{where}: data.{key}: no such directory: {value}")
+    if data.only_split not in (None, "train", "dev", "test"):
+        raise ConfigError(f"{where}: data.only_split must be train, dev or test, not {data.only_split!r}")
+    if data.symbols not in SYMBOL_MAPPINGS:
+        raise ConfigError(f"{where}: data.symbols must be arpabet, timit or festival, not {data.symbols!r}")
+    for key in ("dev_speakers", "test_speakers"):
+        if not 0 <= getattr(data, key) < 1:
+            raise ConfigError(f"{where}: data.{key} is a share of speakers, from 0 up to (not including) 1")
+    if data.dev_speakers + data.test_speakers >= 1:
+        raise ConfigError(f"{where}: data.dev_speakers + data.test_speakers leave no speaker for training")
 
 
 @dataclass
@@ -52,48 +121,10 @@ def split_speakers(speakers: list[str], dev_share: float, test_share: float, see
     return assignment
 
 
-def synth_audio_directory(recipe: Recipe, output: Path) -> Path:
-    """Audio cache of the synthetic corpus, keyed by every setting that changes an utterance's content
-    (not hours: job n depends only on the seed and n, so a larger corpus extends a smaller one)."""
-    import hashlib
-    import json
-    from dataclasses import asdict
-
-    from speechattn.data.synth import PLAN_VERSION
-
-    settings = {k: v for k, v in asdict(recipe.synth).items() if k not in ("hours", "workers")}
-    settings["plan_version"] = PLAN_VERSION
-    key = hashlib.sha256(json.dumps(settings, sort_keys=True).encode()).hexdigest()[:10]
-    return output / f"audio-{key}"
-
-
-def read_corpus(recipe: Recipe, output: Path, progress: bool = True):
-    from speechattn.data.corpora import (ASTERISK_SOUNDS, ASTERISK_TRANSCRIPTS, read_asterisk_prompts, read_htk_lab,
-                          read_ljspeech, read_speechocean762, read_textgrid_corpus, read_timit)
-    from speechattn.data.synth import read_synth_corpus
-
-    data = recipe.data
-    if data.corpus == "synth":
-        return read_synth_corpus(recipe.synth, synth_audio_directory(recipe, output), progress)
-    if data.corpus == "speechocean762":
-        return read_speechocean762(data.root, output / "alignments.jsonl", recipe.synth.workers, progress)
-    if data.corpus == "ljspeech":
-        return read_ljspeech(data.root, cache=output / "alignments.jsonl", workers=recipe.synth.workers,
-                             progress=progress)
-    if data.corpus == "asterisk":
-        return read_asterisk_prompts(data.root or ASTERISK_SOUNDS, data.transcripts or ASTERISK_TRANSCRIPTS,
-                                     output / "alignments.jsonl", recipe.synth.workers, progress)
-    if data.corpus == "timit":
-        return read_timit(data.root)
-    if data.corpus == "textgrid":
-        return read_textgrid_corpus(data.root, data.textgrid_root, tier=data.tier, symbols=data.symbols)
-    return read_htk_lab(data.root, symbols=data.symbols)
-
-
 def prepare(recipe: Recipe, output: Path | None = None, progress: bool = True) -> list[SplitSummary]:
     data = recipe.data
     output = Path(output or data.output or Path("data") / recipe.name)
-    recordings, supervisions = read_corpus(recipe, output, progress)
+    recordings, supervisions = CORPORA[data.corpus].read(data, recipe.synth, output, progress)
     speakers = [s.speaker for s in supervisions]
     fixed_test = {s.speaker for s in supervisions if (s.custom or {}).get("corpus_split") == "test"}
     if data.only_split:

@@ -450,6 +450,19 @@ def build_corpus(config: SynthConfig, directory: Path, progress: bool = True) ->
     return records, dict(failures)
 
 
+def synth_audio_directory(config: SynthConfig, output: Path) -> Path:
+    """Audio cache of the synthetic corpus under `output`, keyed by every setting that changes an utterance's
+    content (not hours: job n depends only on the seed and n, so a larger corpus extends a smaller one)."""
+    import hashlib
+    import json
+    from dataclasses import asdict
+
+    settings = {k: v for k, v in asdict(config).items() if k not in ("hours", "workers")}
+    settings["plan_version"] = PLAN_VERSION
+    key = hashlib.sha256(json.dumps(settings, sort_keys=True).encode()).hexdigest()[:10]
+    return output / f"audio-{key}"
+
+
 def read_synth_corpus(config: SynthConfig, directory: Path, progress: bool = True):
     """Build (or reuse) the corpus and return lhotse (RecordingSet, SupervisionSet); speaker = voice."""
     from lhotse import Recording, RecordingSet, SupervisionSet

@@ -41,25 +41,32 @@ from speechattn.model.features import CopyReshape, Frontend, FrontendConfig
 from speechattn.phones import NUM_PHONES
 
 CHECKPOINT_FORMAT = "speechattn-checkpoint-1"
+# Settings added to ModelConfig after checkpoints were first written, with the value that meant what an older
+# checkpoint, which lacks them, was trained as (not today's defaults; the bundled model of commit d41fb6f has
+# neither of the last two).
+ABSENT_FROM_OLDER_CHECKPOINTS = {"frame_subsampling": 1, "conv_kernel": 0, "primed_start": False, "output_delay_frames": 0}
 
 
 @dataclass(frozen=True)
 class ModelConfig:
+    """The model's dimensions and streaming settings, saved inside every checkpoint.  The defaults are the bundled
+    model's (speechattn/runtime/models/default.pt: 2,763,208 parameters; tests/test_model.py holds them equal)."""
+
     frontend: FrontendConfig = field(default_factory=FrontendConfig)
     num_layers: int = 6
-    model_dim: int = 256
+    model_dim: int = 192
     num_heads: int = 4
-    ffn_dim: int = 1024
-    left_context_frames: int = 64
+    ffn_dim: int = 768
+    left_context_frames: int = 128  # 10 ms frames before a chunk that attention sees
     chunk_frames_choices: tuple[int, ...] = (4, 8, 16, 32)  # streaming chunk sizes the weights serve
-    default_chunk_frames: int = 8
+    default_chunk_frames: int = 4  # 40 ms
     num_classes: int = NUM_PHONES
-    dropout: float = 0.1
-    frame_subsampling: int = 1  # 10 ms frames per encoder position: 1, 2 or 4
+    dropout: float = 0.0  # dropout's random masks cost a fifth to a third of a CPU step (docs/training.md)
+    frame_subsampling: int = 4  # 10 ms frames per encoder position: 1, 2 or 4
     conv_kernel: int = 0  # a causal depthwise convolution module over this many positions in each layer (0: none)
-    primed_start: bool = False  # streams (and forward's chunks) start from the caches a long silence leaves, not
+    primed_start: bool = True  # streams (and forward's chunks) start from the caches a long silence leaves, not
     # from an empty cache, so prepending silence changes nothing but the times (PhoneTagger.prime); train with it on
-    output_delay_frames: int = 0  # look-ahead by output delay: the output at frame t labels frame t - R, so every
+    output_delay_frames: int = 6  # look-ahead by output delay: the output at frame t labels frame t - R, so every
     # frame's label has seen R frames (10 ms each) after it, across chunk boundaries; `tag` and the clients align
     # the outputs with the audio (drop the first R, flush R frames of silence at the end)
 
@@ -644,7 +651,7 @@ def load(path: str | Path, map_location: str = "cpu") -> PhoneTagger:
             raise CheckpointError(f"{path}: a damaged speechattn checkpoint: its {key!r} is "
                                   f"{'missing' if key not in payload else 'not a mapping'}")
     try:  # a damaged checkpoint is a failed input (exit 1), not a usage error
-        config = ModelConfig.from_dict(payload["config"], source=str(path))
+        config = ModelConfig.from_dict({**ABSENT_FROM_OLDER_CHECKPOINTS, **payload["config"]}, source=str(path))
     except ConfigError as error:  # the range checks of __post_init__ do not name the file
         named = str(error) if str(error).startswith(str(path)) else f"{path}: {error}"
         raise CheckpointError(f"{named} (in the checkpoint's config)") from None

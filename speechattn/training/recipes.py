@@ -11,13 +11,13 @@ from pathlib import Path
 
 from speechattn.config import checked_fields
 from speechattn.data.augment import AugmentConfig
+from speechattn.data.prepare import DataConfig, check_data
 from speechattn.errors import ConfigError
 from speechattn.files import read_bounded
 from speechattn.model.encoder import ModelConfig
 from speechattn.data.synth import SynthConfig
 
 MAX_RECIPE_BYTES = 16_000_000  # a recipe is a page of YAML: a huge file is not read whole
-CORPORA = ("synth", "speechocean762", "ljspeech", "asterisk", "timit", "textgrid", "htk")
 
 
 @dataclass(frozen=True)
@@ -88,21 +88,6 @@ class TrainConfig:
             raise ConfigError(f"train.device must be auto, cpu or cuda, not {self.device!r}")
         if self.precision not in ("auto", "fp32", "bf16", "fp16"):
             raise ConfigError(f"train.precision must be auto, fp32, bf16 or fp16, not {self.precision!r}")
-
-
-@dataclass(frozen=True)
-class DataConfig:
-    corpus: str = ""  # one of CORPORA; synth is built here (settings in the synth section)
-    root: str | None = None  # the corpus directory (not for synth)
-    textgrid_root: str | None = None  # textgrid: where the TextGrids are, mirroring root (default: root)
-    tier: str = "phones"  # textgrid: the phone tier's name
-    symbols: str = "arpabet"  # textgrid/htk: the labels' phone set: arpabet, timit or festival
-    output: str | None = None  # manifest directory (default: data/<recipe name>)
-    dev_speakers: float = 0.1  # share of speakers held out for dev
-    test_speakers: float = 0.1  # share held out for test (TIMIT: its own TEST part instead)
-    only_split: str | None = None  # put every utterance in this split (a dev-only set such as the asterisk prompts)
-    transcripts: str | None = None  # asterisk: the prompts' transcript file
-    seed: int = 0  # speaker split
 
 
 @dataclass(frozen=True)
@@ -222,32 +207,9 @@ def recipe_from_mapping(raw: dict, path: Path, recipe_name: str | None = None) -
             message = str(error)
             raise ConfigError(message if message.startswith(str(path)) else f"{path}: {message}") from None
     recipe = Recipe(name=recipe_name or path.stem, path=path, **sections)
-    _check_data(recipe)
+    check_data(recipe.data, path)
     weights, choices = recipe.train.chunk_weights, recipe.model.chunk_frames_choices
     if weights and len(weights) != len(choices):
         raise ConfigError(f"{path}: train.chunk_weights has {len(weights)} entries; model.chunk_frames_choices "
                           f"{list(choices)} needs one each")
     return recipe
-
-
-def _check_data(recipe: Recipe) -> None:
-    data, where = recipe.data, recipe.path
-    if data.corpus not in CORPORA:
-        raise ConfigError(f"{where}: data.corpus must be one of {', '.join(CORPORA)}, not {data.corpus!r}")
-    for key in ("root", "textgrid_root"):
-        value = getattr(data, key)
-        if key == "root" and not value and data.corpus not in ("synth", "asterisk"):
-            raise ConfigError(f"{where}: data.root is required: the {data.corpus} corpus directory")
-        if value and not Path(value).is_dir():
-            raise ConfigError(f"{where}: data.{key}: no such directory: {value}")
-    if data.only_split not in (None, "train", "dev", "test"):
-        raise ConfigError(f"{where}: data.only_split must be train, dev or test, not {data.only_split!r}")
-    if data.symbols not in ("arpabet", "timit", "festival"):
-        raise ConfigError(f"{where}: data.symbols must be arpabet, timit or festival, not {data.symbols!r}")
-    for key in ("dev_speakers", "test_speakers"):
-        if not 0 <= getattr(data, key) < 1:
-            raise ConfigError(f"{where}: data.{key} is a share of speakers, from 0 up to (not including) 1")
-    if data.dev_speakers + data.test_speakers >= 1:
-        raise ConfigError(f"{where}: data.dev_speakers + data.test_speakers leave no speaker for training")
-
-
