@@ -1,6 +1,6 @@
 """Choose the bigram decoder's settings on held-out data, beside the hysteresis segmenter.
 
-Streams each utterance of the given manifests through an ONNX model once (chunk 8), then scores
+Streams each utterance of the given manifests through an ONNX model once (its default chunk), then scores
 frame accuracy and PER for the hysteresis rule at several --min-frames and for the decoder over a
 grid of (min_frames, lm_weight, insertion_penalty).  Tune on held-out data that is not a judging set
 (the synthetic dev voices), then judge on the real sets.
@@ -28,12 +28,13 @@ def main() -> None:
     parser.add_argument("model")
     parser.add_argument("manifests", nargs="+", type=Path)
     parser.add_argument("--limit", type=int, default=300, help="utterances per manifest")
-    parser.add_argument("--chunk-frames", type=int, default=8)
+    parser.add_argument("--chunk-frames", type=int, default=None, help="default: the model's own")
     args = parser.parse_args()
 
     from speechattn_export.stream_client import StreamingModel
 
     model = StreamingModel(args.model, num_threads=1)
+    args.chunk_frames = args.chunk_frames or model.default_chunk_frames
     items = []
     for manifest in args.manifests:
         cuts = list(cuts_from_manifests(recordings_beside(manifest), manifest))[: args.limit]

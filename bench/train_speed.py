@@ -1,9 +1,8 @@
 """Training throughput on this machine: frames/s of the data path alone, of the training step alone
-(fixed batches, no loading) and end to end (loader workers feeding the step), for a recipe, beside the
-data path as it was before the audio store (decode and augment whole utterances on every access,
-simulate a new room every draw) measured in the same run.
+(fixed batches, no loading) and end to end (loader workers feeding the step), for a recipe; compare recipes or
+settings by running it for each on the same machine.
 
-    python bench/train_speed.py recipes/default.yaml [--steps 12] [--set model.frame_subsampling=4 ...]
+    python bench/train_speed.py recipes/default.yaml [--steps 12] [--set model.frame_subsampling=1 ...]
 
 Also prints where one step's time goes (data wait, frontend + SpecAugment, forward, backward, optimizer).
 """
@@ -12,42 +11,9 @@ from __future__ import annotations
 
 import argparse
 import time
+from pathlib import Path
 
-import numpy as np
 import torch
-
-
-class BaselineDataset:
-    """The data path before the audio store, kept here to measure against: every item decodes its whole
-    utterance through lhotse (speed perturbation included), augments all of it with a freshly simulated room
-    and babble decoded from three other utterances, and only then crops."""
-
-    def __init__(self, new):
-        self.new = new
-
-    def __len__(self):
-        return len(self.new)
-
-    def __getitem__(self, index):
-        from speechattn.audio import HOP_SAMPLES, SAMPLE_RATE, num_frames
-        from speechattn.data.augment import augment_waveform
-        from speechattn.data.dataset import _labels, cut_audio
-
-        dataset = self.new
-        rng = np.random.default_rng([dataset.seed, 0, index])  # epoch 0, as dataset[index]
-        cut, config = dataset.cuts[index], dataset.augment
-        factor = float(rng.choice(config.speed_factors))
-        if factor != 1.0:
-            cut = cut.perturb_speed(factor)
-        audio = cut_audio(cut)
-        labels = _labels(dataset.intervals[index], num_frames(len(audio)), factor)
-        others = rng.choice(len(dataset.cuts), size=3, replace=False)
-        audio = augment_waveform(audio, rng, config, [cut_audio(dataset.cuts[i]) for i in others])
-        crop = int(dataset.crop_seconds * SAMPLE_RATE) // HOP_SAMPLES
-        if len(labels) > crop:
-            start = int(rng.integers(0, len(labels) - crop + 1))
-            audio, labels = audio[start * HOP_SAMPLES : (start + crop) * HOP_SAMPLES], labels[start : start + crop]
-        return audio, labels
 
 
 def main() -> None:
@@ -55,7 +21,6 @@ def main() -> None:
     parser.add_argument("recipe")
     parser.add_argument("--steps", type=int, default=12, help="timed steps per measurement (after 2 warm-up steps)")
     parser.add_argument("--set", action="append", default=[], metavar="SECTION.KEY=VALUE")
-    parser.add_argument("--no-baseline", action="store_true", help="skip the old data path (it is slow)")
     args = parser.parse_args()
 
     from speechattn.cli.common import parse_overrides as _parse_overrides
@@ -71,7 +36,8 @@ def main() -> None:
     print(f"recipe {args.recipe}: batch {config.batch_size} x {config.crop_seconds} s crops, "
           f"{config.loader_workers} loader workers, torch threads {torch.get_num_threads()}")
     started = time.perf_counter()
-    cuts = load_cuts(list(config.sets), "train")
+    own = str(Path(recipe.data.output or Path("data") / recipe.name) / recipe.name)  # "" in train.sets: the recipe's
+    cuts = load_cuts([prefix or own for prefix in config.sets], "train")
     store = AudioStore(cuts, config.audio_cache, progress=True)
     print(f"{len(cuts)} training utterances; audio store ready in {time.perf_counter() - started:.1f} s "
           f"(first run decodes, later runs reuse)")
@@ -145,19 +111,12 @@ def main() -> None:
 
     rows = []
     rows.append(("data path alone (audio store, per-crop augmentation)", data_path(dataset, args.steps)))
-    if not args.no_baseline:
-        rows.append(("data path alone, before (whole utterances, decoded each time)",
-                     data_path(BaselineDataset(dataset), args.steps)))
     rows.append(("training step alone (no loading)", step_alone(args.steps)))
     rows.append(("end to end", end_to_end(dataset, args.steps)))
     breakdown = dict(parts)
-    if not args.no_baseline:
-        rows.append(("end to end, before", end_to_end(BaselineDataset(dataset), args.steps)))
     print(f"\n{'measure':<66} {'frames/s':>10}")
     for name, rate in rows:
         print(f"{name:<66} {rate:>10,.0f}")
-    if not args.no_baseline:
-        print(f"end to end, now / before: {rows[3][1] / rows[4][1]:.2f} x")
     total = sum(breakdown.values())
     print(f"\nwhere an end-to-end step's time goes ({args.steps} steps, {total / args.steps:.2f} s per step):")
     for name, seconds in breakdown.items():

@@ -1,9 +1,8 @@
 """What bad input gets: the catalogue.  Each test names the mistake, and asserts the refusal (exit status,
 the one line), that nothing was lost or overwritten, and that nothing was run that should not have been.
 
-Numbers refer to the reliability issue's list: 1-2 run directories, 3 output names, 4 over-full-scale
-audio, 5 resuming with other settings, 6 manifests that would run commands, 7 tracebacks turned into
-one line, 8 pictures of long files, 9 the smaller ones.
+In order: run directories, output names, over-full-scale audio, resuming with other settings, manifests that would
+run commands, user mistakes in one line, pictures of long files, out-of-range numbers and the smaller ones.
 """
 
 from __future__ import annotations
@@ -52,20 +51,20 @@ def contents(directory: Path) -> dict:
 
 
 # 1 ------------------------------------------------------------------------------------------------------
-def test_1_training_into_an_earlier_run_is_refused_and_loses_nothing(capsys, earlier_run):
+def test_training_into_an_earlier_run_is_refused_and_loses_nothing(capsys, earlier_run):
     before = contents(earlier_run)
     line = refused(capsys, "train", "recipes/tiny.yaml", "--out", earlier_run, status=2)
     assert "holds an earlier run (last.pt, best.pt, train.csv)" in line and "--resume" in line and "--overwrite" in line
     assert contents(earlier_run) == before
 
 
-def test_1_resume_and_overwrite_together_are_refused(capsys, earlier_run):
+def test_resume_and_overwrite_together_are_refused(capsys, earlier_run):
     assert "give one of them" in refused(capsys, "train", "recipes/tiny.yaml", "--out", earlier_run, "--resume",
                                          "--overwrite", status=2)
 
 
 # 2 ------------------------------------------------------------------------------------------------------
-def test_2_a_second_training_into_a_locked_run_directory_is_refused(capsys, tmp_path):
+def test_a_second_training_into_a_locked_run_directory_is_refused(capsys, tmp_path):
     import fcntl
 
     out = tmp_path / "run"
@@ -79,7 +78,7 @@ def test_2_a_second_training_into_a_locked_run_directory_is_refused(capsys, tmp_
     assert sorted(p.name for p in out.iterdir()) == [".lock"]
 
 
-def test_2_a_stale_lock_from_a_crashed_run_is_reported_and_taken_over(tmp_path, caplog):
+def test_a_stale_lock_from_a_crashed_run_is_reported_and_taken_over(tmp_path, caplog):
     from speechattn.training.train import RunDirectory
 
     out = tmp_path / "run"
@@ -92,7 +91,7 @@ def test_2_a_stale_lock_from_a_crashed_run_is_reported_and_taken_over(tmp_path, 
 
 
 # 3 ------------------------------------------------------------------------------------------------------
-def test_3_inputs_sharing_a_stem_get_distinct_outputs(capsys, tmp_path, tiny_onnx):
+def test_inputs_sharing_a_stem_get_distinct_outputs(capsys, tmp_path, tiny_onnx):
     audio = speechlike_signal(0.5, seed=3)
     for relative in ("a.wav", "a.flac", "d1/x.wav", "d2/x.wav"):
         (tmp_path / relative).parent.mkdir(exist_ok=True)
@@ -107,7 +106,7 @@ def test_3_inputs_sharing_a_stem_get_distinct_outputs(capsys, tmp_path, tiny_onn
 
 
 # 4 ------------------------------------------------------------------------------------------------------
-def test_4_float_audio_over_full_scale_is_clipped_with_a_warning_and_the_batch_goes_on(capsys, caplog, tmp_path,
+def test_float_audio_over_full_scale_is_clipped_with_a_warning_and_the_batch_goes_on(capsys, caplog, tmp_path,
                                                                                       tiny_onnx):
     loud = 2.5 * speechlike_signal(1.0, seed=4) / np.abs(speechlike_signal(1.0, seed=4)).max()
     sf.write(tmp_path / "loud.wav", loud.astype(np.float32), 16000, subtype="FLOAT")
@@ -122,7 +121,7 @@ def test_4_float_audio_over_full_scale_is_clipped_with_a_warning_and_the_batch_g
 
 
 # 5 ------------------------------------------------------------------------------------------------------
-def test_5_resume_with_other_model_settings_is_refused_naming_the_keys(capsys, tmp_path):
+def test_resume_with_other_model_settings_is_refused_naming_the_keys(capsys, tmp_path):
     from speechattn.training.recipes import load_recipe
     from speechattn.training.train import write_recipe
 
@@ -136,7 +135,7 @@ def test_5_resume_with_other_model_settings_is_refused_naming_the_keys(capsys, t
     assert "model.num_layers (2 there, 3 here)" in line and "model.model_dim (64 there, 32 here)" in line
 
 
-def test_5_resume_from_an_init_checkpoint_is_refused(capsys, tmp_path):
+def test_resume_from_an_init_checkpoint_is_refused(capsys, tmp_path):
     out = tmp_path / "run"
     out.mkdir()
     assert main(["init", "-o", str(out / "last.pt"), "--set", "num_layers=1", "--set", "model_dim=16"]) == 0
@@ -159,7 +158,7 @@ def command_manifest(tmp_path: Path, payload: Path) -> Path:
     return tmp_path / "x_supervisions_dev.jsonl.gz"
 
 
-def test_6_a_manifest_that_would_run_a_command_is_refused_and_runs_nothing(capsys, tmp_path, tiny_onnx):
+def test_a_manifest_that_would_run_a_command_is_refused_and_runs_nothing(capsys, tmp_path, tiny_onnx):
     payload = tmp_path / "payload"
     manifest = command_manifest(tmp_path, payload)
     line = refused(capsys, "eval", tiny_onnx, manifest)
@@ -167,7 +166,7 @@ def test_6_a_manifest_that_would_run_a_command_is_refused_and_runs_nothing(capsy
     assert not payload.exists()
 
 
-def test_6_the_user_may_opt_in_to_command_sources(capsys, tmp_path, tiny_onnx):
+def test_the_user_may_opt_in_to_command_sources(capsys, tmp_path, tiny_onnx):
     payload = tmp_path / "payload"
     main(["eval", str(tiny_onnx), str(command_manifest(tmp_path, payload)), "--allow-command-sources"])
     assert payload.exists()  # the command ran, because the user said so
@@ -175,7 +174,7 @@ def test_6_the_user_may_opt_in_to_command_sources(capsys, tmp_path, tiny_onnx):
 
 
 # 7 ------------------------------------------------------------------------------------------------------
-def test_7_a_one_sample_file_as_textgrid_is_one_line(capsys, tmp_path, tiny_onnx):
+def test_a_one_sample_file_as_textgrid_is_one_line(capsys, tmp_path, tiny_onnx):
     sf.write(tmp_path / "one.wav", np.array([0.1], dtype=np.float32), 16000)
     assert main(["transcribe", str(tmp_path / "one.wav"), "--model", str(tiny_onnx), "--format", "textgrid"]) == 1
     err = capsys.readouterr().err
@@ -188,7 +187,7 @@ def test_7_a_one_sample_file_as_textgrid_is_one_line(capsys, tmp_path, tiny_onnx
                                   "init to a missing directory", "eval of a non-ONNX file",
                                   "eval of an ONNX file that is not ours", "init with no layers",
                                   "--set below a setting"])
-def test_7_user_mistakes_that_used_to_be_tracebacks(capsys, tmp_path, tiny_onnx, case):
+def test_user_mistakes_are_one_line_not_a_traceback(capsys, tmp_path, tiny_onnx, case):
     import onnx
     from onnx import TensorProto, helper
 
@@ -217,7 +216,7 @@ def test_7_user_mistakes_that_used_to_be_tracebacks(capsys, tmp_path, tiny_onnx,
     assert expected in refused(capsys, *args, status=status)
 
 
-def test_7_eval_of_a_garbage_onnx_file_is_one_line(capsys, tmp_path):
+def test_eval_of_a_garbage_onnx_file_is_one_line(capsys, tmp_path):
     (tmp_path / "garbage.onnx").write_bytes(b"\x08\x07garbage")
     (tmp_path / "s_supervisions_dev.jsonl.gz").write_bytes(b"not gzip")
     (tmp_path / "s_recordings_dev.jsonl.gz").write_bytes(b"not gzip")
@@ -226,7 +225,7 @@ def test_7_eval_of_a_garbage_onnx_file_is_one_line(capsys, tmp_path):
 
 
 @pytest.mark.parametrize("problem", ["empty", "not gzip"])
-def test_7_training_on_an_empty_or_unreadable_manifest_is_one_line(capsys, tmp_path, problem):
+def test_training_on_an_empty_or_unreadable_manifest_is_one_line(capsys, tmp_path, problem):
     from lhotse import RecordingSet, SupervisionSet
 
     prefix = tmp_path / "d" / "x"
@@ -242,7 +241,7 @@ def test_7_training_on_an_empty_or_unreadable_manifest_is_one_line(capsys, tmp_p
     assert ("no training utterances" if problem == "empty" else "not a readable lhotse manifest") in line
 
 
-def test_7_a_full_disk_during_a_checkpoint_is_named_and_leaves_no_temporary(tmp_path, monkeypatch):
+def test_a_full_disk_during_a_checkpoint_is_named_and_leaves_no_temporary(tmp_path, monkeypatch):
     import torch
 
     from conftest import random_model
@@ -259,7 +258,7 @@ def test_7_a_full_disk_during_a_checkpoint_is_named_and_leaves_no_temporary(tmp_
 
 
 # 8 ------------------------------------------------------------------------------------------------------
-def test_8_no_picture_of_a_file_longer_than_the_plot_limit(capsys, tmp_path, tiny_onnx, monkeypatch):
+def test_no_picture_of_a_file_longer_than_the_plot_limit(capsys, tmp_path, tiny_onnx, monkeypatch):
     from speechattn.runtime import transcribe
 
     monkeypatch.setattr(transcribe, "PLOT_MAX_SECONDS", 2)
@@ -276,11 +275,11 @@ def test_8_no_picture_of_a_file_longer_than_the_plot_limit(capsys, tmp_path, tin
     (["transcribe", SAMPLE, "--threads", "-1"], "'--threads': -1 is not in the range 1<=x<=256"),
     (["eval", "m.onnx", "x.jsonl.gz", "--limit", "0"], "'--limit': 0 is not in the range x>=1"),
 ])
-def test_9_out_of_range_numbers_are_refused(capsys, args, expected):
+def test_out_of_range_numbers_are_refused(capsys, args, expected):
     assert expected in refused(capsys, *args, status=2)
 
 
-def test_9_eval_of_a_checkpoint_refuses_a_chunk_size_it_was_not_trained_for(capsys, tmp_path, tiny_model):
+def test_eval_of_a_checkpoint_refuses_a_chunk_size_it_was_not_trained_for(capsys, tmp_path, tiny_model):
     from speechattn.model.encoder import save_checkpoint
 
     save_checkpoint(tiny_model, tmp_path / "m.pt")
@@ -290,7 +289,7 @@ def test_9_eval_of_a_checkpoint_refuses_a_chunk_size_it_was_not_trained_for(caps
     assert "chunk size(s) [5] not trained for" in line
 
 
-def test_9_recipes_accept_3e_3_and_refuse_a_key_given_twice(tmp_path):
+def test_recipes_accept_3e_3_and_refuse_a_key_given_twice(tmp_path):
     from speechattn.errors import ConfigError
     from speechattn.training.recipes import load_recipe
 
@@ -301,7 +300,7 @@ def test_9_recipes_accept_3e_3_and_refuse_a_key_given_twice(tmp_path):
         load_recipe(tmp_path / "d.yaml")
 
 
-def test_9_a_truncated_wav_is_transcribed_with_a_warning(capsys, caplog, tmp_path, tiny_onnx):
+def test_a_truncated_wav_is_transcribed_with_a_warning(capsys, caplog, tmp_path, tiny_onnx):
     sf.write(tmp_path / "t.wav", speechlike_signal(1.0, seed=9), 16000, subtype="PCM_16")
     data = (tmp_path / "t.wav").read_bytes()
     (tmp_path / "t.wav").write_bytes(data[: len(data) // 2])  # the header still announces 1 s
@@ -310,13 +309,13 @@ def test_9_a_truncated_wav_is_transcribed_with_a_warning(capsys, caplog, tmp_pat
     assert "the header announces 1.00 s but the file holds 0.50 s (truncated?)" in err + caplog.text
 
 
-def test_9_a_garbage_checkpoint_is_one_line_without_torch_internals(capsys, tmp_path):
+def test_a_garbage_checkpoint_is_one_line_without_torch_internals(capsys, tmp_path):
     (tmp_path / "g.pt").write_bytes(b"PK\x03\x04 garbage")
     line = refused(capsys, "export", tmp_path / "g.pt", "-o", tmp_path / "g.onnx")
     assert "g.pt: not a readable checkpoint" in line and "file an issue" not in line
 
 
-def test_9_missing_onnxruntime_says_how_to_install_it(tmp_path):
+def test_missing_onnxruntime_says_how_to_install_it(tmp_path):
     blocker = ("import sys\nclass Block:\n    def find_spec(self, name, path=None, target=None):\n"
                "        if name.split('.')[0] == 'onnxruntime':\n"
                "            raise ModuleNotFoundError(f'No module named {name!r}', name=name)\n"
@@ -327,7 +326,7 @@ def test_9_missing_onnxruntime_says_how_to_install_it(tmp_path):
 
 
 @pytest.mark.slow
-def test_9_training_without_dev_data_says_so(capsys, caplog, tmp_path):
+def test_training_without_dev_data_says_so(capsys, caplog, tmp_path):
     from lhotse import Recording, RecordingSet, SupervisionSet
 
     from speechattn.data.corpora import _supervision

@@ -1,8 +1,8 @@
 """Frame accuracy against the streaming chunk, per real set, for one or more reports of bench/default_model.sh:
 the streaming gap as a picture.
 
-    python tools/plot_chunk_accuracy.py runs/round4/report runs/round3/report --label "round 4" --label "round 3" \
-        -o docs/default-chunk-accuracy.png
+    python tools/plot_chunk_accuracy.py runs/new/report runs/default/report --label new --label default \
+        -o chunk-accuracy.png
 """
 
 from __future__ import annotations

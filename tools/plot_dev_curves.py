@@ -1,6 +1,6 @@
 """Dev curves of several training runs in one picture (frame accuracy and PER at the default chunk).
 
-    python tools/plot_dev_curves.py runs/A runs/B [--label A --label B] [--reference 0.765 "round 3"] -o docs/x.png
+    python tools/plot_dev_curves.py runs/A runs/B [--label A --label B] [--reference 0.790 "default"] -o curves.png
 """
 
 from __future__ import annotations

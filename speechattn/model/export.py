@@ -131,7 +131,7 @@ def _gate_stream_start(path: Path) -> None:
 
     Traced, `PhoneTagger.step`'s start (each cache replaced by the silence caches where cached_frames is 0) is a
     Gather of the primed caches for the chunk size and a Where over each whole cache on every call: about 5 % of a
-    40 ms call (docs/benchmarks.md, round 17).  Here those nodes (every Where that reads a cache input, and the
+    40 ms call (docs/benchmarks.md, "The stream start").  Here those nodes (every Where that reads a cache input, and the
     nodes that feed nothing else) move into the then-branch of an If on "any row has cached_frames 0"; the
     else-branch passes the caches through.  Either branch gives exactly what the Where gave, row by row."""
     import onnx
