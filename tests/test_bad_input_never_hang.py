@@ -203,6 +203,16 @@ def test_visemes_json_takes_the_memory_json_takes(tmp_path, tiny_onnx, capsys):
     ("train.normalization_items=-5", "train.normalization_items must be from 1 to 100,000, not -5"),
     ("train.batch_size=1000000000", "train.batch_size must be from 1 to 4,096"),
     ("model.frontend.num_mel_bins=100000", "frontend.num_mel_bins must be from 1 to 256"),
+    ("augment.freq_masks=1000000000", "augment.freq_masks must be from 0 to 20, not 1,000,000,000"),
+    ("augment.time_mask_frames=-1", "augment.time_mask_frames must be from 0 to 1,000, not -1"),
+    ("augment.speed_factors=[1000000000]", "augment.speed_factors must list factors from 0.5 to 2"),
+    ("augment.rt60_seconds=[0,100000]", "augment.rt60_seconds must lie from 0.01 to 10"),
+    ("synth.hours=1e9", "synth.hours must be above 0 and at most 10,000"),
+    ("synth.workers=100000", "synth.workers must be from 1 to 256, not 100,000"),
+    ("synth.words_per_utterance=[0,1000000]", "synth.words_per_utterance must lie from 0 to 200"),
+    ("synth.comma_share=5", "synth.comma_share is a share, from 0 to 1, not 5"),
+    ("synth.seed=-1", "synth.seed must be from 0 to 4,294,967,295, not -1"),
+    ("data.seed=100000000000000000000000", "data.seed must be from 0 to 4,294,967,295"),
 ])
 def test_every_recipe_number_has_a_range_checked_before_any_work(capsys, tmp_path, setting, message):
     line = refused(capsys, "train", "tiny", "--out", tmp_path / "run", "--set", setting, status=2)

@@ -66,7 +66,7 @@ def test_speaker_split_is_deterministic_by_seed():
 @pytest.mark.parametrize("text, message", [
     ("data: [1, 2]", "section data must be a mapping"),
     ("trainer: {}\n", "unknown section(s): trainer"),
-    ("data: {corpus: synth}\nsynth: {hours: 0}\n", "synth.hours must be positive"),
+    ("data: {corpus: synth}\nsynth: {hours: 0}\n", "synth.hours must be above 0"),
     ("data: {corpus: synth, only_split: holdout}\n", "data.only_split must be train, dev or test"),
     ("data: {corpus: synth}\naugment: {noise_probability: 1.5}\n", "augment.noise_probability is a probability"),
     ("data: {corpus: synth}\naugment: {snr_db: [30, 0]}\n", "augment.snr_db must be [low, high]"),

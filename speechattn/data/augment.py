@@ -49,8 +49,15 @@ class AugmentConfig:
                 raise ConfigError(f"augment.{key} must be [low, high], not {list(low_high)}")
         if self.room_pool < 0:
             raise ConfigError("augment.room_pool must be >= 0")
-        if not self.speed_factors or min(self.speed_factors) <= 0:
-            raise ConfigError("augment.speed_factors must list factors above 0")
+        if not self.speed_factors or not all(0.5 <= f <= 2 for f in self.speed_factors):
+            raise ConfigError(f"augment.speed_factors must list factors from 0.5 to 2, not {list(self.speed_factors)}")
+        for key, low, high in (("gain_db", -120, 60), ("rt60_seconds", 0.01, 10), ("snr_db", -30, 120)):
+            if not low <= getattr(self, key)[0] <= getattr(self, key)[1] <= high:
+                raise ConfigError(f"augment.{key} must lie from {low} to {high}, not {list(getattr(self, key))}")
+        for key, high in (("freq_masks", 20), ("freq_mask_bins", 80), ("time_masks", 100), ("time_mask_frames", 1000),
+                          ("room_pool", 10_000)):
+            if not 0 <= getattr(self, key) <= high:
+                raise ConfigError(f"augment.{key} must be from 0 to {high:,}, not {getattr(self, key):,}")
 
 
 def apply_gain(audio: np.ndarray, rng: np.random.Generator, config: AugmentConfig) -> np.ndarray:

@@ -91,6 +91,8 @@ def check_data(data: DataConfig, where: str | Path) -> None:
     for key in ("dev_speakers", "test_speakers"):
         if not 0 <= getattr(data, key) < 1:
             raise ConfigError(f"{where}: data.{key} is a share of speakers, from 0 up to (not including) 1")
+    if not 0 <= data.seed <= 2**32 - 1:
+        raise ConfigError(f"{where}: data.seed must be from 0 to {2**32 - 1:,}, not {data.seed:,}")
     if data.dev_speakers + data.test_speakers >= 1:
         raise ConfigError(f"{where}: data.dev_speakers + data.test_speakers leave no speaker for training")
 

@@ -326,8 +326,20 @@ class SynthConfig:
             low_high = getattr(self, key)
             if len(low_high) != 2 or low_high[0] > low_high[1] or low_high[0] < 0:
                 raise ConfigError(f"synth.{key} must be [low, high] with 0 <= low <= high, not {list(low_high)}")
-        if self.hours <= 0:
-            raise ConfigError("synth.hours must be positive")
+        if not 0 < self.hours <= 10_000:
+            raise ConfigError(f"synth.hours must be above 0 and at most 10,000, not {self.hours:,}")
+        for key, high in (("words_per_utterance", 200), ("rate_wpm", 1000), ("pitch", 100), ("pitch_range", 100),
+                          ("edge_silence_seconds", 60)):
+            if getattr(self, key)[1] > high:
+                raise ConfigError(f"synth.{key} must lie from 0 to {high:,}, not {list(getattr(self, key))}")
+        if self.words_per_utterance[0] < 1:
+            raise ConfigError("synth.words_per_utterance must be at least 1 word")
+        for key in ("frequent_word_share", "comma_share"):
+            if not 0 <= getattr(self, key) <= 1:
+                raise ConfigError(f"synth.{key} is a share, from 0 to 1, not {getattr(self, key)}")
+        for key, low, high in (("workers", 1, 256), ("seed", 0, 2**32 - 1)):
+            if not low <= getattr(self, key) <= high:
+                raise ConfigError(f"synth.{key} must be from {low:,} to {high:,}, not {getattr(self, key):,}")
         if self.rate_wpm[0] == 0:
             raise ConfigError("synth.rate_wpm must be above 0")
 
