@@ -241,6 +241,35 @@ def test_training_on_an_empty_or_unreadable_manifest_is_one_line(capsys, tmp_pat
     assert ("no training utterances" if problem == "empty" else "not a readable lhotse manifest") in line
 
 
+@pytest.mark.parametrize("damage, message", [
+    (lambda item: item.update(duration=-3.0), "duration -3.0 (must be above 0)"),
+    (lambda item: item["alignment"]["phone"][0].__setitem__(0, "QQ"), "phone 'QQ' is not one of the 40 phones"),
+    (lambda item: item["alignment"]["phone"][0].__setitem__(2, -0.5), "lasts more than 0 s"),
+    (lambda item: item["alignment"]["phone"][0].__setitem__(1, 1e9), "starts after the utterance ends"),
+], ids=["negative duration", "unknown phone", "negative phone duration", "phone after the end"])
+def test_training_on_a_manifest_with_impossible_values_is_one_line_and_leaves_nothing(capsys, tmp_path, damage,
+                                                                                      message):
+    """These reached lhotse or the label builder as an assertion (an "internal error") or, for the last two, became
+    silent garbage labels; eval refused them already, train now does the same before any work."""
+    import gzip
+
+    prefix = tmp_path / "d" / "x"
+    prefix.parent.mkdir()
+    sf.write(tmp_path / "a.wav", speechlike_signal(1.0, seed=5), 16000)
+    recording = {"id": "a", "sources": [{"type": "file", "channels": [0], "source": str(tmp_path / "a.wav")}],
+                 "sampling_rate": 16000, "num_samples": 16000, "duration": 1.0, "channel_ids": [0]}
+    supervision = {"id": "a", "recording_id": "a", "start": 0.0, "duration": 1.0, "channel": 0, "speaker": "s",
+                   "alignment": {"phone": [["AE", 0.0, 0.5, None], ["T", 0.5, 0.5, None]]}}
+    damage(supervision)
+    for split in ("train", "dev"):
+        for kind, item in (("recordings", recording), ("supervisions", supervision)):
+            with gzip.open(f"{prefix}_{kind}_{split}.jsonl.gz", "wt") as f:
+                f.write(json.dumps(item) + "\n")
+    line = refused(capsys, "train", "recipes/tiny.yaml", "--out", tmp_path / "run", "--set", f"train.sets=[{prefix}]")
+    assert message in line and "x_supervisions_train.jsonl.gz:1: a:" in line
+    assert not (tmp_path / "run").exists()  # refused before any work: no run directory left behind
+
+
 def test_a_full_disk_during_a_checkpoint_is_named_and_leaves_no_temporary(tmp_path, monkeypatch):
     import torch
 

@@ -114,7 +114,7 @@ def load_onnx(model_path: Path, threads: int | None = None):
 
 def manifest_cuts(paths: list[Path], limit: int | None = None, allow_command_sources: bool = False):
     from speechattn.data.dataset import cuts_from_manifests
-    from speechattn.data.manifests import recordings_beside
+    from speechattn.data.manifests import check_manifest_values, recordings_beside
     from speechattn.files import refuse_special
 
     cuts = []
@@ -132,46 +132,6 @@ def manifest_cuts(paths: list[Path], limit: int | None = None, allow_command_sou
     if not cuts:
         raise SpeechattnError(f"{', '.join(map(str, paths))}: no utterances")
     return cuts[:limit] if limit else cuts
-
-
-def check_manifest_values(path: Path) -> None:
-    """One line naming the manifest, its line and item for a value no recording has, which lhotse would meet deep
-    inside as an assertion or an index error: a duration or sample count that is not above 0, a negative or
-    non-finite start, a phone outside the inventory.  Read line by line (gzip, JSON), so memory stays bounded; a
-    file that is no manifest is left to the manifest reader to name."""
-    import gzip
-    import json
-    import math
-
-    from speechattn.data.corpora import IGNORED_SYMBOL
-    from speechattn.phones import PHONES
-
-    known = {*PHONES, IGNORED_SYMBOL}
-
-    def positive(value) -> bool:
-        return isinstance(value, (int, float)) and math.isfinite(value) and value > 0
-
-    try:
-        with gzip.open(path, "rt", encoding="utf-8") as lines:
-            for number, line in enumerate(lines, 1):
-                item = json.loads(line)
-                if not isinstance(item, dict):
-                    return
-                where = f"{path}:{number}: {item.get('id', '?')}"
-                for key in ("duration", "sampling_rate", "num_samples"):
-                    if key in item and not positive(item[key]):
-                        raise SpeechattnError(f"{where}: {key} {item[key]!r} (must be above 0)")
-                start = item.get("start", 0.0)
-                if not (isinstance(start, (int, float)) and math.isfinite(start) and start >= 0):
-                    raise SpeechattnError(f"{where}: start {start!r} (must be 0 or more)")
-                alignment = item.get("alignment") if isinstance(item.get("alignment"), dict) else {}
-                for entry in alignment.get("phone") or []:
-                    symbol = entry[0] if isinstance(entry, list) and entry else entry
-                    if symbol not in known:
-                        raise SpeechattnError(f"{where}: phone {symbol!r} is not one of the {len(PHONES)} phones "
-                                              "(speechattn prepare maps a corpus's phones into them)")
-    except (OSError, EOFError, ValueError):  # not gzip or not JSON lines: the manifest reader says so
-        return
 
 
 class ChunkSizes(click.ParamType):

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import click
 
-from speechattn.cli.common import (PATH, check_manifest_values, check_writable, command_sources_option, manifest_cuts,
+from speechattn.cli.common import (PATH, check_writable, command_sources_option, manifest_cuts,
                                    option, parse_overrides, progress_wanted, refuse_overwriting_inputs, seed_option,
                                    set_option)
 from speechattn.errors import SpeechattnError, UsageError
@@ -51,7 +51,7 @@ def _png(plot: Path | None) -> None:
 def data_stats(manifest, plot):
     """Utterances, speakers, hours and 10 ms frames per phone of a supervisions manifest."""
     from speechattn.data.datastats import format_stats, manifest_stats, plot_phone_distribution
-
+    from speechattn.data.manifests import check_manifest_values
     from speechattn.files import refuse_special
 
     _png(plot)

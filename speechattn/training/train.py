@@ -28,7 +28,7 @@ from pathlib import Path
 import numpy as np
 import torch
 
-from speechattn.data.manifests import manifest_pair
+from speechattn.data.manifests import check_manifest_values, manifest_pair
 from speechattn.training.recipes import TrainConfig
 from speechattn.errors import ConfigError, SpeechattnError, UsageError
 from speechattn.audio import HOP_SAMPLES
@@ -46,6 +46,8 @@ def load_cuts(prefixes: list[str], split: str, allow_command_sources: bool = Fal
         recordings, supervisions = manifest_pair(prefix, split)
         if not supervisions.exists():
             raise SpeechattnError(f"{supervisions}: no such manifest; run `speechattn prepare` first")
+        for manifest in (supervisions, recordings):
+            check_manifest_values(manifest)
         cuts += list(cuts_from_manifests(recordings, supervisions, allow_command_sources))
     return cuts
 
@@ -273,7 +275,7 @@ class RunDirectory:
     runs is reported as a crashed run and taken over."""
 
     def __init__(self, out: Path, rank: int) -> None:
-        self.out, self.rank, self.handle = out, rank, None
+        self.out, self.rank, self.handle, self.created = out, rank, None, False
 
     def __enter__(self) -> "RunDirectory":
         if self.rank != 0:
@@ -281,6 +283,7 @@ class RunDirectory:
         import fcntl
 
         try:
+            self.created = not self.out.exists()
             self.out.mkdir(parents=True, exist_ok=True)
             lock = self.out / ".lock"
             self.handle = open(lock, "a+")
@@ -305,11 +308,14 @@ class RunDirectory:
         self.handle.flush()
         return self
 
-    def __exit__(self, *exc) -> None:
+    def __exit__(self, kind, *exc) -> None:
         if self.handle is not None:
             self.handle.seek(0)
             self.handle.truncate()  # an empty lock file: released cleanly
             self.handle.close()
+            if kind is not None and self.created and [p.name for p in self.out.iterdir()] == [".lock"]:
+                (self.out / ".lock").unlink()  # refused before it wrote anything: leave nothing behind
+                self.out.rmdir()
 
     def earlier_run(self) -> list[str]:
         return [name for name in RUN_FILES if (self.out / name).exists()]
