@@ -418,6 +418,44 @@ def test_node_reads_a_long_wav_in_blocks(tmp_path, tiny_onnx):
     assert peaks["five"] < peaks["ten"] + 15 * 1024, peaks
 
 
+def test_node_keeps_an_hour_of_mouth_weights_in_bounded_memory_and_prints_the_same_json(tmp_path, tiny_onnx):
+    """--visemes kept each frame's weights as an array of numbers until the end (half an hour of oculus weights: 290
+    MB against 173 MB for the segments alone); now 2 bytes a number and written in pieces (196 MB), byte for byte
+    what JSON.stringify of the whole document gave."""
+    import numpy as np
+    import soundfile as sf
+
+    from speechattn.audio import speechlike_signal
+
+    node_runtime_installed()
+    sf.write(tmp_path / "long.wav", np.tile(speechlike_signal(30.0, seed=3), 40), 16000, subtype="PCM_16")  # 20 min
+    measure = ("import resource, subprocess, sys; subprocess.run(sys.argv[1:], check=True, stdout=open(sys.argv[-1] + "
+               "'.json', 'w')); print(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss)")
+    peaks = {}
+    for options in ((), ("--visemes", "oculus")):
+        result = subprocess.run([sys.executable, "-c", measure, NODE, "export/node/transcribe.mjs", "--model",
+                                 str(tiny_onnx), *options, str(tmp_path / "long.wav")],
+                                cwd=ROOT, capture_output=True, text=True, timeout=300)
+        assert result.returncode == 0, result.stderr
+        peaks[options] = int(result.stdout.strip())  # KiB
+    document = json.loads((tmp_path / "long.wav.json").read_text())
+    assert len(document["weights"]) == 120_000 and len(document["weights"][0]) == 15
+    # 120,000 rows of 15 weights: 3.6 MB as 2-byte thousandths; as arrays of numbers they took over 60 MB more
+    assert peaks[("--visemes", "oculus")] < peaks[()] + 25 * 1024, peaks
+
+
+def test_node_reports_a_full_or_closed_standard_output_and_not_a_reader_that_stops_early():
+    node_runtime_installed()
+    with open("/dev/full", "w") as full:
+        result = subprocess.run([NODE, "export/node/transcribe.mjs", str(SAMPLE)], cwd=ROOT, stdout=full,
+                                stderr=subprocess.PIPE, text=True, timeout=120)
+    assert result.returncode == 1 and result.stderr.strip() == \
+        "error: cannot write standard output (No space left on device)", result.stderr
+    piped = subprocess.run(f"{NODE} export/node/transcribe.mjs --visemes oculus {SAMPLE} | head -c 5", shell=True,
+                           cwd=ROOT, capture_output=True, text=True, timeout=120)
+    assert piped.stdout == '{"for' and piped.stderr == ""
+
+
 def test_node_refuses_a_model_whose_metadata_disagrees_with_its_graph_as_python_does(tmp_path, tiny_onnx, capsys):
     """The same lies (a hop, a phone list, a rate or frame shift the graph does not have, a look-ahead that is no
     number, phone names with a space or a newline), the same refusal in both clients: one line naming the file, exit

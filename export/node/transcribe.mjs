@@ -8,7 +8,7 @@
 // With --visemes SET it prints the mouth instead, as `speechattn transcribe --format visemes-json --visemes SET`
 // does: a row of shape weights per 10 ms frame and the mouth cues (export/js/visemes.mjs).
 import { createHash } from "node:crypto";
-import { closeSync, fstatSync, openSync, readFileSync, readSync, statSync } from "node:fs";
+import { closeSync, fstatSync, openSync, readFileSync, readSync, statSync, writeSync } from "node:fs";
 import { basename, dirname, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { parseArgs } from "node:util";
@@ -31,6 +31,61 @@ function fail(message, status = 1) {
   process.exit(status);
 }
 const usage = (message) => fail(message, 2);
+
+// Standard output, written whole or reported: closed (>&-) or full (> /dev/full) is a failure (exit 1), a reader
+// that stops early (a pipe closed by `head`) is not ours (exit 0, as `speechattn` does).
+function writeOut(text) {
+  const bytes = Buffer.from(text, "utf8");
+  for (let at = 0; at < bytes.length;) {
+    try {
+      at += writeSync(1, bytes, at);
+    } catch (error) {
+      if (error.code === "EAGAIN") { // a non-blocking pipe that is full for now: wait for the reader
+        Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 5);
+        continue;
+      }
+      if (error.code === "EPIPE") process.exit(0);
+      fail(`cannot write standard output (${error.code === "EBADF" ? "standard output is closed"
+        : error.code === "ENOSPC" ? "No space left on device" : error.code ?? error.message})`);
+    }
+  }
+}
+
+// Mouth-shape weights in thousandths (what the JSON prints: 3 decimals), 2 bytes a number in one growing array: an
+// hour of oculus weights is 11 MB here, where arrays of numbers took several hundred.
+class WeightRows {
+  constructor(shapes) {
+    this.shapes = shapes;
+    this.rows = 0;
+    this.values = new Uint16Array(shapes * 1024);
+  }
+
+  add(weights, count) {
+    const needed = (this.rows + count) * this.shapes;
+    if (needed > this.values.length) {
+      const grown = new Uint16Array(Math.max(needed, 2 * this.values.length));
+      grown.set(this.values.subarray(0, this.rows * this.shapes));
+      this.values = grown;
+    }
+    for (let i = 0; i < count * this.shapes; i++) {
+      this.values[this.rows * this.shapes + i] = Math.round(Number(weights[i].toFixed(3)) * 1000);
+    }
+    this.rows += count;
+  }
+
+  // the rows as JSON.stringify writes them (k / 1000 is the double nearest the decimal, as Number("0.kkk")), in
+  // pieces of `per` rows
+  *json(per = 1000) {
+    for (let start = 0; start < this.rows; start += per) {
+      const pieces = [];
+      for (let t = start; t < Math.min(start + per, this.rows); t++) {
+        pieces.push(JSON.stringify(Array.from(this.values.subarray(t * this.shapes, (t + 1) * this.shapes),
+          (k) => k / 1000)));
+      }
+      yield (start ? "," : "") + pieces.join(",");
+    }
+  }
+}
 
 const sha256 = (bytes) => createHash("sha256").update(bytes).digest("hex");
 
@@ -178,15 +233,11 @@ async function main() {
   }
   const stream = model.newStream(chunkFrames);
   const segmenter = newSegmenter(decoder, model.phones, bigram);
-  const segments = [], weights = [];
-  const shapes = visemes ? VISEME_SETS[visemes].shapes.length : 0;
+  const segments = [];
+  const weights = visemes ? new WeightRows(VISEME_SETS[visemes].shapes.length) : null;
   const take = (frames) => {
     segments.push(...segmenter.push(frames.logProbs, frames.count));
-    if (!visemes) return;
-    const rows = frameWeights(frames.logProbs, frames.count, visemes, model.phones);
-    for (let t = 0; t < frames.count; t++) {
-      weights.push(Array.from(rows.subarray(t * shapes, (t + 1) * shapes), (w) => Number(w.toFixed(3))));
-    }
+    if (visemes) weights.add(frameWeights(frames.logProbs, frames.count, visemes, model.phones), frames.count);
   };
   const push = 8 * model.hopSamples; // 80 ms pushes, the same however the file's blocks fall
   const resampler = rate === model.sampleRate ? null : new CutResampler(rate, model.sampleRate, wav.header.frames);
@@ -210,19 +261,21 @@ async function main() {
   if (visemes) {
     const maker = new CueMaker(visemes, model.phones);
     const cues = [...maker.push(segments), ...maker.finish()];
-    console.log(JSON.stringify({
+    const head = JSON.stringify({
       format_version: 1, file: path, duration: Number(duration.toFixed(4)), model: identity, visemes,
-      shapes: VISEME_SETS[visemes].shapes, frame_shift_ms: model.frameShiftMs, weights,
-      cues: cueDicts(cues, visemes, duration, 1000 / model.frameShiftMs),
-    }));
+      shapes: VISEME_SETS[visemes].shapes, frame_shift_ms: model.frameShiftMs,
+    });
+    writeOut(`${head.slice(0, -1)},"weights":[`);
+    for (const piece of weights.json()) writeOut(piece);
+    writeOut(`],"cues":${JSON.stringify(cueDicts(cues, visemes, duration, 1000 / model.frameShiftMs))}}\n`);
     return;
   }
-  console.log(JSON.stringify({
+  writeOut(JSON.stringify({
     format_version: 2, file: path, sample_rate: rate, channels, duration: Number(duration.toFixed(4)),
     frame_shift_ms: model.frameShiftMs, model: identity,
     chunk_frames: chunkFrames, output_delay_frames: model.outputDelayFrames,
     segments: segmentDicts(segments, model.phones, duration, 1000 / model.frameShiftMs),
-  }));
+  }) + "\n");
 }
 
 if (basename(process.argv[1] ?? "") === "transcribe.mjs") await main();
