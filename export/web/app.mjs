@@ -198,7 +198,7 @@ async function startMicrophone() {
     audio: { channelCount: 1, echoCancellation: false, noiseSuppression: false, autoGainControl: false },
   });
   const context = new AudioContext();
-  await context.audioWorklet.addModule(new URL("./capture-worklet.js", import.meta.url));
+  await context.audioWorklet.addModule(new URL("../js/capture-worklet.mjs", import.meta.url));
   const source = context.createMediaStreamSource(media);
   const node = new AudioWorkletNode(context, "speechattn-capture");
   const resampler = new Resampler(context.sampleRate, page.model.sampleRate);
@@ -206,7 +206,7 @@ async function startMicrophone() {
   const push = 8 * page.model.hopSamples;
   let pending = new Float32Array(0), queue = Promise.resolve();
   node.port.onmessage = (event) => {
-    const converted = resampler.process(event.data);
+    const converted = resampler.process(event.data.samples);
     if (params.has("keep-audio")) run.captured.push(converted);
     const joined = new Float32Array(pending.length + converted.length);
     joined.set(pending);
