@@ -21,7 +21,7 @@ ALLOWED_BELOW = {  # layer -> the stages it may import from (besides itself)
 }
 CLIENT_ALLOWED = {"runtime", "model", "training", "cli"}  # may import speechattn_export
 RUNTIME_THIRD_PARTY = {"numpy", "onnxruntime", "soundfile", "soxr", "sounddevice", "praatio", "tqdm", "click", "pythonosc",
-                       "matplotlib", "scipy", "av"}
+                       "matplotlib", "scipy", "av", "ray"}  # the last four: optional extras, imported where used
 
 
 def module_name(path: Path) -> str:

@@ -56,18 +56,6 @@ def _align_one(audio: Path, text_source, output_format: str, target: Path | None
     return aligned.duration, aligned.not_heard, rendered
 
 
-def _align_job(job):
-    """A worker process's task: never raises for a user's file (the message comes back instead)."""
-    from speechattn.errors import SpeechattnError
-
-    audio, text, output_format, target = job
-    try:
-        seconds, not_heard, _ = _align_one(audio, text, output_format, target)
-        return audio, seconds, len(not_heard), None
-    except (SpeechattnError, ValueError, OSError) as error:
-        return audio, 0.0, 0, str(error).splitlines()[0] if str(error) else type(error).__name__
-
-
 @click.command()
 @click.argument("audio", type=PATH)
 @click.argument("text", required=False)
@@ -82,9 +70,12 @@ def _align_job(job):
         help="your pronunciations (WORD PH1 PH2 ..., CMUdict or MFA layout, one variant per line): added to and "
              "overriding the bundled CMUdict")
 @option("--jobs", type=click.IntRange(1, 256), default=1, help="worker processes for a corpus (one thread each)")
+@option("--ray", "ray_address", default=None, metavar="ADDRESS",
+        help="align a corpus on a Ray cluster: auto, HOST:PORT, ray://HOST:10001 or local (as transcribe's --ray); "
+             "--output-dir must be a folder every node sees; pip install '.[cluster]'")
 @option("--overwrite", is_flag=True, help="align again files whose output exists (a corpus skips them otherwise)")
 @option("-q", "--quiet", is_flag=True, help="no progress bar and no summary; errors only")
-def align(audio, text, model, output_format, output_dir, output_file, dictionary, jobs, overwrite, quiet):
+def align(audio, text, model, output_format, output_dir, output_file, dictionary, jobs, ray_address, overwrite, quiet):
     """Word and phone boundaries of speech whose words you know (forced alignment).
 
     AUDIO TEXT: one recording and its words (TEXT: a file, or the words themselves in quotes).  AUDIO alone, a
@@ -109,8 +100,10 @@ def align(audio, text, model, output_format, output_dir, output_file, dictionary
             raise UsageError(f"{audio} is a folder (a corpus: each audio file beside its .lab or .txt); give no TEXT")
         if output_dir is None:
             raise UsageError("a corpus is written to --output-dir DIR")
-        return _align_corpus(audio, model_path, output_format or "textgrid", output_dir, dictionary, jobs, overwrite,
-                             quiet, started)
+        return _align_corpus(audio, model, output_format or "textgrid", output_dir, dictionary, jobs, ray_address,
+                             overwrite, quiet, started)
+    if ray_address:
+        raise UsageError("--ray aligns a corpus (a folder of audio files beside their .lab or .txt)")
     if text is None:
         raise UsageError("give the words: speechattn align AUDIO TEXT (a file, or the words in quotes)")
     from speechattn.cli.common import same_file
@@ -146,65 +139,45 @@ def align(audio, text, model, output_format, output_dir, output_file, dictionary
     return 0
 
 
-def _align_corpus(folder: Path, model_path: Path, fmt: str, output_dir: Path, dictionary, jobs: int,
+def _align_corpus(folder: Path, model, fmt: str, output_dir: Path, dictionary, jobs: int, ray_address: str | None,
                   overwrite: bool, quiet: bool, started: float) -> int:
-    from concurrent.futures import ProcessPoolExecutor
-
-    import soundfile as sf
+    """A corpus in MFA's layout through the batch runner (runtime/batch.py): worker processes or Ray actors, the
+    files already aligned skipped, one progress bar, a summary."""
     from tqdm import tqdm
 
     from speechattn.runtime.align import ALIGN_FORMATS
+    from speechattn.runtime.workers import AlignSettings, AlignWorker
+    from speechattn.runtime.batch import FileJob, pending, run_job
 
     pairs, lonely = corpus_pairs(folder)
     for audio in lonely:
         print(f"speechattn align: {audio}: no .lab or .txt beside it; skipped", file=sys.stderr)
     if not pairs:
         raise UsageError(f"{folder}: no audio file with a .lab or .txt transcript beside it (MFA's layout)")
-    jobs_list, done = [], 0
+    everything = []
     for audio, text in pairs:
         target = output_dir / audio.relative_to(folder).with_suffix(ALIGN_FORMATS[fmt][0])
-        if target.exists() and not overwrite:
-            done += 1
-            continue
         target.parent.mkdir(parents=True, exist_ok=True)
-        jobs_list.append((audio, text, fmt, target))
+        everything.append(FileJob(str(audio), str(target), str(text)))
+    todo, done = pending(everything, overwrite)
     if done and not quiet:
         print(f"speechattn align: {done} file(s) already aligned in {output_dir}: skipped (--overwrite redoes them)",
               file=sys.stderr)
+    failed = []
 
-    def seconds_of(path: Path) -> float:
-        try:
-            return sf.info(str(path)).duration
-        except Exception:
-            return 0.0
+    def report(result) -> None:
+        if result.error:
+            failed.append(result.source)
+            tqdm.write(f"speechattn align: error: {result.error}", file=sys.stderr)
 
-    total = sum(seconds_of(job[0]) for job in jobs_list)
-    failed, not_heard, seconds = [], 0, 0.0
-    init = (str(model_path), str(dictionary) if dictionary else None, 1)
-    with tqdm(total=total, unit="s", disable=quiet or not progress_wanted(), desc="aligning",
-              bar_format="{desc}: {n:.0f} of {total:.0f} s of audio |{bar}| [{elapsed} < {remaining}]") as bar:
-        if jobs == 1:
-            _init_worker(*init)
-            results = map(_align_job, jobs_list)
-            pool = None
-        else:
-            pool = ProcessPoolExecutor(jobs, initializer=_init_worker, initargs=init)
-            results = pool.map(_align_job, jobs_list)
-        try:
-            for audio, audio_seconds, missing, error in results:
-                if error:
-                    failed.append(audio)
-                    tqdm.write(f"speechattn align: error: {error}", file=sys.stderr)
-                seconds += audio_seconds
-                not_heard += missing
-                bar.update(seconds_of(audio))
-        finally:
-            if pool is not None:
-                pool.shutdown(cancel_futures=True)
+    settings = AlignSettings(None if model is None else str(model), fmt, str(dictionary) if dictionary else None)
+    results = run_job(todo, AlignWorker, settings, jobs, ray_address, progress=progress_wanted() and not quiet,
+                      description="aligning", on_result=report)
+    seconds, not_heard = sum(r.seconds for r in results), sum(r.not_heard for r in results)
     if not quiet:
         wall = time.perf_counter() - started
         speed = f", {seconds / wall:.0f} x real time" if wall > 0 and seconds else ""
-        print(f"speechattn align: {len(jobs_list) - len(failed)} file(s) aligned, {len(failed)} failed, {done} "
+        print(f"speechattn align: {len(todo) - len(failed)} file(s) aligned, {len(failed)} failed, {done} "
               f"skipped as done; {seconds / 3600:.2f} h of audio in {wall:.1f} s{speed}; {not_heard} word(s) not "
               f"heard; written to {output_dir}", file=sys.stderr)
     return 1 if failed or lonely else 0

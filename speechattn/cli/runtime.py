@@ -12,7 +12,7 @@ from speechattn.cli.common import (PATH, FiniteFloatRange, chunk_option, decoder
                                    min_frames_option, model_option, option, progress_wanted, same_file, threads_option)
 from speechattn.errors import SpeechattnError, UsageError, one_line
 
-from speechattn.runtime.formats import FORMATS, formats_help, render_pieces
+from speechattn.runtime.formats import FORMATS, formats_help, write_transcript
 from speechattn_export.registry import VISEME_SET_NAMES
 
 
@@ -45,14 +45,18 @@ def output_names(files: list[Path]) -> dict[Path, str]:
     return names
 
 
-def expand_inputs(arguments) -> list[Path]:
+def expand_inputs(arguments, files_from: Path | None = None) -> list[Path]:
     """The inputs in order, each directory replaced by the audio files below it (recursively, sorted; hidden
-    folders and files skipped); a directory with none is a usage error."""
+    folders and files skipped; a directory with none is a usage error), each lhotse manifest (.jsonl.gz) by its
+    recordings' files, then the files --files-from lists."""
     from speechattn.audio import AUDIO_SUFFIXES
+    from speechattn.runtime.batch import files_from as listed, is_manifest, manifest_audio
 
     files: list[Path] = []
-    for argument in arguments:
-        if str(argument) != "-" and argument.is_dir():
+    for argument in [*arguments, *(listed(files_from) if files_from is not None else [])]:
+        if str(argument) != "-" and is_manifest(argument):
+            files.extend(manifest_audio(argument))
+        elif str(argument) != "-" and argument.is_dir():
             found = sorted(p for p in argument.rglob("*") if p.suffix.lower() in AUDIO_SUFFIXES and p.is_file()
                            and not any(part.startswith(".") for part in p.relative_to(argument).parts))
             if not found:
@@ -107,26 +111,8 @@ def refuse_special_texts(**texts) -> None:
             refuse_special(path, what)
 
 
-def _write_transcript(transcript, output_format: str, target: Path | None, rhubarb=None) -> None:
-    """The transcript in its format, written in pieces (visemes-json grows with the audio: never held whole) to
-    standard output or, whole or not at all, to `target`."""
-    from speechattn.files import atomic_path
-
-    if target is None:
-        for piece in render_pieces(output_format, transcript, rhubarb):
-            sys.stdout.write(piece)
-        sys.stdout.flush()
-        return
-    with atomic_path(target) as temporary:
-        with open(temporary, "w", encoding="utf-8") as handle:
-            for piece in render_pieces(output_format, transcript, rhubarb):
-                handle.write(piece)
-            handle.flush()
-            os.fsync(handle.fileno())
-
-
 @click.command()
-@click.argument("files", nargs=-1, required=True, type=PATH, metavar="FILE...")
+@click.argument("files", nargs=-1, type=PATH, metavar="FILE...")
 @model_option
 @option("--format", "output_format", type=click.Choice(list(FORMATS)), default="text",
         help=f"output format: {formats_help()}")
@@ -157,8 +143,19 @@ def _write_transcript(transcript, output_format: str, target: Path | None, rhuba
         help="the words spoken (a file, or the words in quotes): phones and mouth shapes follow the script, aligned "
              "to the audio (speechattn align), and the recognised phones where the speech departs from it")
 @option("--dictionary", type=PATH, default=None, metavar="FILE", help="your pronunciations for --dialog (see align)")
+@option("--files-from", type=PATH, default=None, metavar="LIST",
+        help="also the audio files LIST names, one per line (relative to LIST's folder)")
+@option("--resume", is_flag=True,
+        help="skip inputs whose output is in --output-dir already (an interrupted job goes on where it stopped)")
+@option("--jobs", type=click.IntRange(1, 256), default=1,
+        help="worker processes, one onnxruntime thread each (needs --output-dir); with --ray, actors at most")
+@option("--ray", "ray_address", default=None, metavar="ADDRESS",
+        help="run the job on a Ray cluster: auto (the one `ray start` joined this machine to), HOST:PORT, "
+             "ray://HOST:10001, or local (a Ray started for this job); --output-dir must be a folder every node "
+             "sees; pip install '.[cluster]'")
 def transcribe(files, model, output_format, output_dir, output_file, quiet, visemes, overwrite, plot, chunk_frames,
-               min_frames, decoder, threads, dialog, dictionary, extended_shapes, dat_frame_rate, dat_preston_blair):
+               min_frames, decoder, threads, dialog, dictionary, extended_shapes, dat_frame_rate, dat_preston_blair,
+               files_from, resume, jobs, ray_address):
     """Phone segments of audio files, streamed through the ONNX model.
 
     Each FILE (wav, flac, ogg, mp3 ...; m4a/AAC and other FFmpeg formats with PyAV installed; any sample rate
@@ -170,15 +167,31 @@ def transcribe(files, model, output_format, output_dir, output_file, quiet, vise
     (Praat), and for lip sync: rhubarb-tsv, rhubarb-json, rhubarb-xml, rhubarb-dat (Rhubarb Lip Sync's files, its nine mouth
     shapes: what Rhubarb importers read) and visemes-json (a row of mouth-shape weights per 10 ms frame and the
     cues, for --visemes SET).  A file that cannot be read is reported in one line and the others are still transcribed
-    (exit status 1).  With --output-dir, an output that exists is not replaced without --overwrite; no output
-    may be one of the inputs.  A summary (files, hours of audio, speed) closes the run on stderr."""
+    (exit status 1).  With --output-dir, an output that exists is not replaced without --overwrite (--resume
+    skips its input instead); no output may be one of the inputs.  A summary (files, hours of audio, speed) closes
+    the run on stderr.
+
+    A corpus: FILE may be a lhotse manifest (recordings, or supervisions with their recordings beside them), and
+    --files-from a list of files.  --jobs N runs N worker processes and --ray ADDRESS a Ray cluster's actors, each
+    with the model loaded once; outputs are written whole or not at all, so --resume after any interruption does
+    only what is missing (docs/cluster.md)."""
     from speechattn.audio import AudioError
     from speechattn.runtime.transcribe import PLOT_MAX_SECONDS, plot_transcript, resolve_model, transcribe_file
 
     import time
 
     started = time.perf_counter()
-    files = expand_inputs(files)
+    if not files and files_from is None:
+        raise UsageError("give the audio: FILE..., a folder, a lhotse manifest or --files-from LIST")
+    files = expand_inputs(files, files_from)
+    if resume and overwrite:
+        raise UsageError("--resume skips the outputs that exist, --overwrite replaces them: give one of them")
+    if (resume or jobs > 1 or ray_address) and output_dir is None:
+        what = "--resume" if resume else "--jobs" if jobs > 1 else "--ray"
+        raise UsageError(f"{what} writes one file per input: give --output-dir DIR")
+    if (jobs > 1 or ray_address) and (plot or dialog is not None or any(str(f) == "-" for f in files)):
+        raise UsageError("--jobs and --ray transcribe files into --output-dir; --plot, --dialog and standard input "
+                         "(-) go without them")
     if output_file is not None:
         if output_dir is not None:
             raise UsageError("-o/--output names one file; --output-dir a folder: give one of them")
@@ -233,15 +246,23 @@ def transcribe(files, model, output_format, output_dir, output_file, quiet, vise
     if output_dir:
         _prepare_output_dir(output_dir)
     names = output_names(files)
+    if output_dir and (jobs > 1 or ray_address or resume) and dialog is None and not plot:
+        return _transcribe_job(files, names, model, output_format, output_dir, options, rhubarb, jobs, ray_address,
+                               overwrite, quiet, started)
     failed, seconds = 0, 0.0
     for path in files:
         target = output_dir / (names[path] + spec.extension) if output_dir else output_file
         try:
             if target is not None and target.exists():
+                if resume:
+                    if not quiet:
+                        print(f"speechattn transcribe: {target} exists: skipped (--resume)", file=sys.stderr)
+                    continue
                 if any(same_file(f, target) for f in files):
                     raise AudioError(f"{path}: its output {target} is one of the inputs; give another --output-dir")
                 if not overwrite and output_file is None:  # -o FILE names its output: replacing it is asked for
-                    raise AudioError(f"{target} exists (an earlier run?): not replaced; --overwrite replaces it")
+                    raise AudioError(f"{target} exists (an earlier run?): not replaced; --overwrite replaces it, "
+                                     "--resume skips its input")
             if script is not None:
                 from speechattn.runtime.align import dialog_transcript
 
@@ -253,7 +274,7 @@ def transcribe(files, model, output_format, output_dir, output_file, quiet, vise
             else:
                 transcript = transcribe_file(stream_model, path, options, keep=bool(plot),
                                              progress=progress_wanted() and not quiet)
-            _write_transcript(transcript, output_format, target, rhubarb)
+            write_transcript(transcript, output_format, target, rhubarb)
             seconds += transcript.duration
         except (AudioError, ValueError) as error:  # ValueError: what the client refuses to stream
             print(f"speechattn transcribe: error: {one_line(error)}", file=sys.stderr)
@@ -281,6 +302,50 @@ def transcribe(files, model, output_format, output_dir, output_file, quiet, vise
     if failed:
         if len(files) > 1:  # one input: its error line says it all
             print(f"speechattn transcribe: {failed} of {len(files)} file(s) could not be transcribed", file=sys.stderr)
+        return 1
+    return 0
+
+
+def _transcribe_job(files, names, model, output_format, output_dir, options, rhubarb, jobs, ray_address, overwrite,
+                    quiet, started) -> int:
+    """A corpus job (runtime/batch.py): the files whose output is missing, by worker processes or Ray actors, one
+    progress bar over the whole job, the failed files listed, a summary."""
+    import time
+
+    from tqdm import tqdm
+
+    from speechattn.cli.common import same_file
+    from speechattn.runtime.batch import FileJob, pending, run_job
+    from speechattn.runtime.workers import TranscribeSettings, TranscribeWorker
+
+    extension = FORMATS[output_format].extension
+    everything = [FileJob(str(path), str(output_dir / (names[path] + extension))) for path in files]
+    for job in everything:
+        if any(same_file(f, Path(job.target)) for f in files):
+            raise UsageError(f"{job.source}: its output {job.target} is one of the inputs; give another --output-dir")
+    todo, done = pending(everything, overwrite)
+    if done and not quiet:
+        print(f"speechattn transcribe: {done} file(s) already in {output_dir}: skipped", file=sys.stderr)
+    failed = []
+
+    def report(result) -> None:
+        if result.error:
+            failed.append(result.source)
+            tqdm.write(f"speechattn transcribe: error: {result.error}", file=sys.stderr)
+
+    settings = TranscribeSettings(None if model is None else str(model), output_format, options, rhubarb)
+    results = run_job(todo, TranscribeWorker, settings, jobs, ray_address, progress=progress_wanted() and not quiet,
+                      description="transcribing", on_result=report)
+    seconds = sum(r.seconds for r in results)
+    if not quiet:
+        wall = time.perf_counter() - started
+        print(f"speechattn transcribe: {summary_line(len(todo) - len(failed), seconds, wall)}; {len(failed)} failed, "
+              f"{done} skipped as done; written to {output_dir}", file=sys.stderr)
+    if failed:
+        shown = "\n  ".join(one_line(f) for f in failed[:20])
+        more = f"\n  ... and {len(failed) - 20} more (each named above)" if len(failed) > 20 else ""
+        print(f"speechattn transcribe: {len(failed)} of {len(todo)} file(s) failed; after fixing them, the same command "
+              f"with --resume does only these:\n  {shown}{more}", file=sys.stderr)
         return 1
     return 0
 

@@ -63,5 +63,26 @@ def render_pieces(name: str, transcript, rhubarb=None):
         yield "\n"
 
 
+def write_transcript(transcript, name: str, target=None, rhubarb=None) -> None:
+    """The transcript in format `name`, written in pieces (visemes-json grows with the audio: never held whole) to
+    standard output, or, whole or not at all (a temporary file renamed), to the path `target`."""
+    import os
+    import sys
+
+    from speechattn.files import atomic_path
+
+    if target is None:
+        for piece in render_pieces(name, transcript, rhubarb):
+            sys.stdout.write(piece)
+        sys.stdout.flush()
+        return
+    with atomic_path(target) as temporary:
+        with open(temporary, "w", encoding="utf-8") as handle:
+            for piece in render_pieces(name, transcript, rhubarb):
+                handle.write(piece)
+            handle.flush()
+            os.fsync(handle.fileno())
+
+
 def formats_help() -> str:
     return "; ".join(f"{name}: {f.help}" for name, f in FORMATS.items())

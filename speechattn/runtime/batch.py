@@ -1,0 +1,251 @@
+"""Many files, one job: the runner `transcribe` and `align` share for a corpus, on this machine or a Ray cluster.
+
+A job is a list of FileJobs (an input and the output it writes).  A worker is built once per process (or per Ray
+actor) from picklable settings: it loads the model once, then turns one FileJob into a FileResult; it never raises
+for a user's file (the message comes back instead), and it writes its output whole or not at all (a temporary file
+renamed), so an output that exists is a finished one.  That makes every job resumable: run it again and the files
+whose output exists are skipped (`pending`), whatever stopped the first run (Ctrl-C, a killed worker, a lost node).
+
+  processes  --jobs N: N worker processes on this machine (concurrent.futures), one onnxruntime thread each;
+             N = 1 runs in this process.  A worker that dies (killed, out of memory) ends the job: the files not
+             finished are reported as failed and the next run does them.
+  Ray        --ray ADDRESS: Ray Data over the job list, an actor pool of workers (each loads the model once), so
+             scheduling, retries of a lost task and restarts of a lost actor are Ray's own.  Outputs go to a folder
+             every node sees (a shared file system).  ray is an optional extra: pip install '.[cluster]'.
+"""
+
+from __future__ import annotations
+
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Callable, Iterable, Iterator
+
+from speechattn.errors import SpeechattnError, UsageError
+
+
+@dataclass(frozen=True)
+class FileJob:
+    source: str  # the audio file
+    target: str  # the output it writes
+    text: str | None = None  # align: the words (a file)
+
+
+@dataclass(frozen=True)
+class FileResult:
+    source: str
+    seconds: float  # of audio done
+    error: str | None = None  # one line, when the file failed
+    not_heard: int = 0  # align: words of the script not heard
+
+
+def pending(jobs: Iterable[FileJob], overwrite: bool) -> tuple[list[FileJob], int]:
+    """(the jobs still to do, how many are done): a job is done when its output exists."""
+    todo, done = [], 0
+    for job in jobs:
+        if not overwrite and Path(job.target).exists():
+            done += 1
+        else:
+            todo.append(job)
+    return todo, done
+
+
+def audio_seconds(path: str) -> float:
+    """The duration the file's header gives (0 when it gives none): sizes the progress bar."""
+    import soundfile as sf
+
+    try:
+        return float(sf.info(path).duration)
+    except Exception:  # noqa: BLE001  (any format soundfile cannot read: the bar just counts it as 0)
+        return 0.0
+
+
+# A worker: make_worker(settings) -> a callable FileJob -> FileResult.  Module-level so that processes and Ray
+# actors can build it from its name.
+_local: dict = {}
+
+
+def _init_process(make_worker: Callable, settings) -> None:
+    _local["worker"] = make_worker(settings)
+
+
+def _run_in_process(job: FileJob) -> FileResult:
+    return _local["worker"](job)
+
+
+def run_processes(jobs: list[FileJob], make_worker: Callable, settings, processes: int) -> Iterator[FileResult]:
+    """The results in the jobs' order, from `processes` worker processes (1: here)."""
+    if processes == 1:
+        worker = make_worker(settings)
+        for job in jobs:
+            yield worker(job)
+        return
+    from concurrent.futures import ProcessPoolExecutor
+    from concurrent.futures.process import BrokenProcessPool
+
+    pool = ProcessPoolExecutor(processes, initializer=_init_process, initargs=(make_worker, settings))
+    futures = [pool.submit(_run_in_process, job) for job in jobs]
+    try:
+        for job, future in zip(jobs, futures):
+            try:
+                yield future.result()
+            except BrokenProcessPool:
+                yield FileResult(job.source, 0.0, "a worker process died (killed, or out of memory); this file was "
+                                                  "not finished: run the same command again to do it")
+    finally:
+        pool.shutdown(cancel_futures=True)
+
+
+class _RayWorker:
+    """A Ray Data actor: one worker (one model) for its life; a batch of jobs in, their results out."""
+
+    make_worker: Callable
+    settings = None
+
+    def __init__(self) -> None:
+        self.worker = self.make_worker(self.settings)
+
+    def __call__(self, batch: dict) -> dict:
+        results = [self.worker(FileJob(source, target, text or None))
+                   for source, target, text in zip(batch["source"], batch["target"], batch["text"])]
+        return {"source": [r.source for r in results], "seconds": [r.seconds for r in results],
+                "error": [r.error or "" for r in results], "not_heard": [r.not_heard for r in results]}
+
+
+def ray_available() -> bool:
+    import importlib.util
+
+    return importlib.util.find_spec("ray") is not None
+
+
+def run_ray(jobs: list[FileJob], make_worker: Callable, settings, address: str,
+            actors: int | None = None) -> Iterator[FileResult]:
+    """The results (in the order they finish) from an actor pool on the Ray cluster at `address` ("auto": the one
+    this machine belongs to, `ray start`'s; "local": a Ray started here for this job; HOST:PORT or ray://...)."""
+    if not ray_available():
+        raise UsageError("--ray needs Ray: pip install '.[cluster]' in a clone of speechattn (or pip install 'ray[data]')")
+    import logging
+    import os
+
+    # Ray Data's own actors take their constructor arguments from the object store, which Ray's C++ core notes as
+    # an error line on every run; the notes stay in Ray's log files (/tmp/ray/session_latest/logs).  A level the
+    # user set wins.
+    os.environ.setdefault("RAY_BACKEND_LOG_LEVEL", "fatal")
+    import ray
+
+    # Ray's own log lines (its executor's INFO, notes on defaults) would break our progress bar and summary; they stay
+    # in Ray's log files (/tmp/ray/session_latest/logs)
+    for name in ("ray", "ray.data"):
+        logging.getLogger(name).setLevel(logging.ERROR)
+
+    try:
+        if not ray.is_initialized():
+            ray.init(address=None if address == "local" else address, logging_level=logging.ERROR,
+                     log_to_driver=False, include_dashboard=False)
+    except (ConnectionError, RuntimeError, ValueError) as error:
+        raise SpeechattnError(f"--ray {address}: cannot connect to a Ray cluster ({str(error).splitlines()[0][:200]})") \
+            from None
+    if not jobs:
+        return
+    from ray.data import ActorPoolStrategy, DataContext
+
+    for name in ("ray", "ray.data"):
+        logging.getLogger(name).setLevel(logging.ERROR)
+    context = DataContext.get_current()
+    context.enable_progress_bars = False  # ours counts audio seconds over the whole job
+    context.print_on_execution_start = False
+    cpus = int(ray.cluster_resources().get("CPU", 1))
+    size = max(1, min(actors or cpus, cpus, len(jobs)))
+    items = [{"source": job.source, "target": job.target, "text": job.text or ""} for job in jobs]
+    dataset = ray.data.from_items(items, override_num_blocks=min(len(items), max(size * 4, 1)))
+    # the settings ride in the actor class itself (pickled with it), not as constructor arguments in the object
+    # store, so an actor Ray restarts after losing it (or its node) is built again from the class alone
+    actor = type("SpeechattnWorker", (_RayWorker,), {"make_worker": make_worker, "settings": settings})
+    # Ray Data's actor pool restarts a lost actor and retries its tasks (max_restarts and max_task_retries -1 by
+    # default); a lost node's blocks are made again from their lineage
+    results = dataset.map_batches(actor, batch_size=4, compute=ActorPoolStrategy(size=size), num_cpus=1)
+    for row in results.iter_rows():
+        yield FileResult(row["source"], float(row["seconds"]), row["error"] or None, int(row["not_heard"]))
+
+
+def run_job(jobs: list[FileJob], make_worker: Callable, settings, processes: int = 1, ray: str | None = None,
+            progress: bool = True, description: str = "working",
+            on_result: Callable[[FileResult], None] | None = None) -> list[FileResult]:
+    """Run every job with a progress bar over the whole job's audio (time left included); each result is handed to
+    on_result as it comes (errors are printed above the bar by the caller's on_result)."""
+    from tqdm import tqdm
+
+    durations = {job.source: audio_seconds(job.source) for job in jobs} if progress else {}
+    results = []
+    with tqdm(total=sum(durations.values()), unit="s", disable=not progress, desc=description, file=sys.stderr,
+              bar_format="{desc}: {n:.0f} of {total:.0f} s of audio |{bar}| [{elapsed} < {remaining}]") as bar:
+        stream = (run_ray(jobs, make_worker, settings, ray, processes if processes > 1 else None) if ray
+                  else run_processes(jobs, make_worker, settings, processes))
+        for result in stream:
+            results.append(result)
+            if on_result is not None:
+                on_result(result)
+            bar.update(durations.get(result.source, 0.0))
+    return results
+
+
+MAX_LIST_LINES = 10_000_000  # a file list or manifest longer than this is not a list of recordings
+
+
+def files_from(list_path: Path) -> list[Path]:
+    """--files-from LIST: one audio path per line (blank lines and lines starting with # skipped); a relative path
+    is relative to the list's folder, as a playlist's are."""
+    from speechattn.files import refuse_special
+
+    refuse_special(list_path, "file list")
+    try:
+        lines = Path(list_path).read_text(encoding="utf-8").splitlines()
+    except (OSError, UnicodeDecodeError) as error:
+        raise UsageError(f"--files-from {list_path}: cannot read ({getattr(error, 'strerror', None) or error})") from None
+    if len(lines) > MAX_LIST_LINES:
+        raise UsageError(f"--files-from {list_path}: more than {MAX_LIST_LINES:,} lines")
+    paths = [Path(line.strip()) for line in lines if line.strip() and not line.lstrip().startswith("#")]
+    if not paths:
+        raise UsageError(f"--files-from {list_path}: lists no file")
+    return [p if p.is_absolute() else Path(list_path).parent / p for p in paths]
+
+
+def is_manifest(path: Path) -> bool:
+    return path.name.endswith((".jsonl.gz", ".jsonl")) and path.is_file()
+
+
+def manifest_audio(path: Path) -> list[Path]:
+    """The audio files of a lhotse manifest: a recordings manifest's file sources, or, for a supervisions manifest
+    (`speechattn prepare`'s *_supervisions_*), those of the recordings manifest beside it (each recording once)."""
+    import gzip
+    import json
+
+    from speechattn.files import refuse_special
+
+    refuse_special(path, "manifest")
+    if "_supervisions_" in path.name:
+        beside = path.with_name(path.name.replace("_supervisions_", "_recordings_"))  # as `prepare` names them
+        if not beside.is_file():
+            raise UsageError(f"{path}: a supervisions manifest; its recordings manifest ({beside}) is not beside it")
+        path = beside
+    opener = gzip.open if path.name.endswith(".gz") else open
+    audio = []
+    try:
+        with opener(path, "rt", encoding="utf-8") as lines:
+            for number, line in enumerate(lines, 1):
+                if number > MAX_LIST_LINES:
+                    raise UsageError(f"{path}: more than {MAX_LIST_LINES:,} recordings")
+                if not line.strip():
+                    continue
+                item = json.loads(line)
+                sources = item.get("sources") if isinstance(item, dict) else None
+                files = [s.get("source") for s in sources or [] if isinstance(s, dict) and s.get("type") == "file"]
+                if not files:
+                    raise UsageError(f"{path}:{number}: not a lhotse recording with a file source (speechattn reads "
+                                     "recordings stored as files)")
+                audio.append(Path(files[0]))
+    except (OSError, EOFError, UnicodeDecodeError, json.JSONDecodeError) as error:
+        raise UsageError(f"{path}: not a readable lhotse manifest ({type(error).__name__})") from None
+    if not audio:
+        raise UsageError(f"{path}: no recordings")
+    return list(dict.fromkeys(audio))

@@ -1,0 +1,86 @@
+"""The workers of corpus jobs (runtime/batch.py): what one process or Ray actor holds (the model, loaded once) and
+does to one file.  Settings are picklable and name the model as the user gave it, resolved where the worker runs (on
+a cluster, each node's own install)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+from speechattn.audio import AudioError
+from speechattn.errors import SpeechattnError, one_line
+from speechattn.files import atomic_write_text
+from speechattn.runtime.align import align_file, read_text, render, script_words
+from speechattn.runtime.batch import FileJob, FileResult
+from speechattn.runtime.formats import write_transcript
+from speechattn.runtime.transcribe import RhubarbOptions, resolve_model, transcribe_file
+from speechattn_export.pipeline import DecodingOptions
+
+
+@dataclass(frozen=True)
+class TranscribeSettings:
+    """What every worker of a batch job (runtime/batch.py) needs to transcribe a file on its own: picklable, the
+    model by the name or path the user gave (resolved where the worker runs: on a cluster, each node's install)."""
+
+    model: str | None
+    output_format: str
+    options: DecodingOptions
+    rhubarb: RhubarbOptions | None = None
+
+
+class TranscribeWorker:
+    """A batch worker: the model loaded once (one onnxruntime thread), then one file at a time, each output written
+    whole or not at all; a file that cannot be read or written comes back as its error line."""
+
+    def __init__(self, settings: TranscribeSettings) -> None:
+        from speechattn_export.stream_client import StreamingModel
+
+        self.settings = settings
+        self.model = StreamingModel(resolve_model(settings.model), num_threads=1)
+
+    def __call__(self, job: FileJob) -> FileResult:
+        try:
+            transcript = transcribe_file(self.model, Path(job.source), self.settings.options)
+            write_transcript(transcript, self.settings.output_format, Path(job.target), self.settings.rhubarb)
+        except (AudioError, ValueError) as error:
+            return FileResult(job.source, 0.0, one_line(error))
+        except OSError as error:
+            return FileResult(job.source, 0.0, f"{one_line(job.source)}: cannot write {job.target} "
+                                               f"({error.strerror or error})")
+        return FileResult(job.source, transcript.duration)
+
+
+@dataclass(frozen=True)
+class AlignSettings:
+    """What every worker of an alignment job (runtime/batch.py) needs: picklable; the model by the name or path the
+    user gave (resolved where the worker runs)."""
+
+    model: str | None
+    output_format: str
+    dictionary: str | None = None
+
+
+class AlignWorker:
+    """A batch worker: the model and the lexicon loaded once, then one recording and its words at a time, each
+    output written whole or not at all; a file that cannot be read, aligned or written comes back as its error."""
+
+    def __init__(self, settings: AlignSettings) -> None:
+        from speechattn_export.stream_client import StreamingModel
+        from speechattn_export.words import Lexicon
+
+        self.settings = settings
+        self.model = StreamingModel(resolve_model(settings.model), num_threads=1)
+        self.lexicon = Lexicon.load(settings.dictionary)
+
+    def __call__(self, job: FileJob) -> FileResult:
+        try:
+            text, name = read_text(job.text)
+            words, starts = script_words(text, name, self.lexicon)
+            aligned = align_file(self.model, Path(job.source), words, starts)
+            atomic_write_text(job.target, render(self.settings.output_format, aligned))
+        except (SpeechattnError, ValueError) as error:
+            return FileResult(job.source, 0.0, one_line(error))
+        except OSError as error:
+            return FileResult(job.source, 0.0, f"{one_line(job.source)}: cannot write {job.target} "
+                                               f"({error.strerror or error})")
+        return FileResult(job.source, aligned.duration, None, len(aligned.not_heard))
