@@ -35,7 +35,10 @@ export const BLENDSHAPE_NAMES = {
   vrm: { A: "aa", I: "ih", U: "ou", E: "ee", O: "oh" }, // VRM 1.0 presets (three-vrm's expressionManager)
 };
 export const CAPTURE_WORKLET_URL = new URL("./capture-worklet.mjs", import.meta.url).href;
-export const LATENCY_MARGIN_MS = 20; // compute of one chunk and the worklet's 10 ms blocks (measured: docs)
+// the worklet's 10 ms blocks (the resampler holds back 3 ms, so a chunk completes a block later) and a chunk's
+// compute (2.6 ms p50, 5.2 ms p95 in headless Chromium on 2 shared cores): a frame's weights arrived 115 ms
+// (p50; 117 p95, 127 max) after its audio began, so 1-3 % of updates showed the frame before (README.md)
+export const LATENCY_MARGIN_MS = 20;
 const CAPTURE_BLOCK_MS = 10;
 const SPEECH_HOLD_FRAMES = 3; // onstarted/onended after 30 ms of speech/silence (the phone sil's posterior vs 0.5)
 
