@@ -56,7 +56,7 @@ def listen(browser, server, visemes: str) -> tuple[list[dict], np.ndarray, dict]
     captured = np.concatenate([np.asarray(block, dtype=np.float32) for block in
                                browser.execute_script("return window.avatar.node.captured.map((b) => Array.from(b))")])
     node = browser.execute_script("const n = window.avatar.node; return {latencyMs: n.latencyMs, late: n.lateUpdates, "
-                                  "names: n.names}")
+                                  "names: n.names, events: window.avatar.events}")
     assert call(browser, "window.avatar.stop()") is None
     assert max(opened) > 0.4 and sum(a != b for a, b in zip(opened, opened[1:])) >= 10, f"the mouth drew {opened}"
     return updates, captured, node
@@ -85,6 +85,8 @@ def test_the_headaudio_node_emits_transcribes_viseme_weights_for_the_frames_it_s
     frames = [u["frame"] for u in updates]
     assert frames == sorted(frames) and len(set(frames)) == len(frames)  # one update per shown frame, in order
     assert len(frames) > 0.3 * 100 * CAPTURE_SECONDS  # display rate: one update per rendered frame (60 Hz at most)
+    events = [e["event"] for e in node["events"]]  # speech starts and ends, in turn, as the loop passes its pauses
+    assert events[:2] == ["started", "ended"] and all(a != b for a, b in zip(events, events[1:])), events
     assert node["latencyMs"] == 120  # the model's 40 ms chunk + 60 ms output delay + 20 ms margin
 
     soundfile.write(tmp_path / "heard.wav", captured, 16000, subtype="FLOAT")
@@ -112,3 +114,17 @@ def test_the_headaudio_node_emits_transcribes_viseme_weights_for_the_frames_it_s
     print(f"{visemes}: |node - transcribe| on the recording: mean {recording.mean():.4f}, "
           f"95th percentile {np.percentile(recording, 95):.4f} (level {gain:.3f})")
     assert recording.mean() <= RECORDING_MEAN_TOLERANCE, f"mean |difference| {recording.mean():.4f}"
+
+
+def test_the_avatar_page_plays_a_recording_with_its_voice_delayed_and_the_mouth_follows(browser, server):
+    browser.get(server + "avatar.html?record")
+    assert call(browser, "window.avatar.playSample()") is None
+    assert browser.execute_script("return window.avatar.status") == "playing"
+    delay = browser.execute_script("return window.avatar.node.latencyMs")
+    opened = []
+    for _ in range(30):  # 3 s: the 2.3 s recording, then silence
+        opened.append(float(browser.find_element("id", "mouth").get_attribute("data-open")))
+        time.sleep(0.1)
+    assert delay == 120 and "played" in browser.find_element("id", "status").text
+    assert max(opened) > 0.4 and opened[-1] < 0.1, f"the mouth drew {opened}"
+    assert call(browser, "window.avatar.stop()") is None

@@ -1,7 +1,8 @@
 // The avatar page: HeadAudio (the drop-in, ../js/headaudio.mjs) driven by the microphone or a recording, its
 // onvalue values drawn as a mouth and as bars.  What changes on a TalkingHead page is marked "swap".
 // Query parameters: ?visemes=vrm, ?model=default-int8.onnx, ?models=URL/, ?autostart (the microphone at once),
-// ?record (keep every update's frame and values, and the 16 kHz audio the node heard, for tests).
+// ?record (keep every update's frame and values, speech start and end events, and the 16 kHz audio the node
+// heard, for tests).
 import * as ort from "./node_modules/onnxruntime-web/dist/ort.wasm.min.mjs";
 import { HeadAudio, CAPTURE_WORKLET_URL } from "../js/headaudio.mjs"; // swap: HeadAudio's import
 
@@ -11,7 +12,7 @@ ort.env.wasm.numThreads = 1;
 const modelsUrl = new URL(params.get("models") ?? "../models/", location.href);
 const record = params.has("record");
 const $ = (id) => document.getElementById(id);
-const page = { status: "loading", error: null, node: null, updates: [], startMicrophone, playSample, stop };
+const page = { status: "loading", error: null, node: null, updates: [], events: [], startMicrophone, playSample, stop };
 window.avatar = page;
 
 function say(text, error = false) {
@@ -72,8 +73,10 @@ async function makeNode() {
     changed = true;
   };
   node.onerror = (error) => say(`the model failed: ${error.message}`, true);
-  node.onstarted = () => (page.speaking = true);
-  node.onended = () => (page.speaking = false);
+  node.onstarted = node.onended = (data) => {
+    page.speaking = data.event === "started";
+    if (record) page.events.push(data);
+  };
   let last = performance.now();
   const animate = (now) => {
     node.update(now - last); // HeadAudio's update(dt), from the render loop
