@@ -344,8 +344,8 @@ def _transcribe_job(files, names, model, output_format, output_dir, options, rhu
     if failed:
         shown = "\n  ".join(one_line(f) for f in failed[:20])
         more = f"\n  ... and {len(failed) - 20} more (each named above)" if len(failed) > 20 else ""
-        print(f"speechattn transcribe: {len(failed)} of {len(todo)} file(s) failed; after fixing them, the same command "
-              f"with --resume does only these:\n  {shown}{more}", file=sys.stderr)
+        print(f"speechattn transcribe: {len(failed)} of {len(todo)} file(s) could not be transcribed; after fixing them, "
+              f"the same command with --resume does only these:\n  {shown}{more}", file=sys.stderr)
         return 1
     return 0
 

@@ -85,15 +85,20 @@ def run_processes(jobs: list[FileJob], make_worker: Callable, settings, processe
 
     pool = ProcessPoolExecutor(processes, initializer=_init_process, initargs=(make_worker, settings))
     futures = [pool.submit(_run_in_process, job) for job in jobs]
+    broken = False
     try:
         for job, future in zip(jobs, futures):
             try:
                 yield future.result()
             except BrokenProcessPool:
+                broken = True
                 yield FileResult(job.source, 0.0, "a worker process died (killed, or out of memory); this file was "
                                                   "not finished: run the same command again to do it")
     finally:
-        pool.shutdown(cancel_futures=True)
+        if broken:  # the survivors may wait on a queue whose lock died with the dead one: end them, wait for none
+            for process in list((pool._processes or {}).values()):
+                process.kill()
+        pool.shutdown(wait=not broken, cancel_futures=True)
 
 
 class _RayWorker:
