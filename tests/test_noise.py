@@ -77,3 +77,52 @@ def test_the_dev_noise_clips_are_never_in_the_training_split(tmp_path):
     assert len(train) == 452 and not set(train) & set(dev)
     with pytest.raises(ValueError):
         noise_clips(tmp_path, "test")
+
+
+@pytest.fixture
+def noise_folder(tmp_path):
+    """Clips noise440 .. noise459 as 16 kHz WAV: the training ones (below 452) hold -0.25, the dev ones +0.25."""
+    import soundfile as sf
+
+    for number in range(440, 460):
+        sf.write(tmp_path / f"noise{number}.wav", np.full(1_600, 0.25 if number in DEV_NOISE_CLIPS else -0.25), 16_000)
+    return tmp_path
+
+
+def test_training_augmentation_adds_only_the_training_clips(noise_folder):
+    from speechattn.data.augment import AugmentConfig, augment_waveform
+    from speechattn.data.noise import TrainingNoise
+
+    config = AugmentConfig(gain_db=(0.0, 0.0), reverb_probability=0, noise_probability=1, babble_share=0,
+                           band_limit_probability=0, snr_db=(0.0, 0.0), noise_dir=str(noise_folder),
+                           recorded_noise_share=1.0)
+    noise = TrainingNoise(noise_folder)
+    assert len(noise.clips()) == 12
+    speech = (0.1 * np.sin(np.arange(4_000) * 0.05)).astype(np.float32)
+    for seed in range(50):
+        added = augment_waveform(speech, np.random.default_rng(seed), config, None, None, noise) - speech
+        assert (added < 0).all()  # never a dev clip's +0.25, and looped past the clip's 1,600 samples
+
+
+def test_a_recipe_without_recorded_noise_draws_what_it_drew_before(noise_folder):
+    from speechattn.data.augment import AugmentConfig, augment_waveform
+    from speechattn.data.noise import TrainingNoise
+
+    speech = (0.1 * np.sin(np.arange(4_000) * 0.05)).astype(np.float32)
+    plain = AugmentConfig(reverb_probability=0, noise_probability=1)
+    unused = AugmentConfig(reverb_probability=0, noise_probability=1, noise_dir=str(noise_folder))
+    for seed in range(10):
+        assert np.array_equal(augment_waveform(speech, np.random.default_rng(seed), plain),
+                              augment_waveform(speech, np.random.default_rng(seed), unused, None, None,
+                                               TrainingNoise(noise_folder)))
+
+
+def test_a_noise_folder_without_training_clips_is_refused(tmp_path):
+    from speechattn.data.augment import AugmentConfig
+    from speechattn.errors import ConfigError
+
+    (tmp_path / "noise500.opus").touch()
+    with pytest.raises(ConfigError, match="noise_dir"):
+        AugmentConfig(noise_dir=str(tmp_path))
+    with pytest.raises(ConfigError, match="needs augment.noise_dir"):
+        AugmentConfig(recorded_noise_share=0.5)

@@ -2,7 +2,7 @@
 
 Waveform, in this order: speed perturbation (lhotse's, which moves the phone alignment with the
 audio), gain, simulated room reverberation (pyroomacoustics image-source rooms), additive noise
-(coloured noise, or babble made of other utterances) at a random SNR, band limiting (telephone
+(coloured noise, babble made of other utterances, or recorded room noise from `noise_dir`) at a random SNR, band limiting (telephone
 band or a random low-pass).  Features: SpecAugment-style frequency and time masks (training step).
 Every draw comes from the generator the caller passes, so a seed reproduces an epoch exactly.
 """
@@ -10,6 +10,7 @@ Every draw comes from the generator the caller passes, so a seed reproduces an e
 from __future__ import annotations
 
 from dataclasses import dataclass
+from pathlib import Path
 
 import numpy as np
 
@@ -27,6 +28,9 @@ class AugmentConfig:
     noise_probability: float = 0.5
     snr_db: tuple[float, float] = (0.0, 30.0)  # uniform
     babble_share: float = 0.3  # of the noisy utterances, those whose noise is babble
+    noise_dir: str = ""  # recorded noise clips (noiseNNN.*, MS-SNSD's layout); "" = none. Only their training split
+    # is read (speechattn/data/noise.py: DEV_NOISE_CLIPS are bench/level_robustness.py's and never trained on)
+    recorded_noise_share: float = 0.0  # of the noisy utterances that are not babble, those whose noise is recorded
     band_limit_probability: float = 0.2  # half telephone band (300-3400 Hz), half random low-pass 3-7 kHz
     freq_masks: int = 2  # SpecAugment: masks per utterance
     freq_mask_bins: int = 10  # widest frequency mask
@@ -37,7 +41,8 @@ class AugmentConfig:
     def __post_init__(self) -> None:
         from speechattn.errors import ConfigError
 
-        for key in ("reverb_probability", "noise_probability", "babble_share", "band_limit_probability"):
+        for key in ("reverb_probability", "noise_probability", "babble_share", "band_limit_probability",
+                    "recorded_noise_share"):
             if not 0 <= getattr(self, key) <= 1:
                 raise ConfigError(f"augment.{key} is a probability, from 0 to 1")
         if self.level_dbfs and (len(self.level_dbfs) != 2 or self.level_dbfs[0] > self.level_dbfs[1]
@@ -47,6 +52,14 @@ class AugmentConfig:
             low_high = getattr(self, key)
             if len(low_high) != 2 or low_high[0] > low_high[1]:
                 raise ConfigError(f"augment.{key} must be [low, high], not {list(low_high)}")
+        if self.recorded_noise_share > 0 and not self.noise_dir:
+            raise ConfigError("augment.recorded_noise_share needs augment.noise_dir, a folder of noise clips")
+        if self.noise_dir:
+            from speechattn.data.noise import noise_clips
+
+            if not Path(self.noise_dir).is_dir() or not noise_clips(self.noise_dir, "train"):
+                raise ConfigError(f"augment.noise_dir: {self.noise_dir} is no folder of noiseNNN clips outside the "
+                                  "dev ones (noise452 .. noise551)")
         if self.room_pool < 0:
             raise ConfigError("augment.room_pool must be >= 0")
         if not self.speed_factors or not all(0.5 <= f <= 2 for f in self.speed_factors):
@@ -147,8 +160,11 @@ def band_limit(audio: np.ndarray, rng: np.random.Generator) -> np.ndarray:
 
 
 def augment_waveform(audio: np.ndarray, rng: np.random.Generator, config: AugmentConfig,
-                     babble_sources: list[np.ndarray] | None = None, rooms: RoomPool | None = None) -> np.ndarray:
-    """Everything after speed perturbation (which the dataset applies, to move the labels with the audio)."""
+                     babble_sources: list[np.ndarray] | None = None, rooms: RoomPool | None = None,
+                     recorded_noise=None) -> np.ndarray:
+    """Everything after speed perturbation (which the dataset applies, to move the labels with the audio).
+    `recorded_noise`: a noise.TrainingNoise; without one (or with recorded_noise_share 0) nothing more is drawn, so
+    a recipe without recorded noise sees the data it saw before the option existed."""
     audio = apply_gain(audio, rng, config)
     if rng.random() < config.reverb_probability:
         audio = apply_reverb(audio, rng, config, rooms)
@@ -159,6 +175,9 @@ def augment_waveform(audio: np.ndarray, rng: np.random.Generator, config: Augmen
                 start = rng.integers(0, max(1, len(source) - len(audio)))
                 piece = source[start : start + len(audio)]
                 noise[: len(piece)] += piece
+        elif recorded_noise is not None and config.recorded_noise_share > 0 \
+                and rng.random() < config.recorded_noise_share:
+            noise = recorded_noise.draw(len(audio), rng)
         else:
             noise = coloured_noise(len(audio), rng)
         audio = add_noise(audio, noise, rng, config)

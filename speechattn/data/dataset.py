@@ -7,7 +7,8 @@ Kept off the training step's critical path (bench/train_speed.py measures it):
     (4 s), not the whole utterance; speed perturbation resamples the crop (soxr) and scales the
     phone alignment by the same factor, so the labels move with the audio;
   - simulated rooms come from a pool built once per worker (augment.RoomPool), babble from crops of
-    other utterances in the same store.
+    other utterances in the same store, recorded noise (augment.noise_dir) from its training clips decoded once
+    per worker (noise.TrainingNoise).
 Item i of epoch e is a function of (seed, e, i) alone, so a resumed run sees the same data.  Features
 are computed from the audio by the model's own frontend in the training step, as in the ONNX graph.
 """
@@ -23,6 +24,7 @@ import numpy as np
 
 from speechattn.audio import FRAMES_PER_SECOND, HOP_SAMPLES, SAMPLE_RATE, num_frames
 from speechattn.data.augment import AugmentConfig, RoomPool, augment_waveform
+from speechattn.data.noise import TrainingNoise
 from speechattn.files import atomic_path, atomic_write_text
 
 log = logging.getLogger(__name__)
@@ -135,6 +137,7 @@ class FrameLabelDataset:
         self.audio = store if store is not None else _CutAudio(self.cuts)
         self.intervals = [cut_intervals(cut) for cut in self.cuts]
         self.rooms = RoomPool(augment, seed) if augment is not None else None
+        self.recorded_noise = TrainingNoise(augment.noise_dir) if augment is not None and augment.noise_dir else None
 
     def __len__(self) -> int:
         return len(self.cuts)
@@ -178,7 +181,7 @@ class FrameLabelDataset:
             for other in others:
                 start = int(rng.integers(0, max(1, self.audio.length(int(other)) - len(audio))))
                 babble.append(self.audio.segment(int(other), start, start + len(audio)))
-        audio = augment_waveform(audio, rng, self.augment, babble, self.rooms)
+        audio = augment_waveform(audio, rng, self.augment, babble, self.rooms, self.recorded_noise)
         return audio, labels
 
     def _crop_plain(self, audio, labels, rng):
