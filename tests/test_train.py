@@ -172,6 +172,33 @@ def test_two_processes_under_torchrun_train_together(tiny, tmp_path):
     assert load(tmp_path / "run" / "last.pt").config == tiny.model
 
 
+def test_two_nodes_under_torchrun_train_together(tiny, tmp_path):
+    """Two torchrun node ranks (one process each) meeting at 127.0.0.1, as two machines would: one DDP job."""
+    import os
+    import shutil
+    import socket
+    import subprocess
+    import sys
+
+    with socket.socket() as probe:  # a free port for the rendezvous
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    torchrun = shutil.which("torchrun") or os.path.join(os.path.dirname(sys.executable), "torchrun")
+    nodes = [subprocess.Popen(
+        [torchrun, "--nnodes=2", f"--node_rank={rank}", "--nproc_per_node=1", "--master_addr=127.0.0.1",
+         f"--master_port={port}", "-m", "speechattn.cli", "train", "recipes/tiny.yaml", "--out", str(tmp_path / "run"),
+         "--set", f"data.output={tiny.data.output}", "--set", "train.max_steps=4", "--set", "train.eval_every=4",
+         "--set", "train.checkpoint_every=2"],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        env={**os.environ, "OMP_NUM_THREADS": "1", "GLOO_SOCKET_IFNAME": "lo"}) for rank in (0, 1)]
+    outputs = [node.communicate(timeout=300) for node in nodes]
+    assert [node.returncode for node in nodes] == [0, 0], [err[-2000:] for _, err in outputs]
+    assert "4 steps, 2 process(es)" in outputs[0][0]  # node 0 holds rank 0, which reports for both
+    assert "best dev frame accuracy" not in outputs[1][0]
+    assert len(rows(tmp_path / "run" / "train.csv")) == 4
+    assert load(tmp_path / "run" / "last.pt").config == tiny.model
+
+
 def test_device_and_precision_choices_are_checked(monkeypatch):
     from speechattn.errors import ConfigError, SpeechattnError
     from speechattn.training.train import TrainConfig, choose_device
