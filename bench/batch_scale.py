@@ -20,7 +20,6 @@ import tempfile
 import time
 from pathlib import Path
 
-import numpy as np
 import soundfile as sf
 
 ROOT = Path(__file__).resolve().parent.parent

@@ -152,3 +152,59 @@ def test_a_ray_node_lost_mid_job_loses_nothing(corpus, clean_run, ray_cluster, t
         assert again.returncode == 1 and f"{len(survived)} skipped as done" in again.stderr, again.stderr
     assert outputs(out) == clean_run
     ray_cluster.add_node(num_cpus=1)  # as it was, for any later test
+
+
+def test_a_manifest_and_a_file_list_name_the_same_job_as_the_folder(tmp_path, capsys):
+    """A lhotse recordings manifest (or a supervisions manifest, read through the recordings beside it) and
+    --files-from LIST give the outputs the folder gives."""
+    import gzip
+    import json
+
+    from speechattn.cli import main
+
+    folder = tmp_path / "c"
+    folder.mkdir()
+    recordings = []
+    for number in range(3):
+        path = folder / f"r{number}.wav"
+        sf.write(path, speechlike_signal(0.5, seed=number), 16000, subtype="PCM_16")
+        recordings.append({"id": f"r{number}", "sources": [{"type": "file", "channels": [0], "source": str(path)}],
+                           "sampling_rate": 16000, "num_samples": 8000, "duration": 0.5, "channel_ids": [0]})
+    with gzip.open(tmp_path / "x_recordings_dev.jsonl.gz", "wt") as f:
+        f.writelines(json.dumps(r) + "\n" for r in recordings)
+    with gzip.open(tmp_path / "x_supervisions_dev.jsonl.gz", "wt") as f:
+        f.writelines(json.dumps({"id": r["id"], "recording_id": r["id"], "start": 0, "duration": 0.5}) + "\n"
+                     for r in recordings)
+    (tmp_path / "list.txt").write_text("# the corpus\nc/r0.wav\n\nc/r1.wav\n" + str(folder / "r2.wav") + "\n")
+    results = {}
+    for name, given in {"folder": [str(folder)], "recordings": [str(tmp_path / "x_recordings_dev.jsonl.gz")],
+                        "supervisions": [str(tmp_path / "x_supervisions_dev.jsonl.gz")],
+                        "list": ["--files-from", str(tmp_path / "list.txt")]}.items():
+        assert main(["transcribe", *given, "--output-dir", str(tmp_path / name), "--format", "json", "--jobs", "1",
+                     "--resume"]) == 0, capsys.readouterr().err
+        results[name] = outputs(tmp_path / name)
+    assert sorted(results["folder"]) == ["r0.json", "r1.json", "r2.json"]
+    assert all(result == results["folder"] for result in results.values())
+
+
+@pytest.mark.parametrize("given, status, message", [
+    (["--files-from", "/dev/zero"], 1, "/dev/zero: a device"),
+    (["--files-from", "{tmp}/empty.txt"], 1, "lists no file"),
+    (["{tmp}/y_recordings_dev.jsonl.gz"], 1, "not a lhotse recording with a file source"),
+    (["{tmp}/z_supervisions_dev.jsonl.gz"], 1, "its recordings manifest"),
+    ([], 2, "give the audio"),
+])
+def test_a_bad_file_list_or_manifest_is_one_line(tmp_path, capsys, given, status, message):
+    import gzip
+
+    from speechattn.cli import main
+
+    (tmp_path / "empty.txt").write_text("# nothing\n")
+    with gzip.open(tmp_path / "y_recordings_dev.jsonl.gz", "wt") as f:
+        f.write('{"id": "a", "sources": [{"type": "url", "source": "http://x"}]}\n')
+    with gzip.open(tmp_path / "z_supervisions_dev.jsonl.gz", "wt") as f:
+        f.write('{"id": "a", "recording_id": "a"}\n')
+    code = main(["transcribe", *[g.format(tmp=tmp_path) for g in given], "--output-dir", str(tmp_path / "out")])
+    err = capsys.readouterr().err
+    assert code == status and message in err and len(err.strip().splitlines()) == 1 and "Traceback" not in err, err
+    assert not (tmp_path / "out").exists()

@@ -39,7 +39,7 @@ def visemes_json(path, visemes: str) -> dict:
     return json.loads(out.getvalue())
 
 
-def listen(browser, server, visemes: str) -> tuple[list[dict], np.ndarray, dict]:
+def listen(browser, server, visemes: str) -> tuple[list[dict], np.ndarray, dict]:  # noqa: F811 (the fixtures imported above)
     """The page's updates ({frame, values}), the 16 kHz audio its node heard, and the node's counters."""
     browser.get(server + f"avatar.html?record&autostart&visemes={visemes}")
     deadline = time.monotonic() + 60
@@ -75,7 +75,7 @@ def names_of(updates: list[dict]) -> list[str]:
 
 
 @pytest.mark.parametrize("visemes", ["oculus", "vrm"])
-def test_the_headaudio_node_emits_transcribes_viseme_weights_for_the_frames_it_shows(browser, server, tmp_path,
+def test_the_headaudio_node_emits_transcribes_viseme_weights_for_the_frames_it_shows(browser, server, tmp_path,  # noqa: F811
                                                                                   visemes):
     import soundfile
 
@@ -116,7 +116,7 @@ def test_the_headaudio_node_emits_transcribes_viseme_weights_for_the_frames_it_s
     assert recording.mean() <= RECORDING_MEAN_TOLERANCE, f"mean |difference| {recording.mean():.4f}"
 
 
-def test_the_avatar_page_plays_a_recording_with_its_voice_delayed_and_the_mouth_follows(browser, server):
+def test_the_avatar_page_plays_a_recording_with_its_voice_delayed_and_the_mouth_follows(browser, server):  # noqa: F811 (the fixtures imported above)
     browser.get(server + "avatar.html?record")
     assert call(browser, "window.avatar.playSample()") is None
     assert browser.execute_script("return window.avatar.status") == "playing"

@@ -206,12 +206,12 @@ def files_from(list_path: Path) -> list[Path]:
     try:
         lines = Path(list_path).read_text(encoding="utf-8").splitlines()
     except (OSError, UnicodeDecodeError) as error:
-        raise UsageError(f"--files-from {list_path}: cannot read ({getattr(error, 'strerror', None) or error})") from None
+        raise SpeechattnError(f"--files-from {list_path}: cannot read ({getattr(error, 'strerror', None) or error})") from None
     if len(lines) > MAX_LIST_LINES:
-        raise UsageError(f"--files-from {list_path}: more than {MAX_LIST_LINES:,} lines")
+        raise SpeechattnError(f"--files-from {list_path}: more than {MAX_LIST_LINES:,} lines")
     paths = [Path(line.strip()) for line in lines if line.strip() and not line.lstrip().startswith("#")]
     if not paths:
-        raise UsageError(f"--files-from {list_path}: lists no file")
+        raise SpeechattnError(f"--files-from {list_path}: lists no file")
     return [p if p.is_absolute() else Path(list_path).parent / p for p in paths]
 
 
@@ -231,7 +231,7 @@ def manifest_audio(path: Path) -> list[Path]:
     if "_supervisions_" in path.name:
         beside = path.with_name(path.name.replace("_supervisions_", "_recordings_"))  # as `prepare` names them
         if not beside.is_file():
-            raise UsageError(f"{path}: a supervisions manifest; its recordings manifest ({beside}) is not beside it")
+            raise SpeechattnError(f"{path}: a supervisions manifest; its recordings manifest ({beside}) is not beside it")
         path = beside
     opener = gzip.open if path.name.endswith(".gz") else open
     audio = []
@@ -239,18 +239,18 @@ def manifest_audio(path: Path) -> list[Path]:
         with opener(path, "rt", encoding="utf-8") as lines:
             for number, line in enumerate(lines, 1):
                 if number > MAX_LIST_LINES:
-                    raise UsageError(f"{path}: more than {MAX_LIST_LINES:,} recordings")
+                    raise SpeechattnError(f"{path}: more than {MAX_LIST_LINES:,} recordings")
                 if not line.strip():
                     continue
                 item = json.loads(line)
                 sources = item.get("sources") if isinstance(item, dict) else None
                 files = [s.get("source") for s in sources or [] if isinstance(s, dict) and s.get("type") == "file"]
                 if not files:
-                    raise UsageError(f"{path}:{number}: not a lhotse recording with a file source (speechattn reads "
+                    raise SpeechattnError(f"{path}:{number}: not a lhotse recording with a file source (speechattn reads "
                                      "recordings stored as files)")
                 audio.append(Path(files[0]))
     except (OSError, EOFError, UnicodeDecodeError, json.JSONDecodeError) as error:
-        raise UsageError(f"{path}: not a readable lhotse manifest ({type(error).__name__})") from None
+        raise SpeechattnError(f"{path}: not a readable lhotse manifest ({type(error).__name__})") from None
     if not audio:
-        raise UsageError(f"{path}: no recordings")
+        raise SpeechattnError(f"{path}: no recordings")
     return list(dict.fromkeys(audio))
