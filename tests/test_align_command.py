@@ -99,6 +99,39 @@ def test_a_corpus_in_mfas_layout_is_aligned_resumably_by_several_processes(capsy
     assert (out / "password.TextGrid").stat().st_mtime_ns == before
 
 
+def test_a_lhotse_supervisions_manifest_is_aligned_as_the_same_corpus_in_mfas_layout(capsys, tmp_path):
+    """Each recording aligned to its supervisions' texts (two supervisions of one recording: its text in two
+    lines), one output per recording id, equal to the MFA-layout corpus of the same files and words."""
+    import gzip
+    import json
+
+    corpus = tmp_path / "corpus"
+    corpus.mkdir()
+    (corpus / "case.wav").write_bytes(CASE.read_bytes())
+    (corpus / "case.lab").write_text(CASE_TEXT)
+    (corpus / "password.wav").write_bytes(PASSWORD.read_bytes())
+    (corpus / "password.lab").write_text(PASSWORD_TEXT)
+    half = len(CASE_TEXT.split()) // 2
+    supervisions = [("case", 0.5, " ".join(CASE_TEXT.split()[half:])), ("password", 0.0, PASSWORD_TEXT),
+                    ("case", 0.0, " ".join(CASE_TEXT.split()[:half]))]
+    with gzip.open(tmp_path / "c_recordings_dev.jsonl.gz", "wt") as f:
+        for name in ("case", "password"):
+            f.write(json.dumps({"id": name, "sources": [{"type": "file", "channels": [0],
+                                                         "source": str(corpus / f"{name}.wav")}]}) + "\n")
+    with gzip.open(tmp_path / "c_supervisions_dev.jsonl.gz", "wt") as f:
+        for number, (name, start, text) in enumerate(supervisions):
+            f.write(json.dumps({"id": f"s{number}", "recording_id": name, "start": start, "duration": 0.5,
+                                "text": text}) + "\n")
+    code, _, err = run(capsys, tmp_path / "c_supervisions_dev.jsonl.gz", "--output-dir", tmp_path / "m",
+                       "--format", "json")
+    assert code == 0 and "2 file(s) aligned, 0 failed" in err, err
+    assert run(capsys, corpus, "--output-dir", tmp_path / "f", "--format", "json")[0] == 0
+    for name in ("case", "password"):
+        manifest, folder = (json.loads((tmp_path / d / f"{name}.json").read_text()) for d in ("m", "f"))
+        assert [w["word"] for w in manifest["words"]] == [w["word"] for w in folder["words"]]
+        assert [(w["start"], w["end"]) for w in manifest["words"]] == [(w["start"], w["end"]) for w in folder["words"]]
+
+
 @pytest.mark.parametrize("text, message", [
     ("", "empty; nothing to align"),
     ("   \n\t ", "empty; nothing to align"),

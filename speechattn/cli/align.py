@@ -80,8 +80,10 @@ def align(audio, text, model, output_format, output_dir, output_file, dictionary
 
     AUDIO TEXT: one recording and its words (TEXT: a file, or the words themselves in quotes).  AUDIO alone, a
     folder: a corpus in the Montreal Forced Aligner's layout (each audio file beside a .lab or .txt of the
-    same stem), written to --output-dir with the same relative paths, one TextGrid (or --format) each;
-    files already aligned are skipped, so an interrupted run resumes.
+    same stem), written to --output-dir with the same relative paths, one TextGrid (or --format) each; or a
+    lhotse supervisions manifest (its recordings manifest beside it): each recording aligned to the texts of its
+    supervisions, one output per recording id.  Files already aligned are skipped, so an interrupted run resumes;
+    --jobs N and --ray ADDRESS spread the corpus over processes or a Ray cluster (docs/cluster.md).
 
     The words become phones through CMUdict (every pronunciation variant; numbers, abbreviations and
     punctuation normalised) and a grapheme-to-phoneme model for words it lacks; --dictionary adds yours.  The
@@ -95,9 +97,12 @@ def align(audio, text, model, output_format, output_dir, output_file, dictionary
     model_path = resolve_model(model)
     if output_file is not None and output_dir is not None:
         raise UsageError("-o/--output names one file; --output-dir a folder: give one of them")
-    if str(audio) != "-" and audio.is_dir():
+    from speechattn.runtime.batch import is_manifest
+
+    if str(audio) != "-" and (audio.is_dir() or is_manifest(audio)):
         if text is not None:
-            raise UsageError(f"{audio} is a folder (a corpus: each audio file beside its .lab or .txt); give no TEXT")
+            raise UsageError(f"{audio} is a corpus (a folder of audio beside .lab or .txt files, or a supervisions "
+                             "manifest with their texts); give no TEXT")
         if output_dir is None:
             raise UsageError("a corpus is written to --output-dir DIR")
         return _align_corpus(audio, model, output_format or "textgrid", output_dir, dictionary, jobs, ray_address,
@@ -149,16 +154,26 @@ def _align_corpus(folder: Path, model, fmt: str, output_dir: Path, dictionary, j
     from speechattn.runtime.workers import AlignSettings, AlignWorker
     from speechattn.runtime.batch import FileJob, pending, run_job
 
-    pairs, lonely = corpus_pairs(folder)
-    for audio in lonely:
-        print(f"speechattn align: {audio}: no .lab or .txt beside it; skipped", file=sys.stderr)
-    if not pairs:
-        raise UsageError(f"{folder}: no audio file with a .lab or .txt transcript beside it (MFA's layout)")
-    everything = []
-    for audio, text in pairs:
-        target = output_dir / audio.relative_to(folder).with_suffix(ALIGN_FORMATS[fmt][0])
-        target.parent.mkdir(parents=True, exist_ok=True)
-        everything.append(FileJob(str(audio), str(target), str(text)))
+    everything, lonely = [], []
+    if folder.is_dir():
+        pairs, lonely = corpus_pairs(folder)
+        for audio in lonely:
+            print(f"speechattn align: {audio}: no .lab or .txt beside it; skipped", file=sys.stderr)
+        if not pairs:
+            raise UsageError(f"{folder}: no audio file with a .lab or .txt transcript beside it (MFA's layout)")
+        for audio, text in pairs:
+            target = output_dir / audio.relative_to(folder).with_suffix(ALIGN_FORMATS[fmt][0])
+            target.parent.mkdir(parents=True, exist_ok=True)
+            everything.append(FileJob(str(audio), str(target), str(text)))
+    else:  # a lhotse supervisions manifest: one output per recording, named by its id
+        import os
+
+        from speechattn.runtime.batch import manifest_texts
+
+        output_dir.mkdir(parents=True, exist_ok=True)
+        for recording, audio, words in manifest_texts(folder):
+            name = recording.replace(os.sep, "__") + ALIGN_FORMATS[fmt][0]
+            everything.append(FileJob(str(audio), str(output_dir / name), None, words))
     todo, done = pending(everything, overwrite)
     if done and not quiet:
         print(f"speechattn align: {done} file(s) already aligned in {output_dir}: skipped (--overwrite redoes them)",

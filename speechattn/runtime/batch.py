@@ -28,7 +28,8 @@ from speechattn.errors import SpeechattnError, UsageError
 class FileJob:
     source: str  # the audio file
     target: str  # the output it writes
-    text: str | None = None  # align: the words (a file)
+    text: str | None = None  # align: the words, a file
+    words: str | None = None  # align: the words themselves (a manifest's supervisions)
 
 
 @dataclass(frozen=True)
@@ -111,8 +112,9 @@ class _RayWorker:
         self.worker = self.make_worker(self.settings)
 
     def __call__(self, batch: dict) -> dict:
-        results = [self.worker(FileJob(source, target, text or None))
-                   for source, target, text in zip(batch["source"], batch["target"], batch["text"])]
+        results = [self.worker(FileJob(source, target, text or None, words or None))
+                   for source, target, text, words in zip(batch["source"], batch["target"], batch["text"],
+                                                          batch["words"])]
         return {"source": [r.source for r in results], "seconds": [r.seconds for r in results],
                 "error": [r.error or "" for r in results], "not_heard": [r.not_heard for r in results]}
 
@@ -161,7 +163,8 @@ def run_ray(jobs: list[FileJob], make_worker: Callable, settings, address: str,
     context.print_on_execution_start = False
     cpus = int(ray.cluster_resources().get("CPU", 1))
     size = max(1, min(actors or cpus, cpus, len(jobs)))
-    items = [{"source": job.source, "target": job.target, "text": job.text or ""} for job in jobs]
+    items = [{"source": job.source, "target": job.target, "text": job.text or "", "words": job.words or ""}
+             for job in jobs]
     dataset = ray.data.from_items(items, override_num_blocks=min(len(items), max(size * 4, 1)))
     # the settings ride in the actor class itself (pickled with it), not as constructor arguments in the object
     # store, so an actor Ray restarts after losing it (or its node) is built again from the class alone
@@ -219,38 +222,82 @@ def is_manifest(path: Path) -> bool:
     return path.name.endswith((".jsonl.gz", ".jsonl")) and path.is_file()
 
 
-def manifest_audio(path: Path) -> list[Path]:
-    """The audio files of a lhotse manifest: a recordings manifest's file sources, or, for a supervisions manifest
-    (`speechattn prepare`'s *_supervisions_*), those of the recordings manifest beside it (each recording once)."""
+def _json_lines(path: Path):
+    """(line number, item) of a lhotse manifest (.jsonl or .jsonl.gz), bounded; one line for a file that is none."""
     import gzip
     import json
 
-    from speechattn.files import refuse_special
-
-    refuse_special(path, "manifest")
-    if "_supervisions_" in path.name:
-        beside = path.with_name(path.name.replace("_supervisions_", "_recordings_"))  # as `prepare` names them
-        if not beside.is_file():
-            raise SpeechattnError(f"{path}: a supervisions manifest; its recordings manifest ({beside}) is not beside it")
-        path = beside
     opener = gzip.open if path.name.endswith(".gz") else open
-    audio = []
     try:
         with opener(path, "rt", encoding="utf-8") as lines:
             for number, line in enumerate(lines, 1):
                 if number > MAX_LIST_LINES:
-                    raise SpeechattnError(f"{path}: more than {MAX_LIST_LINES:,} recordings")
-                if not line.strip():
-                    continue
-                item = json.loads(line)
-                sources = item.get("sources") if isinstance(item, dict) else None
-                files = [s.get("source") for s in sources or [] if isinstance(s, dict) and s.get("type") == "file"]
-                if not files:
-                    raise SpeechattnError(f"{path}:{number}: not a lhotse recording with a file source (speechattn reads "
-                                     "recordings stored as files)")
-                audio.append(Path(files[0]))
+                    raise SpeechattnError(f"{path}: more than {MAX_LIST_LINES:,} lines")
+                if line.strip():
+                    item = json.loads(line)
+                    if not isinstance(item, dict):
+                        raise SpeechattnError(f"{path}:{number}: not a lhotse manifest item")
+                    yield number, item
     except (OSError, EOFError, UnicodeDecodeError, json.JSONDecodeError) as error:
         raise SpeechattnError(f"{path}: not a readable lhotse manifest ({type(error).__name__})") from None
-    if not audio:
+
+
+def manifest_texts(path: Path) -> list[tuple[str, Path, str]]:
+    """align's corpus from a lhotse supervisions manifest: (recording id, its audio file, its words) per recording,
+    the texts of its supervisions in time order, one per line (each a sentence start).  The recordings manifest
+    beside it gives the files (`speechattn prepare` names them so)."""
+    from speechattn.files import refuse_special
+
+    refuse_special(path, "manifest")
+    if "_supervisions_" not in path.name:
+        raise SpeechattnError(f"{path}: align takes a supervisions manifest (its texts), with its recordings "
+                              "manifest beside it")
+    texts: dict[str, list[tuple[float, str]]] = {}
+    for number, item in _json_lines(path):
+        recording, text = item.get("recording_id"), item.get("text")
+        if not isinstance(recording, str) or not isinstance(text, str) or not text.strip():
+            raise SpeechattnError(f"{path}:{number}: {item.get('id', '?')}: a supervision with a recording_id and "
+                                  "its text is needed")
+        start = item.get("start", 0.0)
+        texts.setdefault(recording, []).append((float(start) if isinstance(start, (int, float)) else 0.0, text))
+    audio = dict(zip(*_manifest_recordings(path))) if texts else {}
+    missing = [r for r in texts if r not in audio]
+    if missing:
+        raise SpeechattnError(f"{path}: {len(missing)} recording(s) not in the recordings manifest beside it, "
+                              f"e.g. {missing[0]}")
+    if not texts:
+        raise SpeechattnError(f"{path}: no supervisions")
+    return [(recording, audio[recording], "\n".join(t for _, t in sorted(parts, key=lambda p: p[0])))
+            for recording, parts in texts.items()]
+
+
+def _manifest_recordings(path: Path) -> tuple[list[str], list[Path]]:
+    """(ids, files) of a recordings manifest, or of the one beside a supervisions manifest."""
+    if "_supervisions_" in path.name:
+        beside = path.with_name(path.name.replace("_supervisions_", "_recordings_"))  # as `prepare` names them
+        if not beside.is_file():
+            raise SpeechattnError(f"{path}: a supervisions manifest; its recordings manifest ({beside}) is not "
+                                  "beside it")
+        path = beside
+    ids, files = [], []
+    for number, item in _json_lines(path):
+        sources = item.get("sources")
+        found = [s.get("source") for s in sources or [] if isinstance(s, dict) and s.get("type") == "file"]
+        if not found or not isinstance(found[0], str):
+            raise SpeechattnError(f"{path}:{number}: not a lhotse recording with a file source (speechattn reads "
+                                  "recordings stored as files)")
+        ids.append(str(item.get("id", number)))
+        files.append(Path(found[0]))
+    return ids, files
+
+
+def manifest_audio(path: Path) -> list[Path]:
+    """The audio files of a lhotse manifest: a recordings manifest's file sources, or, for a supervisions manifest
+    (`speechattn prepare`'s *_supervisions_*), those of the recordings manifest beside it (each recording once)."""
+    from speechattn.files import refuse_special
+
+    refuse_special(path, "manifest")
+    _, files = _manifest_recordings(path)
+    if not files:
         raise SpeechattnError(f"{path}: no recordings")
-    return list(dict.fromkeys(audio))
+    return list(dict.fromkeys(files))

@@ -74,7 +74,7 @@ class AlignWorker:
 
     def __call__(self, job: FileJob) -> FileResult:
         try:
-            text, name = read_text(job.text)
+            text, name = (job.words, f"{job.source}'s supervisions") if job.words else read_text(job.text)
             words, starts = script_words(text, name, self.lexicon)
             aligned = align_file(self.model, Path(job.source), words, starts)
             atomic_write_text(job.target, render(self.settings.output_format, aligned))
