@@ -40,6 +40,7 @@ INSTALL_HINTS = {
     "scipy": "pip install '.[plot]' in a clone of speechattn, or pip install matplotlib scipy",
     "av": "pip install av (PyAV, with FFmpeg inside: the formats soundfile cannot read)",
     "sounddevice": "pip install sounddevice",
+    "ray": "pip install '.[cluster]' in a clone of speechattn (Ray Data), on every node",
 }
 
 

@@ -224,7 +224,8 @@ def transcribe(files, model, output_format, output_dir, output_file, quiet, vise
             raise UsageError(f"--plot {plot}: give a .png file name")
         check_writable(plot)
         if importlib.util.find_spec("matplotlib") is None:
-            raise UsageError("--plot needs matplotlib: pip install '.[plot]' in a clone of speechattn, or pip install matplotlib scipy")
+            raise SpeechattnError("--plot needs matplotlib, which is not installed: pip install '.[plot]' in a clone "
+                                  "of speechattn, or pip install matplotlib scipy")  # exit 1, as any missing package
     stream_model = load_onnx(resolve_model(model), threads)
     options = decoding_options(stream_model, decoder, min_frames, chunk_frames,
                                (visemes or "vrm") if spec.takes_visemes else None)
