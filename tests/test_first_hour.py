@@ -37,7 +37,7 @@ def test_the_package_says_what_it_is_and_its_licence(tmp_path):
     assert project["license"] == {"text": "Apache-2.0"} and "Apache License" in (ROOT / "LICENSE").read_text()[:200]
     assert project["authors"] and any("Typed" in c for c in project["classifiers"])
     assert (ROOT / "speechattn" / "py.typed").exists()
-    assert set(project["optional-dependencies"]) == {"plot", "formats", "train", "test", "bench"}  # no [mic]: it is base
+    assert set(project["optional-dependencies"]) == {"plot", "formats", "cluster", "train", "test", "bench"}  # no [mic]: it is base
     assert any(d.startswith("sounddevice") for d in project["dependencies"])
 
 
