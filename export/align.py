@@ -38,6 +38,7 @@ boundaries.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import NamedTuple
 
 import numpy as np
 
@@ -537,3 +538,68 @@ def align(log_probs: np.ndarray, words, phones, options: AlignOptions = AlignOpt
     aligner = ScriptAligner(words, phones, options, sentence_starts)
     aligner.push(log_probs)
     return aligner.finish()
+
+
+# --- follow-along ---------------------------------------------------------------------------------------------
+
+class Position(NamedTuple):
+    """Where the reader is at the newest frame: reading word `index` (inside), or at the boundary before it (a
+    pause, or speech that is not in the script)."""
+
+    index: int
+    inside: bool
+
+
+class Follower:
+    """Follow-along: where a reader is in a known text, live (`speechattn mic --script`, Model.follow, the clients).
+
+    A ScriptAligner with LIVE options (final 100 ms behind the newest frame; a reader may pause, repeat, skip or
+    start again) and what a display needs: `position`, the aligned `phone` there, the words `heard` (each script
+    position's latest reading) and the words passed over.  push(log_probs (R, P)) -> the words made final (in time
+    order; a word read again comes again); finish() -> the last ones, and `alignment` is the whole Alignment."""
+
+    def __init__(self, words, phones, sentence_starts=None, options: AlignOptions = LIVE) -> None:
+        self.words = list(words)
+        self.aligner = ScriptAligner(self.words, phones, options, sentence_starts)
+        self.heard: dict[int, AlignedWord] = {}  # script position -> its latest reading
+        self.furthest = -1  # the furthest script position heard
+        self.alignment: Alignment | None = None  # after finish()
+
+    def push(self, log_probs: np.ndarray) -> list[AlignedWord]:
+        return self._heard(self.aligner.push(log_probs))
+
+    def finish(self) -> list[AlignedWord]:
+        self.alignment = self.aligner.finish()
+        return self._heard(self.aligner.last_words)
+
+    def _heard(self, words: list[AlignedWord]) -> list[AlignedWord]:
+        for word in words:
+            self.heard[word.index] = word
+            self.furthest = max(self.furthest, word.index)
+        return words
+
+    @property
+    def position(self) -> Position:
+        return Position(*self.aligner.position)
+
+    @property
+    def phone(self) -> str | None:
+        """The best path's phone at the newest frame: the word's aligned phone, "sil" between words, None in speech
+        that is not in the script (and before the first frame)."""
+        a = self.aligner
+        if a.frame == 0:
+            return None
+        s, best = a.script, a._best_now()
+        return s.phones[int(s.phone_of[best])] if best < s.N else SILENCE if best < s.N + s.W + 1 else None
+
+    def not_heard(self) -> list[int]:
+        """Positions before the furthest word heard that no reading went through (passed over so far; after
+        finish(), `alignment.not_heard` has the words after it too)."""
+        return [i for i in range(self.furthest) if i not in self.heard]
+
+
+def word_event(word: AlignedWord, not_heard, frames_per_second: int = 100) -> dict:
+    """A word made final as `speechattn mic --script` and `node export/node/follow.mjs` print it (one JSON line):
+    times in seconds (3 decimals), gop to 3 decimals, the positions passed over so far."""
+    return {"type": "word", "index": word.index, "word": word.text, "start": round(word.start_frame / frames_per_second, 3),
+            "end": round(word.end_frame / frames_per_second, 3), "gop": round(word.gop, 3), "not_heard": list(not_heard)}

@@ -10,6 +10,14 @@
     update = stream.finish()
     stream.segment_dicts(), stream.cue_dicts()         # everything so far, as `speechattn transcribe` writes it
 
+Follow-along (a known text read aloud; the words as the reader passes them):
+
+    stream = model.follow("Please enter your password, followed by the pound key.")
+    for piece in audio_pieces:
+        update = stream.push(piece, sample_rate=8000)  # any rate, as above
+        update.words, update.position, update.not_heard   # words made final, the reader now, words passed over
+    update = stream.finish()                             # update.not_heard: every word not heard
+
 The same pieces as export/js (StreamingModel, newSegmenter, CueMaker, frameWeights); `speechattn transcribe`,
 `mic` and `eval` run through PhoneStream too, so an app gets exactly what the command line prints.
 """
@@ -20,6 +28,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from speechattn_export.align import LIVE, AlignedWord, AlignOptions, Follower, Position, word_event
 from speechattn_export.decoder import DECODERS, DecoderConfig, PhoneBigram, new_segmenter
 from speechattn_export.registry import resolve
 from speechattn_export.segments import Segment, segment_dicts
@@ -158,13 +167,64 @@ def _joined(a: Frames, b: Frames) -> Frames:
                   a.phones)
 
 
+@dataclass
+class FollowUpdate:
+    """What one push (or finish) of a FollowStream made final, and where the reader is."""
+
+    phones: Update  # the PhoneStream's update: frames, recognised phones, mouth shapes (options.visemes)
+    words: list[AlignedWord]  # words made final, in time order (a word read again comes again)
+    position: Position  # the reader at the newest frame: (word index, inside the word or at the boundary before it)
+    phone: str | None  # the aligned phone there ("sil" between words, None in speech that is not in the script)
+    not_heard: list[int]  # positions passed over so far; after finish, every word not heard
+
+
+class FollowStream:
+    """One audio source following a known text: a PhoneStream (audio at any rate, the model, the decoder) whose
+    frames also go to a Follower (export/align.py: the live ScriptAligner).  `words` are the text's words (kit Word
+    objects: text, spans, pronunciations), `follower.heard` each position's latest reading."""
+
+    def __init__(self, phone_stream: PhoneStream, words, sentence_starts=None, align_options: AlignOptions = LIVE) -> None:
+        if not words:
+            raise ValueError("nothing to follow: the text has no word the lexicon can pronounce")
+        self.phone_stream, self.words = phone_stream, list(words)
+        self.follower = Follower(self.words, phone_stream.model.phones, sentence_starts, align_options)
+
+    def push(self, samples, sample_rate=None) -> FollowUpdate:
+        """Audio in, as PhoneStream.push takes it."""
+        return self._update(self.phone_stream.push(samples, sample_rate), final=False)
+
+    def finish(self) -> FollowUpdate:
+        return self._update(self.phone_stream.finish(), final=True)
+
+    def _update(self, phones: Update, final: bool) -> FollowUpdate:
+        f = self.follower
+        words = f.push(phones.frames.log_probs) + (f.finish() if final else [])
+        return FollowUpdate(phones, words, f.position, f.phone, f.alignment.not_heard if final else f.not_heard())
+
+    def word_events(self, words: list[AlignedWord], not_heard=None) -> list[dict]:
+        """The words as `speechattn mic --script` and node follow.mjs print them (with `not_heard`, default the
+        positions passed over so far)."""
+        fps = round(1000 / self.phone_stream.model.frame_shift_ms)
+        return [word_event(w, self.follower.not_heard() if not_heard is None else not_heard, fps) for w in words]
+
+
 class Model(StreamingModel):
-    """A StreamingModel that also opens PhoneStreams (the decoder's bigram loaded once, shared)."""
+    """A StreamingModel that also opens PhoneStreams (the decoder's bigram loaded once, shared) and FollowStreams."""
 
     def open(self, options: DecodingOptions = DecodingOptions()) -> PhoneStream:
         if options.decoder == "bigram" and getattr(self, "_bigram", None) is None:
             self._bigram = PhoneBigram.load()
         return PhoneStream(self, options, getattr(self, "_bigram", None))
+
+    def follow(self, text: str, dictionary=None, options: DecodingOptions = DecodingOptions(),
+               align_options: AlignOptions = LIVE, lexicon=None) -> FollowStream:
+        """A stream that follows `text` read aloud: its words from the kit's lexicon (CMUdict, the g2p model for
+        the rest; `dictionary`: a CMUdict/MFA file whose words win, or a loaded `lexicon`), sentence and line
+        starts as the places a reader may jump back or ahead to."""
+        from speechattn_export.words import Lexicon, sentence_starts
+
+        words = (lexicon or Lexicon.load(dictionary)).words(text)
+        return FollowStream(self.open(options), words, sentence_starts(text, words), align_options)
 
 
 def load_model(name_or_path=None, threads: int | None = None, providers=None) -> Model:

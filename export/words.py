@@ -241,6 +241,21 @@ def is_capital(c: str) -> bool:
     return c.lower() != c  # JS: c.toLowerCase() !== c (isupper() would differ on letters such as ĸ)
 
 
+SENTENCE_MARKS = ".!?;"  # between two words, one of these or a line break: the second starts a sentence
+
+
+def sentence_starts(text: str, words) -> list[int]:
+    """The positions of the words (Word objects of this text, in order) that start a sentence or a line, 0 first:
+    where the aligner lets a reader jump back or ahead to (a repeated line, a skipped sentence)."""
+    starts, previous_end = [0], 0
+    for i, word in enumerate(words):
+        between = text[previous_end:word.start_char]
+        if i and ("\n" in between or any(mark in between for mark in SENTENCE_MARKS)):
+            starts.append(i)
+        previous_end = word.end_char
+    return starts
+
+
 # ---------------------------------------------------------------------------------------------------------
 # The grapheme-to-phoneme fallback.
 

@@ -19,6 +19,7 @@ from speechattn.audio import FRAMES_PER_SECOND, SAMPLE_RATE, AudioError
 from speechattn.errors import SpeechattnError
 from speechattn_export.align import AlignOptions, Alignment, ScriptAligner
 from speechattn_export.segments import Segment
+from speechattn_export.words import sentence_starts
 
 log = logging.getLogger(__name__)
 MAX_TEXT_BYTES = 50_000_000  # read at most this much of a text (a pipe or device never makes us wait for more)
@@ -73,13 +74,7 @@ def script_words(text: str, name: str, lexicon) -> tuple[list, list[int]]:
     if len(words) > MAX_WORDS:
         raise TextError(f"{name}: {len(words):,} words; align takes at most {MAX_WORDS:,} per recording "
                         "(about 20 hours of speech): split the recording and its text")
-    starts, previous_end = [0], 0
-    for i, word in enumerate(words):
-        between = text[previous_end:word.start_char]
-        if i and ("\n" in between or any(mark in between for mark in ".!?;")):
-            starts.append(i)
-        previous_end = word.end_char
-    return words, starts
+    return words, sentence_starts(text, words)
 
 
 @dataclass

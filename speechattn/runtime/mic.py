@@ -34,6 +34,8 @@ import numpy as np
 
 from speechattn.audio import FRAMES_PER_SECOND, HOP_SAMPLES, SAMPLE_RATE, to_mono_16k
 from speechattn.errors import SpeechattnError, UsageError
+from speechattn_export.align import Follower as KitFollower
+from speechattn_export.align import word_event
 from speechattn_export.decoder import new_segmenter
 from speechattn_export.pipeline import DecodingOptions
 from speechattn_export.segments import Segment
@@ -168,10 +170,7 @@ class Display:
         "not_heard": [positions passed over so far]}; in a terminal the status line shows the text instead."""
         self.follower = follower
         for word in words:
-            record = json.dumps({"type": "word", "index": word.index, "word": word.text,
-                                 "start": round(word.start_frame / FRAMES_PER_SECOND, 3),
-                                 "end": round(word.end_frame / FRAMES_PER_SECOND, 3), "gop": round(word.gop, 3),
-                                 "not_heard": follower.not_heard()}, ensure_ascii=False)
+            record = json.dumps(word_event(word, follower.not_heard(), FRAMES_PER_SECOND), ensure_ascii=False)
             if self.output is not None:
                 self.output.write(record + "\n")
                 self.output.flush()
@@ -198,22 +197,14 @@ class Display:
         sys.stdout.flush()
 
 
-class Follower:
-    """mic --script: where the reader is in a known text, live (the kit's ScriptAligner, committing every frame
-    100 ms behind).  Words become final as the reader leaves them; the words passed over are not heard."""
+class Follower(KitFollower):
+    """mic --script: the kit's Follower (the live ScriptAligner: where the reader is, the words heard and passed
+    over) with the terminal's line and the delay from a word's end to its final position shown."""
 
     def __init__(self, text: str, words, sentence_starts, phones, live: bool) -> None:
-        from speechattn_export.align import LIVE, ScriptAligner
-
-        self.text, self.words, self.live = text, words, live
-        self.aligner = ScriptAligner(words, phones, LIVE, sentence_starts)
-        self.heard: dict[int, object] = {}  # script position -> its latest AlignedWord
-        self.furthest = -1  # the furthest script position heard
+        super().__init__(words, phones, sentence_starts)
+        self.text, self.live = text, live
         self.latencies = LatencyHistogram()  # a word's end in the audio -> its final position shown
-
-    def not_heard(self) -> list[int]:
-        """Positions before the furthest word heard that no reading went through."""
-        return [i for i in range(self.furthest) if i not in self.heard]
 
     def line(self, width: int) -> str:
         """The text around the reader: final words green, the word being read in reverse video, passed-over
@@ -335,8 +326,7 @@ class Processor:
             self._emit(self.stream.finish())
             self._confirm(self.segmenter.finish(), last=True)
             if self.follower is not None:
-                self.follower.aligner.finish()
-                self._follow(self.follower.aligner.last_words)
+                self._follow(self.follower.finish())
         self.compute_seconds += time.perf_counter() - started
 
     def _emit(self, frames) -> None:
@@ -350,18 +340,17 @@ class Processor:
         self._mouth(frames)
         self._confirm(self.segmenter.push(frames.log_probs))
         if self.follower is not None:
-            self._follow(self.follower.aligner.push(frames.log_probs))
+            self._follow(self.follower.push(frames.log_probs))
         # arrival times are kept back to the aligner's lag, whose words end that far behind the newest frame
         keep = ends[-1] - (self.follower.aligner.options.lag_frames + 2) * HOP_SAMPLES if self.follower else ends[-1]
         while len(self.arrivals) > 1 and self.arrivals[1][0] <= keep:
             self.arrivals.pop(0)
 
     def _follow(self, words) -> None:
-        """Words made final: their delay from the end of the word's audio, and the display."""
+        """Words made final (the follower has counted them heard): their delay from the end of the word's audio,
+        and the display."""
         follower = self.follower
         for word in words:
-            follower.heard[word.index] = word
-            follower.furthest = max(follower.furthest, word.index)
             end = word.end_frame * HOP_SAMPLES
             arrived = next((t for p, t in self.arrivals if p >= end), self.arrivals[-1][1] if self.arrivals else None)
             if arrived is not None:

@@ -1,0 +1,110 @@
+"""Follow-along in the Python kit (Model.follow -> FollowStream, export/pipeline.py; Follower, export/align.py) on
+the bundled recordings: the words as the reader passes them, whatever the pieces, within the 200 ms budget; words
+left out, a sentence skipped and a reading started again."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+import soundfile as sf
+
+from speechattn_export import load_model
+from speechattn_export.words import Lexicon, sentence_starts
+
+ROOT = Path(__file__).resolve().parent.parent
+SAMPLES = ROOT / "speechattn" / "runtime" / "samples"
+PASSWORD = SAMPLES / "please-enter-your-password.wav"  # 8 kHz
+PASSWORD_TEXT = "Please enter your password, followed by the pound key."
+CASE = SAMPLES / "this-no-longer-appears-to-be-the-case.wav"  # 16 kHz
+CASE_TEXT = "This no longer appears to be the case."
+PIECE_MS = 40
+BUDGET_MS = 200  # a word's final position: the 40 ms chunk, the model's 60 ms output delay, the aligner's 100 ms
+
+
+@pytest.fixture(scope="module")
+def model():
+    return load_model("default")
+
+
+def follow(model, text: str, audio: np.ndarray, rate: int, piece_ms: int | None = PIECE_MS):
+    """(the words made final, in order, as (index, text, start, end) frames; the final update; the ms of audio
+    streamed past each word's end when it became final)."""
+    stream = model.follow(text)
+    words, delays = [], []
+    step = len(audio) if piece_ms is None else rate * piece_ms // 1000
+    for start in range(0, len(audio), step):
+        update = stream.push(audio[start:start + step], sample_rate=rate)
+        streamed_ms = 1000 * stream.phone_stream.samples / model.sample_rate
+        delays += [streamed_ms - 10 * w.end_frame for w in update.words]
+        words += update.words
+    update = stream.finish()
+    words += update.words
+    return [(w.index, w.text, w.start_frame, w.end_frame) for w in words], update, delays
+
+
+def read(path: Path) -> tuple[np.ndarray, int]:
+    audio, rate = sf.read(path, dtype="float32")
+    return audio, rate
+
+
+def test_pieces_of_40_ms_give_the_whole_files_words(model):
+    audio, rate = read(PASSWORD)
+    pieces, update, _ = follow(model, PASSWORD_TEXT, audio, rate)
+    whole, _, _ = follow(model, PASSWORD_TEXT, audio, rate, piece_ms=None)
+    assert pieces == whole
+    assert [w[1] for w in pieces] == ["Please", "enter", "your", "password", "followed", "by", "the", "pound", "key"]
+    assert [w[0] for w in pieces] == list(range(9)) and update.not_heard == []
+    assert all(a[3] <= b[2] for a, b in zip(pieces, pieces[1:]))  # in time order, not overlapping
+
+
+@pytest.mark.parametrize("path, text", [(PASSWORD, PASSWORD_TEXT), (CASE, CASE_TEXT)])
+def test_each_word_is_final_within_200_ms_of_its_end(model, path, text):
+    """At the model's rate (the 8 kHz file resampled first: a resampler's few samples of delay would otherwise
+    make each chunk wait for the next 40 ms piece)."""
+    from speechattn_export.resample import Resampler
+
+    audio, rate = read(path)
+    if rate != model.sample_rate:
+        resampler = Resampler(rate, model.sample_rate)
+        audio = np.concatenate([resampler.process(audio), resampler.flush()])
+    words, _, delays = follow(model, text, audio, model.sample_rate)
+    assert len(delays) == len(words) - 1  # the last word ends the file: final at finish()
+    assert max(delays) <= BUDGET_MS, delays
+
+
+def test_a_word_left_out_is_not_heard_and_the_rest_are(model):
+    audio, rate = read(PASSWORD)
+    words, update, _ = follow(model, "Please enter your secret password, followed by the pound key.", audio, rate)
+    assert update.not_heard == [3]
+    assert [w[1] for w in words] == ["Please", "enter", "your", "password", "followed", "by", "the", "pound", "key"]
+
+
+def test_a_skipped_sentence_is_passed_over_and_the_reader_found_in_the_next(model):
+    audio, rate = read(PASSWORD)
+    text = f"{CASE_TEXT} {PASSWORD_TEXT}"
+    words, update, _ = follow(model, text, audio, rate)
+    assert update.not_heard == list(range(1, 8))  # "This" is taken for the first syllable before the jump
+    assert [w[1] for w in words if w[0] >= 8] == PASSWORD_TEXT.replace(",", "").rstrip(".").split()
+    assert update.position == (17, False) and update.phone == "sil"  # after the last word, in the closing pause
+
+
+def test_a_reader_who_stops_pauses_and_starts_again_is_followed_through_both_readings(model):
+    audio, rate = read(PASSWORD)
+    stream = model.follow(PASSWORD_TEXT)
+    half = len(audio) // 2  # up to "password"
+    seen = []
+    for part in (audio[:half], np.zeros(rate // 2, np.float32), audio):
+        seen += stream.push(part, sample_rate=rate).words
+    seen += stream.finish().words
+    indices = [w.index for w in seen]
+    restart = indices.index(0, 1)
+    assert indices[:restart] == [0, 1, 2, 3] and sorted(set(indices[restart:])) == list(range(9)), indices
+    assert stream.follower.not_heard() == [] and stream.follower.alignment.not_heard == []
+
+
+def test_sentence_starts_are_where_a_line_or_sentence_begins():
+    text = "Dr. Smith paid $5; then left.\nNew line here! And? done"
+    words = Lexicon.load().words(text)
+    assert [words[i].text for i in sentence_starts(text, words)] == ["Dr.", "then", "New", "And", "done"]
