@@ -474,3 +474,59 @@ def test_node_refuses_a_model_whose_metadata_disagrees_with_its_graph_as_python_
         python = capsys.readouterr().err.strip()
         assert python.split(": its metadata does not describe this graph (")[1] == \
             result.stderr.strip().split(": its metadata does not describe this graph (")[1], (python, result.stderr)
+
+
+FOLLOW_TEXTS = {"please-enter-your-password.wav": "Please enter your password, followed by the pound key.",
+                "this-no-longer-appears-to-be-the-case.wav": "This no longer appears to be the case."}
+
+
+@pytest.mark.parametrize("name", sorted(FOLLOW_TEXTS))
+def test_node_follows_a_text_read_aloud_as_the_python_kit_does(name):
+    """node export/node/follow.mjs (40 ms pieces, the JS Follower) and the Python kit's Model.follow give the same
+    words made final, in the same order, at the same times (stated tolerance: one frame; measured: equal), and the
+    same words not heard (a line the recording does not read)."""
+    import soundfile as sf
+
+    from speechattn_export import load_model
+
+    if not (ROOT / "export" / "node" / "node_modules" / "onnxruntime-node").exists():
+        pytest.skip("onnxruntime-node is not installed: (cd export/node && npm ci)")
+    sample = ROOT / "speechattn" / "runtime" / "samples" / name
+    text = FOLLOW_TEXTS[name] + "\nDo not say this line."
+    result = node("export/node/follow.mjs", str(sample), text)
+    assert result.returncode == 0, result.stderr
+    *words, summary = [json.loads(line) for line in result.stdout.splitlines()]
+    audio, rate = sf.read(sample, dtype="float32")
+    stream = load_model("default").follow(text)
+    expected = []
+    for start in range(0, len(audio), rate // 25):
+        expected += stream.word_events(stream.push(audio[start:start + rate // 25], sample_rate=rate).words)
+    update = stream.finish()
+    expected += stream.word_events(update.words, update.not_heard)
+    assert [(w["index"], w["word"]) for w in words] == [(w["index"], w["word"]) for w in expected]
+    assert [w["not_heard"] for w in words] == [w["not_heard"] for w in expected]
+    for ours, theirs in zip(words, expected):
+        assert abs(ours["start"] - theirs["start"]) <= 0.01 and abs(ours["end"] - theirs["end"]) <= 0.01, (ours, theirs)
+    spoken = len(FOLLOW_TEXTS[name].rstrip(".").split())
+    assert sorted({w["index"] for w in words}) == list(range(spoken))
+    assert [w["index"] for w in summary["not_heard"]] == update.not_heard == list(range(spoken, spoken + 5))
+    assert summary["heard"] == spoken and summary["final_after_ms"]["max"] <= 200  # chunk 40 + delay 60 + lag 100 ms
+
+
+def test_javascript_sentence_starts_are_pythons():
+    from speechattn_export.words import Lexicon, sentence_starts
+
+    texts = ["Dr. Smith paid $5; then left.\nNew line here! And? done", "One. Two three.", "no marks at all",
+             "Line one\nline two\r\nline three...  four"]
+    script = ("import * as ort from 'onnxruntime-node'; import { loadBundledLexicon } from './lexicon.mjs';"
+              "import { sentenceStarts } from '../js/words.mjs'; const lexicon = await loadBundledLexicon(ort);"
+              f"for (const text of {json.dumps(texts)}) "
+              "console.log(JSON.stringify(sentenceStarts(text, await lexicon.words(text))));")
+    if not NODE or not (ROOT / "export" / "node" / "node_modules" / "onnxruntime-node").exists():
+        pytest.skip("Node.js and onnxruntime-node are needed: (cd export/node && npm ci)")
+    result = subprocess.run([NODE, "--input-type=module", "-e", script], cwd=ROOT / "export" / "node",
+                            capture_output=True, text=True, timeout=120)
+    assert result.returncode == 0, result.stderr
+    lexicon = Lexicon.load()
+    assert [json.loads(line) for line in result.stdout.splitlines()] == [
+        sentence_starts(text, lexicon.words(text)) for text in texts]

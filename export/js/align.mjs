@@ -594,3 +594,65 @@ export function alignmentDicts(alignment, durationSeconds, framesPerSecond = 100
       gop: pyRound(p.gop, 3), confidence: pyRound(p.confidence, 4) })),
   }));
 }
+
+// --- follow-along ------------------------------------------------------------------------------------------------
+
+// Where a reader is in a known text, live: align.py's Follower.  A ScriptAligner with LIVE options (final 100 ms
+// behind the newest frame; a reader may pause, repeat, skip or start again) and what a display needs: `position`
+// {index, inside}, the aligned `phone` there, the words `heard` (each script position's latest reading) and the words
+// passed over.  push(logProbs, count) -> the words made final (in time order; a word read again comes again);
+// finish() -> the last ones, and `alignment` is the whole alignment.
+export class Follower {
+  constructor(words, phones, { sentenceStarts = null, options = LIVE } = {}) {
+    this.words = words;
+    this.aligner = new ScriptAligner(words, phones, options, sentenceStarts);
+    this.heard = new Map(); // script position -> its latest reading
+    this.furthest = -1; // the furthest script position heard
+    this.alignment = null; // after finish()
+  }
+
+  push(logProbs, count) {
+    return this._heard(this.aligner.push(logProbs, count));
+  }
+
+  finish() {
+    this.alignment = this.aligner.finish();
+    return this._heard(this.aligner.lastWords);
+  }
+
+  _heard(words) {
+    for (const word of words) {
+      this.heard.set(word.index, word);
+      this.furthest = Math.max(this.furthest, word.index);
+    }
+    return words;
+  }
+
+  get position() {
+    return this.aligner.position;
+  }
+
+  get phone() {
+    // the best path's phone at the newest frame: the word's aligned phone, "sil" between words, null in speech that
+    // is not in the script (and before the first frame)
+    const a = this.aligner;
+    if (a.frame === 0) return null;
+    const s = a.script, best = a._bestNow();
+    return best < s.N ? s.phones[s.phoneOf[best]] : best < s.N + s.W + 1 ? SILENCE : null;
+  }
+
+  notHeard() {
+    // positions before the furthest word heard that no reading went through (passed over so far; after finish(),
+    // alignment.notHeard has the words after it too)
+    const out = [];
+    for (let i = 0; i < this.furthest; i++) if (!this.heard.has(i)) out.push(i);
+    return out;
+  }
+}
+
+// A word made final as `speechattn mic --script` and export/node/follow.mjs print it (align.py's word_event): times
+// in seconds (3 decimals), gop to 3 decimals, the positions passed over so far.
+export function wordEvent(word, notHeard, framesPerSecond = 100) {
+  return { type: "word", index: word.index, word: word.text, start: pyRound(word.startFrame / framesPerSecond, 3),
+    end: pyRound(word.endFrame / framesPerSecond, 3), gop: pyRound(word.gop, 3), not_heard: [...notHeard] };
+}

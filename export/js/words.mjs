@@ -198,6 +198,21 @@ function spokenParts(written, known) {
   return [word];
 }
 
+export const SENTENCE_MARKS = ".!?;"; // between two words, one of these or a line break: the second starts a sentence
+
+// The positions of the words (this text's, in order: {startChar, endChar}) that start a sentence or a line, 0 first:
+// where the aligner lets a reader jump back or ahead to (words.py's sentence_starts).
+export function sentenceStarts(text, words) {
+  const starts = [0];
+  let previousEnd = 0;
+  words.forEach((word, i) => {
+    const between = text.slice(previousEnd, word.startChar);
+    if (i && (between.includes("\n") || [...SENTENCE_MARKS].some((mark) => between.includes(mark)))) starts.push(i);
+    previousEnd = word.endChar;
+  });
+  return starts;
+}
+
 // ---------------------------------------------------------------------------------------------------------
 // The grapheme-to-phoneme fallback: letters (1, L) int64 -> log_probs (1, L*S, C), alphabet and symbols from the
 // file's metadata; the session is made when the first unknown word needs it.

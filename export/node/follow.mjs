@@ -1,0 +1,115 @@
+#!/usr/bin/env node
+// node export/node/follow.mjs AUDIO.wav TEXT [--model NAME|M.onnx] [--dictionary FILE]
+//
+// Follow-along on a recording: streams the WAV file (any rate: resampled to the model's; any channel count:
+// averaged) through a speechattn ONNX model in 40 ms pieces, as a microphone would deliver it, and follows TEXT (a
+// file, or the words themselves) with the kit's Follower (export/js/align.mjs: the live aligner, final 100 ms
+// behind the newest frame).  Prints a JSON line per word as it becomes final, as `speechattn mic --script` does,
+// {"type": "word", "index", "word", "start", "end", "gop", "not_heard": [positions passed over so far]}, then
+// {"type": "summary", "words": W, "heard": H, "not_heard": [{"index", "word"}], "final_after_ms": {"p50", "max"}}:
+// final_after_ms is how much audio had been streamed past a word's end when it became final (algorithmic, without
+// compute time).  The same words and times as the Python kit's Model.follow (tests/test_js_clients.py).
+import { existsSync, readFileSync, statSync } from "node:fs";
+import { dirname, resolve } from "node:path";
+import { fileURLToPath } from "node:url";
+import { parseArgs } from "node:util";
+import * as ort from "onnxruntime-node";
+import { StreamingModel } from "../js/speechattn.mjs";
+import { Follower, wordEvent } from "../js/align.mjs";
+import { sentenceStarts } from "../js/words.mjs";
+import { loadBundledLexicon } from "./lexicon.mjs";
+import { CutResampler, openWav } from "./transcribe.mjs";
+
+const models = resolve(dirname(fileURLToPath(import.meta.url)), "..", "models");
+const registry = JSON.parse(readFileSync(resolve(models, "models.json"), "utf8"));
+const modelPath = (name) => (name in registry.models ? resolve(models, registry.models[name].file) : name);
+const PIECE_MS = 40; // what a microphone delivers at a time
+
+function fail(message, status = 1) {
+  console.error(`error: ${message}`);
+  process.exit(status);
+}
+
+// TEXT is a file when one of that name exists (as `speechattn mic --script` and `align` read it), else the words
+function readText(source) {
+  if (!source.trim() || !existsSync(source)) return source;
+  if (!statSync(source).isFile()) fail(`${source}: not a text file`);
+  return readFileSync(source, "utf8").replace(/^\ufeff/, "");
+}
+
+async function main() {
+  let args;
+  try {
+    args = parseArgs({ allowPositionals: true, options: {
+      model: { type: "string", default: registry.default }, dictionary: { type: "string" },
+      help: { type: "boolean", short: "h" } } });
+  } catch (error) {
+    fail(error.message, 2);
+  }
+  if (args.values.help || args.positionals.length !== 2) {
+    console.log("usage: node follow.mjs AUDIO.wav TEXT [--model NAME|M.onnx] [--dictionary FILE]\n\nStreams the " +
+      "recording in 40 ms pieces and prints a JSON line per word of TEXT (a file or the words) as it becomes final, " +
+      "then a summary with the words not heard.");
+    process.exit(args.values.help ? 0 : 2);
+  }
+  const [path, source] = args.positionals;
+  const text = readText(source);
+  const wav = openWav(path);
+  if (wav.header.frames === 0) fail(`${path}: the file holds no audio samples`);
+  let model, lexicon;
+  try {
+    model = await StreamingModel.create(ort, readFileSync(modelPath(args.values.model)),
+      { intraOpNumThreads: 1, interOpNumThreads: 1 });
+    lexicon = await loadBundledLexicon(ort, { userDictionary: args.values.dictionary });
+  } catch (error) {
+    fail(error.message);
+  }
+  const words = await lexicon.words(text);
+  if (!words.length) fail("nothing to follow: the text has no word the lexicon can pronounce");
+  let follower;
+  try {
+    follower = new Follower(words, model.phones, { sentenceStarts: sentenceStarts(text, words) });
+  } catch (error) {
+    fail(error.message);
+  }
+  const framesPerSecond = 1000 / model.frameShiftMs;
+  const stream = model.newStream();
+  const delays = []; // ms of audio streamed past each word's end when it became final
+  let streamed = 0;
+  const report = (made, notHeard = follower.notHeard(), timed = true) => {
+    for (const word of made) {
+      if (timed) delays.push(streamed / model.sampleRate * 1000 - word.endFrame * model.frameShiftMs);
+      console.log(JSON.stringify(wordEvent(word, notHeard, framesPerSecond)));
+    }
+  };
+  const piece = Math.round(model.sampleRate * PIECE_MS / 1000);
+  let queued = new Float32Array(0);
+  const feed = async (audio) => {
+    const joined = new Float32Array(queued.length + audio.length);
+    joined.set(queued);
+    joined.set(audio, queued.length);
+    let at = 0;
+    for (; at + piece <= joined.length; at += piece) {
+      const frames = await stream.push(joined.subarray(at, at + piece));
+      streamed += piece;
+      report(follower.push(frames.logProbs, frames.count));
+    }
+    queued = joined.slice(at);
+  };
+  const { rate } = wav.header;
+  const resampler = rate === model.sampleRate ? null : new CutResampler(rate, model.sampleRate, wav.header.frames);
+  for (const block of wav.blocks()) await feed(resampler ? resampler.process(block) : block);
+  if (resampler) await feed(resampler.flush());
+  const last = await stream.push(queued);
+  streamed += queued.length;
+  report(follower.push(last.logProbs, last.count));
+  const end = await stream.finish(); // the audio has ended: what becomes final now is not timed
+  const made = [...follower.push(end.logProbs, end.count), ...follower.finish()];
+  report(made, follower.alignment.notHeard, false);
+  delays.sort((a, b) => a - b);
+  console.log(JSON.stringify({ type: "summary", words: words.length, heard: follower.heard.size,
+    not_heard: follower.alignment.notHeard.map((i) => ({ index: i, word: words[i].text })),
+    final_after_ms: delays.length ? { p50: delays[Math.floor(delays.length / 2)], max: delays.at(-1) } : null }));
+}
+
+await main();
