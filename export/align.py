@@ -75,8 +75,10 @@ class AlignOptions:
 
 # follow-along: final 100 ms behind the newest frame, each frame committed without dropping the other paths: 100 ms
 # is too little evidence to bet the whole future on (a wrong commit would leave the follower lost), so a later
-# frame may leave the committed path and the follower recovers (bench/follow.py)
-LIVE = AlignOptions(lag_frames=10, commit_every=1, prune=False, jump_penalty=40.0)  # a reader may skip or go back
+# frame may leave the committed path and the follower recovers (bench/follow.py).  A reader may skip or go back: a
+# jump reaches the sentence starts inside the window, so it reaches 32 words back (with 4, a reader who started a
+# nine-word text again was lost for the whole second reading; tests/test_follow.py)
+LIVE = AlignOptions(lag_frames=10, commit_every=1, prune=False, jump_penalty=40.0, window_back_words=32)
 
 
 @dataclass(frozen=True)

@@ -104,6 +104,34 @@ def test_a_reader_who_stops_pauses_and_starts_again_is_followed_through_both_rea
     assert stream.follower.not_heard() == [] and stream.follower.alignment.not_heard == []
 
 
+def in_order(indices: list[int], expected: list[int]) -> bool:
+    """Whether `expected` occurs in `indices` in order (other words, re-reports, may come between)."""
+    found = iter(indices)
+    return all(any(i == e for i in found) for e in expected)
+
+
+@pytest.mark.parametrize("readings, expected", [
+    # the first line again, a jump back of 9 words: its first word is taken for the next line's (which costs no
+    # jump) until the rest shows otherwise, so the second reading is followed from its second word
+    (["password", "password"], [*range(9), *range(1, 9)]),
+    (["password", "case", "case"], [*range(17), *range(9, 17)]),  # the last line again
+])
+def test_a_text_or_a_line_read_again_is_followed_again(model, readings, expected):
+    audio, rate = read(PASSWORD)
+    case, case_rate = read(CASE)
+    from speechattn_export.resample import Resampler
+
+    resampler = Resampler(rate, case_rate)
+    password = np.concatenate([resampler.process(audio), resampler.flush()])
+    pause = np.zeros(case_rate // 2, np.float32)
+    recording = np.concatenate([piece for name in readings for piece in ({"password": password, "case": case}[name],
+                                                                          pause)])
+    words, update, _ = follow(model, f"{PASSWORD_TEXT}\n{CASE_TEXT}", recording, case_rate)
+    indices = [w[0] for w in words]
+    assert in_order(indices, expected), indices
+    assert set(update.not_heard) == (set() if "case" in readings else set(range(9, 17)) - {9})
+
+
 def test_sentence_starts_are_where_a_line_or_sentence_begins():
     text = "Dr. Smith paid $5; then left.\nNew line here! And? done"
     words = Lexicon.load().words(text)

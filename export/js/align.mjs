@@ -56,8 +56,10 @@ export class AlignOptions {
 }
 
 // follow-along: final 100 ms behind the newest frame, each frame committed without dropping the other paths, so a
-// later frame may leave the committed path and the follower recovers; a reader may skip or go back (align.py's LIVE)
-export const LIVE = new AlignOptions({ lagFrames: 10, commitEvery: 1, prune: false, jumpPenalty: 40.0 });
+// later frame may leave the committed path and the follower recovers; a reader may skip or go back, to a sentence
+// start up to 32 words back (align.py's LIVE)
+export const LIVE = new AlignOptions({ lagFrames: 10, commitEvery: 1, prune: false, jumpPenalty: 40.0,
+  windowBackWords: 32 });
 
 // numpy's mean of float64 values: its pairwise sum (8 accumulators up to 128 values, halves above), then / n, so a
 // mean of more than 7 values rounds as Python's does
