@@ -6,6 +6,8 @@ import { checkVectors } from "../js/vectors.mjs";
 import { readWav } from "../js/wav.mjs";
 import { Resampler } from "../js/resample.mjs";
 import { CueMaker, VISEME_SETS, frameWeights } from "../js/visemes.mjs";
+import { Follower, wordEvent } from "../js/align.mjs";
+import { Lexicon, sentenceStarts } from "../js/words.mjs";
 
 const params = new URLSearchParams(location.search);
 ort.env.wasm.wasmPaths = new URL("./node_modules/onnxruntime-web/dist/", import.meta.url).href;
@@ -58,10 +60,87 @@ async function loadModel() {
   $("start").disabled = false;
 }
 
-// One run over one audio source: stream, segmenter, display.
+// The follow-along box: the pasted text's words (the kit's lexicon: CMUdict and the g2p model, loaded when first
+// needed), the kit's Follower on the run's frames, and the text with each word marked read, being read or skipped.
+async function loadLexicon() {
+  if (!page.lexicon) {
+    const [dictionary, g2p] = await Promise.all([fetch(new URL("../lexicon/cmudict.txt.gz", location.href)),
+      fetch(new URL("g2p.onnx", modelsUrl))]);
+    if (!dictionary.ok || !g2p.ok) throw new Error(`the lexicon: HTTP ${dictionary.ok ? g2p.status : dictionary.status}`);
+    page.lexicon = await Lexicon.load({ ort, dictionaryBytes: await dictionary.arrayBuffer(),
+      g2pBytes: new Uint8Array(await g2p.arrayBuffer()) });
+  }
+  return page.lexicon;
+}
+
+async function newFollow() { // a Follow of the box's text, or null when it is empty
+  const text = $("script").value;
+  if (!text.trim()) return null;
+  say("loading the lexicon ...");
+  const words = await (await loadLexicon()).words(text);
+  if (!words.length) throw new Error("nothing to follow: the text has no word the lexicon can pronounce");
+  return new Follow(text, words);
+}
+
+class Follow {
+  constructor(text, words) {
+    this.words = words;
+    this.follower = new Follower(words, page.model.phones, { sentenceStarts: sentenceStarts(text, words) });
+    this.events = []; // the words made final, as `speechattn mic --script` prints them
+    this.delays = []; // ms of audio the page had pushed past each word's end when it became final
+    const box = $("text");
+    box.textContent = "";
+    this.spans = []; // per word, its written token's span (the spoken words of "$5" share one)
+    let at = 0;
+    for (const w of words) {
+      if (w.startChar >= at) {
+        box.append(text.slice(at, w.startChar));
+        const span = document.createElement("span");
+        span.textContent = text.slice(w.startChar, w.endChar);
+        box.append(span);
+        at = w.endChar;
+      }
+      this.spans.push(box.lastChild);
+    }
+    box.append(text.slice(at));
+  }
+
+  push(frames, final, pushedMs) {
+    const f = this.follower, made = f.push(frames.logProbs, frames.count);
+    if (final) made.push(...f.finish());
+    const notHeard = final ? f.alignment.notHeard : f.notHeard();
+    for (const w of made) {
+      this.events.push(wordEvent(w, notHeard));
+      if (!final) this.delays.push(pushedMs - w.endFrame * page.model.frameShiftMs);
+    }
+    this.show(new Set(notHeard), final);
+  }
+
+  show(notHeard, final) {
+    const { index, inside } = this.follower.position, rank = ["", "skipped", "read", "current"], marks = new Map();
+    this.words.forEach((w, i) => {
+      const mark = inside && i === index && !final ? 3 : this.follower.heard.has(i) ? 2 : notHeard.has(i) ? 1 : 0;
+      marks.set(this.spans[i], Math.max(marks.get(this.spans[i]) ?? 0, mark));
+    });
+    for (const [span, mark] of marks) span.className = rank[mark];
+    $("readcount").textContent = `${this.follower.heard.size} of ${this.words.length} words`;
+    const recent = this.delays.slice(-20).sort((a, b) => a - b);
+    if (recent.length) $("wordlatency").textContent = `${recent[Math.floor(recent.length / 2)].toFixed(0)} ms (p50)`;
+  }
+
+  // the mouth follows the aligned phone at the newest frame (null in speech that is not in the text)
+  get shape() {
+    const phone = this.follower.phone;
+    if (phone === null) return null;
+    return Object.entries(VISEME_SETS.rhubarb.covers).find(([, phones]) => phones.includes(phone))[0];
+  }
+}
+
+// One run over one audio source: stream, segmenter, display; with a Follow, the text followed too.
 class Run {
-  constructor(display = true) {
+  constructor(display = true, follow = null) {
     const m = page.model;
+    this.follow = follow;
     this.stream = m.newStream();
     this.segmenter = newSegmenter($("decoder").value, m.phones, page.bigram);
     this.segments = [];
@@ -89,6 +168,7 @@ class Run {
     if (final) done.push(...this.segmenter.finish());
     this.segments.push(...done);
     this.cues.push(...this.cueMaker.push(done), ...(final ? this.cueMaker.finish() : []));
+    if (this.follow) this.follow.push(frames, final, this.samples / page.model.sampleRate * 1000);
     if (this.display) this.show(frames, done, final);
     return frames;
   }
@@ -100,7 +180,7 @@ class Run {
     const provisional = final ? -1 : this.segmenter.runPhone;
     $("provisional").textContent = provisional >= 0 && m.phones[provisional] !== "sil" ? m.phones[provisional] : "";
     drawColumns(frames.logProbs, frames.count, m.phones.length);
-    if (frames.count) showMouth(frames);
+    if (frames.count) showMouth(frames, this.follow?.shape);
     const recent = this.latencies.slice(-50).sort((a, b) => a - b);
     if (recent.length) {
       const p50 = recent[Math.floor(recent.length / 2)];
@@ -122,15 +202,15 @@ class Run {
 }
 
 // The mouth: the Rhubarb shape with the most posterior mass over this push's frames (80 ms: smooth enough to
-// look at, with no hold beyond the push).
-function showMouth(frames) {
+// look at, with no hold beyond the push), or, following a text, the shape of the aligned phone (`aligned`).
+function showMouth(frames, aligned = null) {
   const shapes = VISEME_SETS.rhubarb.shapes, S = shapes.length;
   const weights = frameWeights(frames.logProbs, frames.count, "rhubarb", page.model.phones);
   const total = new Float64Array(S);
   for (let t = 0; t < frames.count; t++) for (let k = 0; k < S; k++) total[k] += weights[t * S + k];
   let best = 0;
   for (let k = 1; k < S; k++) if (total[k] > total[best]) best = k;
-  const shape = shapes[best], mouth = page.mouth;
+  const shape = aligned ?? shapes[best], mouth = page.mouth;
   mouth.seen[shape] = (mouth.seen[shape] ?? 0) + frames.count;
   if (shape !== mouth.shape) {
     mouth.changes++;
@@ -159,7 +239,7 @@ async function transcribeBytes(bytes, display = true) {
   const { samples, rate } = readWav(new Uint8Array(bytes));
   const m = page.model;
   if (rate !== m.sampleRate) throw new Error(`the file is ${rate} Hz; transcribeBytes takes ${m.sampleRate} Hz WAV`);
-  const run = new Run(display);
+  const run = new Run(display, await newFollow());
   const push = 8 * m.hopSamples;
   for (let at = 0; at < samples.length; at += push) await run.push(samples.subarray(at, at + push));
   await run.push(new Float32Array(0), true);
@@ -185,7 +265,7 @@ async function transcribeDropped(file) {
   source.connect(offline.destination);
   source.start();
   const samples = (await offline.startRendering()).getChannelData(0);
-  const run = new Run(true);
+  const run = new Run(true, await newFollow());
   for (let at = 0; at < samples.length; at += 1280) await run.push(samples.subarray(at, at + 1280));
   await run.push(new Float32Array(0), true);
   page.dropped = segmentDicts(run.segments, page.model.phones, samples.length / page.model.sampleRate,
@@ -194,6 +274,7 @@ async function transcribeDropped(file) {
 }
 
 async function startMicrophone() {
+  const follow = await newFollow(); // before the microphone opens: the lexicon may take a moment to load
   const media = await navigator.mediaDevices.getUserMedia({
     audio: { channelCount: 1, echoCancellation: false, noiseSuppression: false, autoGainControl: false },
   });
@@ -202,7 +283,7 @@ async function startMicrophone() {
   const source = context.createMediaStreamSource(media);
   const node = new AudioWorkletNode(context, "speechattn-capture");
   const resampler = new Resampler(context.sampleRate, page.model.sampleRate);
-  const run = new Run(true);
+  const run = new Run(true, follow);
   const push = 8 * page.model.hopSamples;
   let pending = new Float32Array(0), queue = Promise.resolve();
   node.port.onmessage = (event) => {
@@ -249,6 +330,7 @@ async function runVectors() {
   return checkVectors(vectors, page.bigram);
 }
 
+if (params.has("script")) $("script").value = params.get("script"); // for tests and links
 $("start").onclick = () => startMicrophone().catch((error) => say(`microphone: ${error.message}`, true));
 $("stop").onclick = () => stop().catch((error) => say(error.message, true));
 $("model").onchange = () => {

@@ -1,8 +1,9 @@
 """`speechattn web`: serve the browser page (export/web/) with the bundled models, on this machine.
 
 URL layout, all from local folders (no CDN): /web/ the page and onnxruntime-web (its npm install beside the
-page), /js/ the JavaScript client, /models/ the bundled models, their table (models.json) and the phone bigram, /samples/ the bundled
-recordings, /tests/ the shared segmenter test vector (in a source checkout).
+page), /js/ the JavaScript client, /models/ the bundled models, their table (models.json), the phone bigram and the
+g2p model, /lexicon/ the pronunciation lexicon (the follow-along box), /samples/ the bundled recordings, /tests/ the
+shared segmenter test vector (in a source checkout).
 """
 
 from __future__ import annotations
@@ -42,7 +43,7 @@ def routes() -> dict[str, Path]:
                               f"the npm registry answers (the build fetches the version it pins), or (cd {web} && npm ci)")
     # the more specific prefix first: the page imports the runtime from ./node_modules/onnxruntime-web/dist/
     table = {f"/web/{ORT_WEB.as_posix()}/": runtime, "/web/": web, "/js/": export / "js",
-             "/models/": export / "models", "/samples/": SAMPLES}
+             "/models/": export / "models", "/lexicon/": export / "lexicon", "/samples/": SAMPLES}
     tests = export.parent / "tests"
     if (tests / "segmenter-vectors.json").exists():
         table["/tests/"] = tests
