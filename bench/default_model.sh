@@ -39,6 +39,10 @@ speechattn eval $model $ocean --chunk-frames $chunk --confusion "$out/confusion-
 speechattn eval export/models/default.onnx $ocean $asterisk $lj --chunk-frames $chunk --json > "$out/fp32-real.json"
 python tools/plot_accuracy_latency.py "$out" --delay "$delay" --default-chunk "$chunk" -o docs/accuracy-latency.png
 python bench/level_robustness.py $model $ocean $asterisk $lj --levels=-45,-35,-25,-15 --json "$out/levels.json" > "$out/levels.txt"
+# quiet microphones in noisy rooms: dev noise at 0-20 dB SNR, each mix at -45/-30/-15 dBFS, beside pocketsphinx
+# (60 utterances a set: 12 minutes on two shared cores; docs/benchmarks.md)
+python bench/level_robustness.py $model $asterisk $ocean $lj --snr clean,0,5,10,20 --levels=-45,-30,-15 \
+    --peer pocketsphinx --onnx export/models/default-int8.onnx --limit 60 --json "$out/noisy-levels.json" > "$out/noisy-levels.txt"
 # the shipped files streamed at their default settings (the ONNX file, as users run it) beside pocketsphinx
 python bench/pocketsphinx_peer.py $asterisk $ocean $lj --model export/models/default.onnx --json "$out/peer.json"
 # lip sync: the mouth's accuracy (Rhubarb, VRM and Oculus sets) beside pocketsphinx, through the same tables and rules
@@ -63,6 +67,7 @@ for name, row in peer.items():
 print(f"int8 against fp32, the three real sets together: {100 * int8['frame_accuracy']:.2f} % / {100 * int8['per']:.2f} % "
       f"against {100 * fp32['frame_accuracy']:.2f} % / {100 * fp32['per']:.2f} % (frame accuracy / PER)")
 print((out / "levels.txt").read_text())
+print((out / "noisy-levels.txt").read_text().split("\n\n", 1)[-1])  # the grids
 print((out / "lipsync.txt").read_text())
 print((out / "onset.txt").read_text())
 PY
