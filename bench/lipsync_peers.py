@@ -24,6 +24,7 @@ import base64
 import functools
 import os
 import shutil
+import sys
 import threading
 import time
 from dataclasses import dataclass
@@ -34,6 +35,7 @@ import numpy as np
 PEERS_DIR = Path(__file__).resolve().parent / "peers"
 WLIPSYNC_PROFILE = PEERS_DIR.parents[1] / "data" / "peers" / "wlipsync-profile.bin"  # bench/peers/README.md
 FRAME_SECONDS = 0.01  # our frames: the references' 10 ms
+RUNS_PER_PAGE = 60  # utterance runs (each a context with a worklet) before the page is loaded afresh
 OPEN_VOLUME = 0.5  # a vowel is shown while the tool's volume factor is at least this (mouth half open)
 
 # Oculus viseme names as HeadAudio's node calls them -> ours (speechattn_export.visemes.OCULUS)
@@ -141,25 +143,44 @@ class Browser:
             options.add_argument(argument)
         self.driver = webdriver.Chrome(options=options, service=Service(driver))
         self.driver.set_script_timeout(300)
-        self.driver.get(f"http://127.0.0.1:{self.server.server_address[1]}/page.html")
+        self.url = f"http://127.0.0.1:{self.server.server_address[1]}/page.html"
+        self.wlipsync_profile: str | None = None  # base64, set again on every reload
+        self.load()
+
+    def load(self) -> None:
+        """(Re)load the page: Chromium refused new AudioWorklet contexts after about 250 in one page, so the
+        page is loaded afresh every RUNS_PER_PAGE runs."""
+        self.driver.get(self.url)
         deadline = time.monotonic() + 30
         while not self.driver.execute_script("return window.peersReady === true"):
             if time.monotonic() > deadline:
                 raise PeerUnavailable("bench/peers/page.html did not load (npm ci in bench/peers?)")
             time.sleep(0.1)
+        self.runs = 0
+        if self.wlipsync_profile:
+            self.set_wlipsync_profile(self.wlipsync_profile)
+
+    def set_wlipsync_profile(self, profile_base64: str) -> list[str]:
+        self.wlipsync_profile = profile_base64
+        return self.driver.execute_script("return window.setWLipSyncProfile(arguments[0])", profile_base64)
 
     def run(self, tool: str, audio: np.ndarray) -> tuple[dict, float]:
         """(what the page returned, CPU seconds of Chromium's processes meanwhile)."""
         pcm = np.clip(np.round(np.asarray(audio, dtype=np.float64) * 32768), -32768, 32767).astype("<i2")
         payload = base64.b64encode(pcm.tobytes()).decode("ascii")
-        before = _process_cpu_seconds(self.driver.service.process.pid)
-        result = self.driver.execute_async_script(
-            "window.runPeer(arguments[0], arguments[1]).then(arguments[2], e => arguments[2]({error: String(e)}))",
-            tool, payload)
-        cpu = _process_cpu_seconds(self.driver.service.process.pid) - before
-        if "error" in result:
-            raise PeerUnavailable(f"{tool} failed in the browser: {result['error']}")
-        return result, cpu
+        if self.runs >= RUNS_PER_PAGE:
+            self.load()
+        self.runs += 1
+        for attempt in range(3):  # a fresh context each time
+            before = _process_cpu_seconds(self.driver.service.process.pid)
+            result = self.driver.execute_async_script(
+                "window.runPeer(arguments[0], arguments[1]).then(arguments[2], e => arguments[2]({error: String(e)}))",
+                tool, payload)
+            cpu = _process_cpu_seconds(self.driver.service.process.pid) - before
+            if "error" not in result:
+                return result, cpu
+            print(f"{tool} failed in the browser (attempt {attempt + 1} of 3): {result['error']}", file=sys.stderr)
+        raise RuntimeError(f"{tool} failed in the browser three times on one utterance: {result['error']}")
 
     def baseline(self, audio: np.ndarray) -> float:
         """CPU seconds of the same page run without a tool, once per utterance (the last one asked about)."""
@@ -222,8 +243,7 @@ class WLipSyncPeer(BrowserPeer):
         if not WLIPSYNC_PROFILE.exists():
             raise PeerUnavailable("no profile at data/peers/wlipsync-profile.bin (its npm package has none; bench/peers/README.md)")
         super().__init__()
-        names = self.browser.driver.execute_script("return window.setWLipSyncProfile(arguments[0])",
-                                                   base64.b64encode(WLIPSYNC_PROFILE.read_bytes()).decode("ascii"))
+        names = self.browser.set_wlipsync_profile(base64.b64encode(WLIPSYNC_PROFILE.read_bytes()).decode("ascii"))
         unknown = set(names) - set(WLIPSYNC_VRM)
         if unknown:
             raise PeerUnavailable(f"{WLIPSYNC_PROFILE}: phonemes {sorted(unknown)} have no VRM shape here")
