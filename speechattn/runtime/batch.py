@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable, Iterable, Iterator
 
-from speechattn.errors import SpeechattnError, UsageError
+from speechattn.errors import SpeechattnError
 
 
 @dataclass(frozen=True)
@@ -130,7 +130,8 @@ def run_ray(jobs: list[FileJob], make_worker: Callable, settings, address: str,
     """The results (in the order they finish) from an actor pool on the Ray cluster at `address` ("auto": the one
     this machine belongs to, `ray start`'s; "local": a Ray started here for this job; HOST:PORT or ray://...)."""
     if not ray_available():
-        raise UsageError("--ray needs Ray: pip install '.[cluster]' in a clone of speechattn (or pip install 'ray[data]')")
+        raise SpeechattnError("--ray needs Ray, which is not installed: pip install '.[cluster]' in a clone of "
+                              "speechattn (or pip install 'ray[data]')")  # exit 1, as any missing package
     import logging
     import os
 
