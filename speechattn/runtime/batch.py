@@ -141,11 +141,6 @@ def run_ray(jobs: list[FileJob], make_worker: Callable, settings, address: str,
     os.environ.setdefault("RAY_BACKEND_LOG_LEVEL", "fatal")
     import ray
 
-    # Ray's own log lines (its executor's INFO, notes on defaults) would break our progress bar and summary; they stay
-    # in Ray's log files (/tmp/ray/session_latest/logs)
-    for name in ("ray", "ray.data"):
-        logging.getLogger(name).setLevel(logging.ERROR)
-
     try:
         if not ray.is_initialized():
             ray.init(address=None if address == "local" else address, logging_level=logging.ERROR,
@@ -157,6 +152,9 @@ def run_ray(jobs: list[FileJob], make_worker: Callable, settings, address: str,
         return
     from ray.data import ActorPoolStrategy, DataContext
 
+    # Ray's own log lines (its executor's INFO, notes on defaults) would break our progress bar and summary; they stay
+    # in Ray's log files (/tmp/ray/session_latest/logs).  ray.init set the "ray" logger's level; Ray Data sets its own
+    # when imported, so both are set here, after that import
     for name in ("ray", "ray.data"):
         logging.getLogger(name).setLevel(logging.ERROR)
     context = DataContext.get_current()
@@ -207,13 +205,16 @@ def files_from(list_path: Path) -> list[Path]:
     from speechattn.files import refuse_special
 
     refuse_special(list_path, "file list")
+    paths = []
     try:
-        lines = Path(list_path).read_text(encoding="utf-8").splitlines()
+        with open(list_path, encoding="utf-8") as lines:  # line by line: a huge file stops at the bound, unread
+            for number, line in enumerate(lines, 1):
+                if number > MAX_LIST_LINES:
+                    raise SpeechattnError(f"--files-from {list_path}: more than {MAX_LIST_LINES:,} lines")
+                if line.strip() and not line.lstrip().startswith("#"):
+                    paths.append(Path(line.strip()))
     except (OSError, UnicodeDecodeError) as error:
         raise SpeechattnError(f"--files-from {list_path}: cannot read ({getattr(error, 'strerror', None) or error})") from None
-    if len(lines) > MAX_LIST_LINES:
-        raise SpeechattnError(f"--files-from {list_path}: more than {MAX_LIST_LINES:,} lines")
-    paths = [Path(line.strip()) for line in lines if line.strip() and not line.lstrip().startswith("#")]
     if not paths:
         raise SpeechattnError(f"--files-from {list_path}: lists no file")
     return [p if p.is_absolute() else Path(list_path).parent / p for p in paths]
