@@ -10,25 +10,15 @@
 // final_after_ms is how much audio had been streamed past a word's end when it became final (algorithmic, without
 // compute time).  The same words and times as the Python kit's Model.follow (tests/test_js_clients.py).
 import { existsSync, readFileSync, statSync } from "node:fs";
-import { dirname, resolve } from "node:path";
-import { fileURLToPath } from "node:url";
 import { parseArgs } from "node:util";
 import * as ort from "onnxruntime-node";
 import { StreamingModel } from "../js/speechattn.mjs";
 import { Follower, wordEvent } from "../js/align.mjs";
 import { sentenceStarts } from "../js/words.mjs";
 import { loadBundledLexicon } from "./lexicon.mjs";
-import { CutResampler, openWav } from "./transcribe.mjs";
+import { fail, modelPath, openWav, registry, regularFile, wavPieces, writeOut } from "./transcribe.mjs";
 
-const models = resolve(dirname(fileURLToPath(import.meta.url)), "..", "models");
-const registry = JSON.parse(readFileSync(resolve(models, "models.json"), "utf8"));
-const modelPath = (name) => (name in registry.models ? resolve(models, registry.models[name].file) : name);
 const PIECE_MS = 40; // what a microphone delivers at a time
-
-function fail(message, status = 1) {
-  console.error(`error: ${message}`);
-  process.exit(status);
-}
 
 // TEXT is a file when one of that name exists (as `speechattn mic --script` and `align` read it), else the words
 function readText(source) {
@@ -57,6 +47,7 @@ async function main() {
   const wav = openWav(path);
   if (wav.header.frames === 0) fail(`${path}: the file holds no audio samples`);
   let model, lexicon;
+  regularFile(modelPath(args.values.model), "model");
   try {
     model = await StreamingModel.create(ort, readFileSync(modelPath(args.values.model)),
       { intraOpNumThreads: 1, interOpNumThreads: 1 });
@@ -79,37 +70,21 @@ async function main() {
   const report = (made, notHeard = follower.notHeard(), timed = true) => {
     for (const word of made) {
       if (timed) delays.push(streamed / model.sampleRate * 1000 - word.endFrame * model.frameShiftMs);
-      console.log(JSON.stringify(wordEvent(word, notHeard, framesPerSecond)));
+      writeOut(`${JSON.stringify(wordEvent(word, notHeard, framesPerSecond))}\n`);
     }
   };
-  const piece = Math.round(model.sampleRate * PIECE_MS / 1000);
-  let queued = new Float32Array(0);
-  const feed = async (audio) => {
-    const joined = new Float32Array(queued.length + audio.length);
-    joined.set(queued);
-    joined.set(audio, queued.length);
-    let at = 0;
-    for (; at + piece <= joined.length; at += piece) {
-      const frames = await stream.push(joined.subarray(at, at + piece));
-      streamed += piece;
-      report(follower.push(frames.logProbs, frames.count));
-    }
-    queued = joined.slice(at);
-  };
-  const { rate } = wav.header;
-  const resampler = rate === model.sampleRate ? null : new CutResampler(rate, model.sampleRate, wav.header.frames);
-  for (const block of wav.blocks()) await feed(resampler ? resampler.process(block) : block);
-  if (resampler) await feed(resampler.flush());
-  const last = await stream.push(queued);
-  streamed += queued.length;
-  report(follower.push(last.logProbs, last.count));
+  for (const piece of wavPieces(wav, model.sampleRate, Math.round(model.sampleRate * PIECE_MS / 1000))) {
+    const frames = await stream.push(piece);
+    streamed += piece.length;
+    report(follower.push(frames.logProbs, frames.count));
+  }
   const end = await stream.finish(); // the audio has ended: what becomes final now is not timed
   const made = [...follower.push(end.logProbs, end.count), ...follower.finish()];
   report(made, follower.alignment.notHeard, false);
   delays.sort((a, b) => a - b);
-  console.log(JSON.stringify({ type: "summary", words: words.length, heard: follower.heard.size,
+  writeOut(`${JSON.stringify({ type: "summary", words: words.length, heard: follower.heard.size,
     not_heard: follower.alignment.notHeard.map((i) => ({ index: i, word: words[i].text })),
-    final_after_ms: delays.length ? { p50: delays[Math.floor(delays.length / 2)], max: delays.at(-1) } : null }));
+    final_after_ms: delays.length ? { p50: delays[Math.floor(delays.length / 2)], max: delays.at(-1) } : null })}\n`);
 }
 
 await main();

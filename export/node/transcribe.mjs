@@ -21,12 +21,12 @@ import { CueMaker, VISEME_SETS, cueDicts, frameWeights } from "../js/visemes.mjs
 const root = resolve(dirname(fileURLToPath(import.meta.url)), "..", "..");
 const models = resolve(root, "export", "models");
 // the bundled models' table, shared with the Python CLI and the web page: a name there, or a path
-const registry = JSON.parse(readFileSync(resolve(models, "models.json"), "utf8"));
-const modelPath = (name) => (name in registry.models ? resolve(models, registry.models[name].file) : name);
+export const registry = JSON.parse(readFileSync(resolve(models, "models.json"), "utf8"));
+export const modelPath = (name) => (name in registry.models ? resolve(models, registry.models[name].file) : name);
 
 // One line on stderr and the exit status: 1 when an input (the audio, the model, the bigram) fails, 2 for a usage
 // error (an option), as `speechattn` exits.
-function fail(message, status = 1) {
+export function fail(message, status = 1) {
   console.error(`error: ${message}`);
   process.exit(status);
 }
@@ -34,7 +34,7 @@ const usage = (message) => fail(message, 2);
 
 // Standard output, written whole or reported: closed (>&-) or full (> /dev/full) is a failure (exit 1), a reader
 // that stops early (a pipe closed by `head`) is not ours (exit 0, as `speechattn` does).
-function writeOut(text) {
+export function writeOut(text) {
   const bytes = Buffer.from(text, "utf8");
   for (let at = 0; at < bytes.length;) {
     try {
@@ -90,7 +90,7 @@ class WeightRows {
 const sha256 = (bytes) => createHash("sha256").update(bytes).digest("hex");
 
 // A path that must be a regular file: a FIFO would wait for a writer forever and /dev/zero never ends.
-function regularFile(path, what) {
+export function regularFile(path, what) {
   let status;
   try {
     status = statSync(path);
@@ -133,6 +133,25 @@ export function resampleWhole(samples, inputRate, outputRate) {
   out.set(body);
   out.set(resampler.flush(), body.length);
   return out;
+}
+
+// The file's audio at `outputRate` in pieces of `size` samples however its blocks fall (resampled in blocks), then
+// the rest, if any: what a client pushes, the same for any file layout.
+export function* wavPieces(wav, outputRate, size) {
+  const { rate, frames } = wav.header;
+  const resampler = rate === outputRate ? null : new CutResampler(rate, outputRate, frames);
+  let queued = new Float32Array(0);
+  function* cut(audio) {
+    const joined = new Float32Array(queued.length + audio.length);
+    joined.set(queued);
+    joined.set(audio, queued.length);
+    let at = 0;
+    for (; at + size <= joined.length; at += size) yield joined.subarray(at, at + size);
+    queued = joined.slice(at);
+  }
+  for (const block of wav.blocks()) yield* cut(resampler ? resampler.process(block) : block);
+  if (resampler) yield* cut(resampler.flush());
+  if (queued.length) yield queued;
 }
 
 // The WAV file's format, then its samples in blocks of about a second (mono, at the file's rate): memory stays
@@ -239,21 +258,11 @@ async function main() {
     segments.push(...segmenter.push(frames.logProbs, frames.count));
     if (visemes) weights.add(frameWeights(frames.logProbs, frames.count, visemes, model.phones), frames.count);
   };
-  const push = 8 * model.hopSamples; // 80 ms pushes, the same however the file's blocks fall
-  const resampler = rate === model.sampleRate ? null : new CutResampler(rate, model.sampleRate, wav.header.frames);
-  let queued = new Float32Array(0), streamed = 0;
-  const feed = async (audio) => {
-    const joined = new Float32Array(queued.length + audio.length);
-    joined.set(queued);
-    joined.set(audio, queued.length);
-    let at = 0;
-    for (; at + push <= joined.length; at += push) take(await stream.push(joined.subarray(at, at + push)));
-    queued = joined.slice(at);
-    streamed += audio.length;
-  };
-  for (const block of wav.blocks()) await feed(resampler ? resampler.process(block) : block);
-  if (resampler) await feed(resampler.flush());
-  if (queued.length) take(await stream.push(queued));
+  let streamed = 0;
+  for (const piece of wavPieces(wav, model.sampleRate, 8 * model.hopSamples)) { // 80 ms pushes
+    streamed += piece.length;
+    take(await stream.push(piece));
+  }
   take(await stream.finish());
   segments.push(...segmenter.finish());
   const duration = streamed / model.sampleRate;
