@@ -31,24 +31,16 @@ def corpus_pairs(folder: Path) -> tuple[list[tuple[Path, Path]], list[Path]]:
     return pairs, lonely
 
 
-_worker: dict = {}
-
-
-def _init_worker(model_path: str, dictionary: str | None, threads: int | None) -> None:
-    from speechattn_export.words import Lexicon
-
-    _worker["model"] = load_onnx(Path(model_path), threads)
-    _worker["lexicon"] = Lexicon.load(dictionary)
-
-
-def _align_one(audio: Path, text_source, output_format: str, target: Path | None, progress: bool = False):
-    """Align one pair and write it (or return the text for stdout): (seconds of audio, words not heard, text)."""
+def _align_one(model, lexicon, audio: Path, text_source, output_format: str, target: Path | None,
+               progress: bool = False):
+    """Align one pair and write it (or return the text for stdout): (seconds of audio, words not heard, text).  A
+    corpus goes through runtime/workers.py's AlignWorker instead."""
     from speechattn.files import atomic_write_text
     from speechattn.runtime.align import align_file, read_text, render, script_words
 
     text, name = read_text(text_source)
-    words, starts = script_words(text, name, _worker["lexicon"])
-    aligned = align_file(_worker["model"], audio, words, starts, progress=progress)
+    words, starts = script_words(text, name, lexicon)
+    aligned = align_file(model, audio, words, starts, progress=progress)
     rendered = render(output_format, aligned)
     if target is not None:
         atomic_write_text(target, rendered)
@@ -127,8 +119,10 @@ def align(audio, text, model, output_format, output_dir, output_file, dictionary
         from speechattn.runtime.align import TextError
 
         refuse_special(dictionary, "dictionary", TextError)
-    _init_worker(str(model_path), str(dictionary) if dictionary else None, None)
-    seconds, not_heard, rendered = _align_one(Path(audio), text, fmt, target, progress=progress_wanted() and not quiet)
+    from speechattn_export.words import Lexicon
+
+    seconds, not_heard, rendered = _align_one(load_onnx(model_path), Lexicon.load(dictionary), Path(audio), text, fmt,
+                                              target, progress=progress_wanted() and not quiet)
     if rendered is not None:
         print(rendered, end="", flush=True)
     if not quiet:
