@@ -8,7 +8,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from speechattn.data.align import PhoneAligner
+from speechattn.data.align import ModelAligner, PhoneAligner
 from speechattn.data.labels import frame_labels
 from speechattn.phones import PHONE_TO_INDEX, PHONES
 from speechattn.data.synth import engine
@@ -69,6 +69,52 @@ def test_speechocean762_aligns_with_canonical_phones_and_caches(speechocean, tmp
     _, again = read_speechocean762(speechocean, cache, workers=1, progress=False)
     assert cache.read_bytes() == before
     assert [s.alignment["phone"] for s in again] == [s.alignment["phone"] for s in supervisions]
+
+
+@needs_flite
+def test_our_aligner_finds_the_known_timing_too():
+    """The same synthetic sentence labelled by speechattn's aligner on the bundled model (data.aligner: speechattn):
+    every given phone in order, and at least pocketsphinx's frame agreement with flite's exact times."""
+    utterance = engine("flite").synthesize("Seven big dogs ran over the hill.", "flite:slt")
+    frames = len(utterance.audio) // 160
+    truth = frame_labels(utterance.intervals, frames)
+    phones = [PHONES[p] for _, _, p in utterance.intervals if PHONES[p] != "sil"]
+    ours = ModelAligner().align(utterance.audio, [phones])
+    assert ours is not None
+    assert [PHONES[p] for _, _, p in ours if PHONES[p] != "sil"] == phones
+    assert np.mean(frame_labels(ours, frames) == truth) > 0.75
+    words = ModelAligner().align_words(utterance.audio, "seven big dogs ran over the hill".split())
+    assert words is not None and [PHONES[p] for _, _, p in words if PHONES[p] != "sil"][:5] == ["S", "EH", "V",
+                                                                                                 "AH", "N"]
+
+
+def test_our_aligner_refuses_audio_that_cannot_hold_the_text():
+    noise = np.random.default_rng(0).normal(0, 0.3, 1600).astype(np.float32)
+    assert ModelAligner().align(noise, [["S", "EH", "V", "AH", "N"]] * 6) is None
+
+
+@needs_speechocean
+def test_speechocean762_labelled_by_our_aligner_keeps_its_own_cache(speechocean, tmp_path):
+    from speechattn.data.corpora import read_speechocean762, supervision_frame_labels
+    from speechattn.data.prepare import DataConfig, alignment_cache
+
+    cache = alignment_cache(DataConfig(corpus="speechocean762", aligner="speechattn"), tmp_path)
+    assert cache.name == "alignments-speechattn.jsonl"
+    _, supervisions = read_speechocean762(speechocean, cache, workers=1, progress=False, aligner="speechattn")
+    assert len(supervisions) == 3 and cache.read_text().count("\n") == 3
+    first = [s for s in supervisions if s.id == "000010011"][0]
+    assert first.custom["labels"] == "speechattn forced alignment"
+    labels = supervision_frame_labels(first, int(first.duration * 100))
+    spoken = [PHONES[p] for p in labels[np.r_[True, labels[1:] != labels[:-1]]] if p >= 0 and PHONES[p] != "sil"]
+    assert spoken == ["W", "IY", "K", "AO", "L", "IH", "T", "B", "EH", "R"]
+
+
+def test_an_unknown_aligner_is_refused_naming_the_key(tmp_path):
+    from speechattn.data.prepare import DataConfig, check_data
+    from speechattn.errors import ConfigError
+
+    with pytest.raises(ConfigError, match="data.aligner must be one of pocketsphinx, speechattn, not 'mfa'"):
+        check_data(DataConfig(corpus="synth", aligner="mfa"), "r.yaml")
 
 
 ASTERISK = Path("/usr/share/asterisk/sounds/en_US_f_Allison")

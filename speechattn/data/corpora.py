@@ -201,14 +201,18 @@ def _read_keyed(path: Path) -> dict[str, str]:
     return entries
 
 
-def _align_item(item):
-    """Worker: (id, audio path, pronunciations or None, words or None) -> (id, intervals or None)."""
-    from speechattn.data.align import PhoneAligner
-    from speechattn.audio import load_audio
+def _start_aligner(name: str) -> None:
+    """Worker start: the aligner that draws the labels (speechattn.data.align.ALIGNERS)."""
+    from speechattn.data.align import ALIGNERS
 
     global _ALIGNER
-    if _ALIGNER is None:
-        _ALIGNER = PhoneAligner()
+    _ALIGNER = ALIGNERS[name]()
+
+
+def _align_item(item):
+    """Worker: (id, audio path, pronunciations or None, words or None) -> (id, intervals or None)."""
+    from speechattn.audio import load_audio
+
     utterance, audio_path, pronunciations, words = item
     audio = load_audio(audio_path)
     if pronunciations is not None:
@@ -216,9 +220,10 @@ def _align_item(item):
     return utterance, _ALIGNER.align_words(audio, words)
 
 
-def _aligned(items: list[tuple], cache: Path | None, workers: int, progress: bool) -> dict[str, list | None]:
-    """Force-align items (see _align_item) over `workers` processes; alignments already in the `cache`
-    file (JSON lines) are reused, new ones appended."""
+def _aligned(items: list[tuple], cache: Path | None, workers: int, progress: bool,
+             aligner: str = "pocketsphinx") -> dict[str, list | None]:
+    """Force-align items (see _align_item) with `aligner` over `workers` processes; alignments already in the
+    `cache` file (JSON lines) are reused, new ones appended."""
     import json
     import multiprocessing
 
@@ -234,7 +239,8 @@ def _aligned(items: list[tuple], cache: Path | None, workers: int, progress: boo
         if cache:
             cache.parent.mkdir(parents=True, exist_ok=True)
         context = multiprocessing.get_context("spawn")
-        with context.Pool(max(1, workers)) as pool, (open(cache, "a") if cache else open("/dev/null", "w")) as log:
+        with context.Pool(max(1, workers), _start_aligner, (aligner,)) as pool, \
+                (open(cache, "a") if cache else open("/dev/null", "w")) as log:
             results = pool.imap_unordered(_align_item, todo, chunksize=8)
             for utterance, intervals in tqdm(results, total=len(todo), desc="aligning", unit="utt",
                                              disable=not progress):
@@ -261,11 +267,13 @@ def _aligned_manifests(items: list[tuple], done: dict, speakers: dict[str, str],
     return _manifests(recordings, supervisions, root)
 
 
-def read_speechocean762(root: str | Path, cache: Path | None = None, workers: int = 2, progress: bool = True):
+def read_speechocean762(root: str | Path, cache: Path | None = None, workers: int = 2, progress: bool = True,
+                        aligner: str = "pocketsphinx"):
     """speechocean762 (Kaldi-style files: text, utt2spk, text-phone, lexicon.txt; audio/<utt>.wav|.opus),
-    force-aligned to phones with pocketsphinx.  Each word's pronunciation is its canonical phones from
-    text-phone (else the lexicon's first).  Alignments are cached in `cache` (JSON lines) so a rerun
-    aligns nothing twice; utterances that do not align are counted and left out."""
+    force-aligned to phones with `aligner` (speechattn.data.align.ALIGNERS: pocketsphinx or speechattn).  Each
+    word's pronunciation is its canonical phones from text-phone (else the lexicon's first).  Alignments are
+    cached in `cache` (JSON lines) so a rerun aligns nothing twice; utterances that do not align are counted
+    and left out."""
     root = Path(root)
     for name in ("text", "utt2spk"):
         if not (root / name).exists():
@@ -298,8 +306,8 @@ def read_speechocean762(root: str | Path, cache: Path | None = None, workers: in
             pronunciations.append(phones)
         items.append((utterance, str(audio_files[utterance]), pronunciations, None))
 
-    done = _aligned(items, cache, workers, progress)
-    return _aligned_manifests(items, done, speakers, texts, root, "pocketsphinx forced alignment")
+    done = _aligned(items, cache, workers, progress, aligner)
+    return _aligned_manifests(items, done, speakers, texts, root, f"{aligner} forced alignment")
 
 
 ASTERISK_SOUNDS = "/usr/share/asterisk/sounds/en_US_f_Allison"
@@ -307,13 +315,14 @@ ASTERISK_TRANSCRIPTS = "/usr/share/doc/asterisk-core-sounds-en/core-sounds-en.tx
 
 
 def read_asterisk_prompts(root: str | Path = ASTERISK_SOUNDS, transcripts: str | Path = ASTERISK_TRANSCRIPTS,
-                          cache: Path | None = None, workers: int = 2, progress: bool = True):
+                          cache: Path | None = None, workers: int = 2, progress: bool = True,
+                          aligner: str = "pocketsphinx"):
     """Debian's asterisk-core-sounds-en prompts (real recorded speech, one speaker, 8 kHz, upsampled on
-    reading), force-aligned with pocketsphinx's own dictionary.  Prompts that are tones ("[beep]") or
+    reading), force-aligned with `aligner` and its dictionary.  Prompts that are tones ("[beep]") or
     hold a word outside the dictionary are left out and counted."""
     import gzip
 
-    from speechattn.data.align import PhoneAligner
+    from speechattn.data.align import ALIGNERS
     from speechattn.data.textnorm import spoken_words
 
     root, transcripts = Path(root), Path(transcripts)
@@ -322,7 +331,7 @@ def read_asterisk_prompts(root: str | Path = ASTERISK_SOUNDS, transcripts: str |
     opener = gzip.open if transcripts.suffix == ".gz" else open
     with opener(transcripts, "rt", errors="replace") as handle:
         entries = [line.split(":", 1) for line in handle if ":" in line and not line.startswith(";")]
-    dictionary = PhoneAligner()
+    dictionary = ALIGNERS[aligner].dictionary()
     items, texts, tones, missing_audio, out_of_vocabulary = [], {}, 0, 0, {}
     for name, text in entries:
         name, text = name.strip(), text.strip()
@@ -346,18 +355,18 @@ def read_asterisk_prompts(root: str | Path = ASTERISK_SOUNDS, transcripts: str |
              "dictionary (%s%s); aligning %d", len(entries), tones, missing_audio,
              len(entries) - tones - missing_audio - len(items), ", ".join(sorted(out_of_vocabulary)[:12]),
              " ..." if len(out_of_vocabulary) > 12 else "", len(items))
-    done = _aligned(items, cache, workers, progress)
+    done = _aligned(items, cache, workers, progress, aligner)
     speakers = {utterance: "allison" for utterance, *_ in items}
-    return _aligned_manifests(items, done, speakers, texts, root, "pocketsphinx forced alignment")
+    return _aligned_manifests(items, done, speakers, texts, root, f"{aligner} forced alignment")
 
 
 def read_ljspeech(root: str | Path, dev_chapters: tuple[str, ...] = ("LJ050",), cache: Path | None = None,
-                  workers: int = 2, progress: bool = True):
+                  workers: int = 2, progress: bool = True, aligner: str = "pocketsphinx"):
     """LJ Speech (metadata.csv 'id|text[|normalised text]', audio/<id>.wav|.opus; one US speaker),
-    force-aligned with pocketsphinx's own dictionary.  One speaker only, so the split is by chapter
+    force-aligned with `aligner` and its dictionary.  One speaker only, so the split is by chapter
     (the id's prefix): `dev_chapters` go to dev, the rest to train (custom["fixed_split"]).  Clips
     holding a word outside the dictionary are left out and counted."""
-    from speechattn.data.align import PhoneAligner
+    from speechattn.data.align import ALIGNERS
     from speechattn.data.textnorm import spoken_words
 
     root = Path(root)
@@ -367,7 +376,7 @@ def read_ljspeech(root: str | Path, dev_chapters: tuple[str, ...] = ("LJ050",), 
     audio_files = {p.stem: p for p in (root / "audio").rglob("*") if p.suffix.lower() in AUDIO_SUFFIXES + (".opus",)}
     if not audio_files:
         audio_files = {p.stem: p for p in (root / "wavs").rglob("*.wav")}
-    dictionary = PhoneAligner()
+    dictionary = ALIGNERS[aligner].dictionary()
     items, texts, splits, out_of_vocabulary, skipped = [], {}, {}, {}, 0
     for number, line in enumerate(metadata.read_text().splitlines(), 1):
         if not line.strip():
@@ -390,9 +399,9 @@ def read_ljspeech(root: str | Path, dev_chapters: tuple[str, ...] = ("LJ050",), 
         splits[utterance] = "dev" if utterance.split("-")[0] in dev_chapters else "train"
     log.info("ljspeech: %d clips; %d hold words outside the dictionary (%s); aligning %d", len(items) + skipped,
              skipped, ", ".join(sorted(out_of_vocabulary)[:12]), len(items))
-    done = _aligned(items, cache, workers, progress)
+    done = _aligned(items, cache, workers, progress, aligner)
     recordings, supervisions = _aligned_manifests(items, done, {u: "lj" for u, *_ in items}, texts, root,
-                                                  "pocketsphinx forced alignment")
+                                                  f"{aligner} forced alignment")
     for supervision in supervisions:
         supervision.custom["fixed_split"] = splits[supervision.id]
     return recordings, supervisions

@@ -34,6 +34,8 @@ class DataConfig:
     test_speakers: float = 0.1  # share held out for test (TIMIT: its own TEST part instead)
     only_split: str | None = None  # put every utterance in this split (a dev-only set such as the asterisk prompts)
     transcripts: str | None = None  # asterisk: the prompts' transcript file
+    aligner: str = "pocketsphinx"  # speechocean762/ljspeech/asterisk: who draws the phone labels from the
+    #                                transcripts: pocketsphinx or speechattn (our aligner on the bundled model)
     seed: int = 0  # speaker split
 
 
@@ -61,12 +63,13 @@ CORPORA: dict[str, Corpus] = {
     "synth": Corpus(lambda data, synth, output, progress: read_synth_corpus(
         synth, synth_audio_directory(synth, output), progress), needs_root=False),
     "speechocean762": Corpus(lambda data, synth, output, progress: read_speechocean762(
-        data.root, output / "alignments.jsonl", synth.workers, progress)),
+        data.root, alignment_cache(data, output), synth.workers, progress, data.aligner)),
     "ljspeech": Corpus(lambda data, synth, output, progress: read_ljspeech(
-        data.root, cache=output / "alignments.jsonl", workers=synth.workers, progress=progress)),
+        data.root, cache=alignment_cache(data, output), workers=synth.workers, progress=progress,
+        aligner=data.aligner)),
     "asterisk": Corpus(lambda data, synth, output, progress: read_asterisk_prompts(
-        data.root or ASTERISK_SOUNDS, data.transcripts or ASTERISK_TRANSCRIPTS, output / "alignments.jsonl",
-        synth.workers, progress), needs_root=False),
+        data.root or ASTERISK_SOUNDS, data.transcripts or ASTERISK_TRANSCRIPTS, alignment_cache(data, output),
+        synth.workers, progress, data.aligner), needs_root=False),
     "timit": Corpus(lambda data, synth, output, progress: read_timit(data.root)),
     "textgrid": Corpus(lambda data, synth, output, progress: read_textgrid_corpus(
         data.root, data.textgrid_root, tier=data.tier, symbols=data.symbols)),
@@ -74,10 +77,19 @@ CORPORA: dict[str, Corpus] = {
 }
 
 
+def alignment_cache(data: DataConfig, output: Path) -> Path:
+    """Where a transcribed corpus keeps its alignments (one file per aligner, so switching never mixes them)."""
+    return output / ("alignments.jsonl" if data.aligner == "pocketsphinx" else f"alignments-{data.aligner}.jsonl")
+
+
 def check_data(data: DataConfig, where: str | Path) -> None:
     """Refuse a data section that cannot be prepared, naming the file and the key."""
+    from speechattn.data.align import ALIGNERS
+
     if data.corpus not in CORPORA:
         raise ConfigError(f"{where}: data.corpus must be one of {', '.join(CORPORA)}, not {data.corpus!r}")
+    if data.aligner not in ALIGNERS:
+        raise ConfigError(f"{where}: data.aligner must be one of {', '.join(ALIGNERS)}, not {data.aligner!r}")
     for key in ("root", "textgrid_root"):
         value = getattr(data, key)
         if key == "root" and not value and CORPORA[data.corpus].needs_root:
