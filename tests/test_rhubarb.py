@@ -498,6 +498,21 @@ def test_the_console_script_runs_as_rhubarb_would_be_run(tmp_path, full_run):
     assert done.returncode == 1 and "For complete usage and help, type `speechattn-rhubarb --help`" in done.stderr
 
 
+@pytest.mark.slow
+@pytest.mark.skipif(not (shutil.which("blender") and shutil.which("xvfb-run")),
+                    reason="blender and xvfb-run are not installed (apt-get install blender xvfb xauth; not in CI)")
+def test_the_blender_addon_keys_our_cues():
+    """tools/blender_rhubarb.py: the real Blender add-on, unchanged, runs speechattn-rhubarb and keys its cues.  The
+    add-on is cloned from GitHub, or taken from $BLENDER_RHUBARB_ADDON (its folder, zip or git repository)."""
+    addon = os.environ.get("BLENDER_RHUBARB_ADDON")
+    done = subprocess.run([sys.executable, str(ROOT / "tools" / "blender_rhubarb.py"),
+                           *(["--addon", addon] if addon else [])], capture_output=True, text=True, timeout=600)
+    if done.returncode != 0 and "could not clone" in done.stderr:
+        pytest.skip(done.stderr.strip())
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "OK: the add-on keyed the cues speechattn-rhubarb reported" in done.stdout
+
+
 # --- speechattn transcribe -------------------------------------------------------------------------------------------
 
 def test_transcribe_writes_the_same_rhubarb_files_with_the_same_shape_options(full_run, capsys):
