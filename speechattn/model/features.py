@@ -28,6 +28,7 @@ H history frames (2 * delta_window * delta_order).
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 import numpy as np
@@ -40,6 +41,8 @@ from speechattn.audio import HOP_SAMPLES, SAMPLE_RATE, TAIL_SAMPLES, WINDOW_SAMP
 FFT_SIZE = 512  # WINDOW_SAMPLES rounded up to a power of two, as Kaldi does
 NUM_FFT_BINS = FFT_SIZE // 2 + 1  # 257
 LOG_FLOOR = float(np.finfo(np.float32).eps)  # Kaldi's floor before the log
+LEVEL_GATE = 1e-10  # frames whose mean square is at most this (-100 dBFS: digital silence) leave the level estimate
+LEVEL_BLOCK_FRAMES = 512  # forward() estimates the level in blocks this long (the closed form is quadratic in it)
 BLOCK_SAMPLES = 80  # the largest length that divides the tail (240), the hop (160) and the window (400)
 assert not (TAIL_SAMPLES % BLOCK_SAMPLES or HOP_SAMPLES % BLOCK_SAMPLES or WINDOW_SAMPLES % BLOCK_SAMPLES)
 
@@ -56,6 +59,19 @@ class FrontendConfig:
     low_freq_hz: float = 20.0
     high_freq_hz: float = 8000.0
     preemphasis: float = 0.97
+    # Level normalisation inside the graph (None: off).  A running estimate of the input's level, the mean power of
+    # the frames heard so far with exponential forgetting (time constant level_time_constant_s; frames of digital
+    # silence count for nothing), sets a gain that brings the spectrum to this RMS level before the log, as if
+    # the audio had been recorded there; the gain is held within +level_max_gain_db / -level_max_cut_db.  State:
+    # level_estimate, exact under any chunking (contract).
+    level_target_dbfs: float | None = None
+    level_time_constant_s: float = 2.0
+    level_max_gain_db: float = 50.0
+    level_max_cut_db: float = 50.0
+    level_weighting: str = "power"  # "power": each frame's power weighted by itself (speech sets the level, pauses
+    #                                 barely count); "mean": every frame alike
+    level_onset_frames: float = 100.0  # the first frames heard are brought to a level ramping from
+    level_onset_dbfs: float = -50.0  # this one to level_target_dbfs (see Frontend._level_gains)
 
     def __post_init__(self) -> None:
         if self.kind not in ("fbank", "mfcc"):
@@ -66,8 +82,17 @@ class FrontendConfig:
             raise ConfigError("frontend.num_ceps cannot exceed frontend.num_mel_bins")
         if not 0 <= self.low_freq_hz < self.high_freq_hz <= SAMPLE_RATE / 2:
             raise ConfigError("need 0 <= frontend.low_freq_hz < frontend.high_freq_hz <= 8000")
+        if self.level_weighting not in ("power", "mean"):
+            raise ConfigError(f"frontend.level_weighting must be 'power' or 'mean', not {self.level_weighting!r}")
+        if not -80 <= self.level_onset_dbfs <= 0:
+            raise ConfigError(f"frontend.level_onset_dbfs must be from -80 to 0, not {self.level_onset_dbfs}")
+        if self.level_target_dbfs is not None and not -60 <= self.level_target_dbfs <= 0:
+            raise ConfigError(f"frontend.level_target_dbfs must be from -60 to 0 (or null: off), not "
+                              f"{self.level_target_dbfs}")
         for key, low, high in (("num_mel_bins", 1, 256), ("num_ceps", 1, 256), ("delta_window", 1, 50),
-                               ("cepstral_lifter", 0, 1000), ("preemphasis", 0, 1)):
+                               ("cepstral_lifter", 0, 1000), ("preemphasis", 0, 1),
+                               ("level_time_constant_s", 0.1, 60), ("level_max_gain_db", 0, 80),
+                               ("level_max_cut_db", 0, 80), ("level_onset_frames", 0, 100_000)):
             if not low <= getattr(self, key) <= high:
                 raise ConfigError(f"frontend.{key} must be from {low} to {high}, not {getattr(self, key)}")
 
@@ -82,6 +107,10 @@ class FrontendConfig:
     @property
     def history_frames(self) -> int:
         return 2 * self.delta_window * self.delta_order
+
+    @property
+    def level_norm(self) -> bool:
+        return self.level_target_dbfs is not None
 
 
 class CopyReshape(torch.autograd.Function):
@@ -252,12 +281,57 @@ class Frontend(nn.Module):
         history = torch.zeros(batch_size, self.config.history_frames, self.config.static_dim)
         return torch.zeros(batch_size, TAIL_SAMPLES), history
 
+    def initial_level(self, batch_size: int = 1) -> torch.Tensor:
+        """level_estimate (B, 3): the level's two forgetting sums and the frames heard, zeros (nothing heard)."""
+        return torch.zeros(batch_size, 3)
+
+    def _level_gains(self, frames: torch.Tensor, level: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        """frames (B, m, 400), level (B, 3) -> (power gain (B, m, 1) float64, new level (B, 3)).
+
+        Per frame k: p_k its mean square after DC removal, on_k = p_k > LEVEL_GATE, decay d_k = a if on_k else 1
+        (a = exp(-hop / time constant)).  The level is the forgetting power-weighted mean of the powers heard,
+        u_k / v_k with u_k = d_k u_(k-1) + on_k p_k^2 and v_k = d_k v_(k-1) + on_k p_k: the loud frames (speech)
+        set it and pauses barely move it.  The gain brings that level to a target that moves from level_onset_dbfs to
+        level_target_dbfs over the first level_onset_frames frames heard: the first frames of a stream (often a
+        room's noise alone, whose level says nothing of the speech to come) are set quiet, where noise reads as
+        silence, whatever their level.  Digital
+        silence changes nothing.  All m frames at once in closed form (decays as differences of a cumulative sum
+        of log d), in float64, so any split of the frames into calls gives the same gains up to rounding."""
+        c = self.config
+        samples = frames.double()
+        ones = torch.ones(WINDOW_SAMPLES, 1, dtype=torch.float64, device=frames.device)
+        power = ((samples * samples) @ ones - (samples @ ones) ** 2 / WINDOW_SAMPLES) / WINDOW_SAMPLES  # (B, m, 1)
+        on = (power > LEVEL_GATE).double()
+        log_a = -HOP_SAMPLES / SAMPLE_RATE / c.level_time_constant_s
+        decay = torch.cumsum(on * log_a, dim=1)  # (B, m, 1): log of the decay from the call's start to frame k
+        steps = decay - decay.transpose(1, 2)  # (B, m, m): [i, j] log decay from frame j to frame i
+        m = frames.shape[1]
+        index = torch.arange(m, device=frames.device)
+        weights = torch.where(index[:, None] >= index[None, :], torch.exp(torch.clamp(steps, max=0.0)),
+                              torch.zeros((), dtype=torch.float64, device=frames.device))  # (B, m, m), j <= i
+        carried = torch.exp(decay)  # (B, m, 1)
+        previous = level.double()
+        weight = power if c.level_weighting == "power" else torch.ones_like(power)
+        sums = carried * previous[:, None, 0:1] + weights @ (on * power * weight)
+        counts = carried * previous[:, None, 1:2] + weights @ (on * weight)
+        heard = torch.clamp(previous[:, None, 2:3] + torch.cumsum(on, dim=1), max=1e6)  # frames heard, not forgotten
+        estimate = sums / torch.clamp(counts, min=1e-30)
+        ramp = torch.clamp(heard / max(c.level_onset_frames, 1.0), max=1.0)
+        target_db = c.level_onset_dbfs + ramp * (c.level_target_dbfs - c.level_onset_dbfs)
+        log_gain = torch.clamp(target_db * (math.log(10.0) / 10.0) - torch.log(torch.clamp(estimate, min=1e-30)),
+                               min=-c.level_max_cut_db * math.log(10.0) / 10.0,
+                               max=c.level_max_gain_db * math.log(10.0) / 10.0)
+        gain = torch.exp(log_gain)
+        # the last frame's sums (the previous ones where the call brought no frame)
+        last = [torch.cat([previous[:, None, i:i + 1], x], dim=1)[:, -1] for i, x in enumerate((sums, counts, heard))]
+        return gain, torch.cat(last, dim=1).to(level.dtype)
+
     def set_normalization(self, mean: torch.Tensor, std: torch.Tensor) -> None:
         self.feature_mean.copy_(mean)
         self.feature_std.copy_(std.clamp(min=1e-5))
 
-    def _static_features(self, frames: torch.Tensor) -> torch.Tensor:
-        # frames: (B, T, 400) -> (B, T, S)
+    def _static_features(self, frames: torch.Tensor, gain: torch.Tensor | None = None) -> torch.Tensor:
+        # frames: (B, T, 400) -> (B, T, S); gain (B, T, 1) float64: power gain of each frame (level normalisation)
         # float64 up to the power spectrum: a quiet bin in a loud frame is a near-cancelling sum, where float32 rounding
         # moved log-mel by up to 1e-2 (measured with the earlier matmul analysis, whose rounding also depended
         # on how many frames one call held).  Each frame is transformed on its own, so calls never matter.
@@ -271,6 +345,8 @@ class Frontend(nn.Module):
         # its bin.  A sum of non-negative terms, so float32 loses nothing here (the cancellation is in the FFT,
         # which stays float64) and reads half the bytes.
         power = squares.float() @ self.mel_banks[self.fft_bins]  # (B, T, num_mel_bins)
+        if gain is not None:
+            power = power * gain.float()
         log_mel = torch.log(torch.clamp(power, min=LOG_FLOOR)).to(frames.dtype)
         if self.config.kind == "fbank":
             return log_mel
@@ -281,6 +357,8 @@ class Frontend(nn.Module):
             samples = frames.double()
             ones = torch.ones(WINDOW_SAMPLES, 1, dtype=torch.float64, device=frames.device)
             energy = (samples * samples) @ ones - (samples @ ones) ** 2 / WINDOW_SAMPLES  # (B, T, 1)
+            if gain is not None:
+                energy = energy * gain
             log_energy = torch.log(torch.clamp(energy, min=LOG_FLOOR)).to(frames.dtype)
             ceps = torch.cat([log_energy, ceps[..., 1:]], dim=-1)
         return ceps
@@ -304,12 +382,14 @@ class Frontend(nn.Module):
         return total
 
     def step(
-        self, audio: torch.Tensor, audio_tail: torch.Tensor, feature_history: torch.Tensor
-    ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+        self, audio: torch.Tensor, audio_tail: torch.Tensor, feature_history: torch.Tensor,
+        level_estimate: torch.Tensor | None = None,
+    ):
         """Features of a hop-multiple piece of a stream.
 
         audio: (B, 160*m) float in [-1, 1]; non-finite samples count as 0 and values are clipped to [-1, 1].
-        Returns features (B, m, F), new audio_tail (B, 240), new feature_history (B, H, S).
+        Returns features (B, m, F), new audio_tail (B, 240), new feature_history (B, H, S), and with level
+        normalisation (config.level_target_dbfs) the new level_estimate (B, 2) as a fourth.
         """
         # x - x is 0 exactly when x is finite (NaN for NaN and +-Inf): 3 graph nodes where isfinite exported as 7
         audio = torch.where(audio - audio == 0, audio, torch.zeros((), dtype=audio.dtype)).clamp(-1.0, 1.0)
@@ -320,7 +400,12 @@ class Frontend(nn.Module):
         starts = torch.arange(0, audio.shape[1] // BLOCK_SAMPLES, HOP_SAMPLES // BLOCK_SAMPLES, device=audio.device)
         block_index = starts[:, None] + torch.arange(WINDOW_SAMPLES // BLOCK_SAMPLES, device=audio.device)[None, :]
         frames = CopyReshape.apply(blocks[:, block_index], 0, -1, WINDOW_SAMPLES)  # (B, m, 5, 80) -> (B, m, 400)
-        static = self._static_features(frames)  # (B, m, S)
+        gain = new_level = None
+        if self.config.level_norm:
+            if level_estimate is None:
+                level_estimate = self.initial_level(audio.shape[0]).to(audio)
+            gain, new_level = self._level_gains(frames, level_estimate)
+        static = self._static_features(frames, gain)  # (B, m, S)
         new_tail = buffer[:, -TAIL_SAMPLES:]
 
         order, window = self.config.delta_order, self.config.delta_window
@@ -336,6 +421,8 @@ class Frontend(nn.Module):
             features = torch.cat(parts, dim=-1)
             new_history = sequence[:, sequence.shape[1] - 2 * window * order :] - self.silence_features
         features = (features - self.feature_mean) / self.feature_std
+        if self.config.level_norm:
+            return features, new_tail, new_history, new_level
         return features, new_tail, new_history
 
     def forward(self, audio: torch.Tensor) -> torch.Tensor:
@@ -344,5 +431,12 @@ class Frontend(nn.Module):
         if remainder:
             audio = nn.functional.pad(audio, (0, HOP_SAMPLES - remainder))
         tail, history = self.initial_state(audio.shape[0])
-        features, _, _ = self.step(audio, tail.to(audio), history.to(audio))
-        return features
+        tail, history = tail.to(audio), history.to(audio)
+        if not self.config.level_norm:
+            return self.step(audio, tail, history)[0]
+        # in blocks: the level's closed form is quadratic in the frames of one call
+        level, parts, block = self.initial_level(audio.shape[0]).to(audio), [], LEVEL_BLOCK_FRAMES * HOP_SAMPLES
+        for start in range(0, max(audio.shape[1], 1), block):
+            features, tail, history, level = self.step(audio[:, start:start + block], tail, history, level)
+            parts.append(features)
+        return torch.cat(parts, dim=1)

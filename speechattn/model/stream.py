@@ -5,6 +5,8 @@ to ONNX; `StreamingSession` drives the same code from torch.
 State (all zeros at the start of a stream; B batch, N layers, L left context, D model dim):
   audio_tail        (B, 240)         float32  the last 240 samples, the start of the next frame's window
   feature_history   (B, H, S)        float32  recent static features, only when deltas are on
+  level_estimate    (B, 2)           float32  the input level's forgetting sums (frame powers, frame count), only
+                                              with level normalisation (frontend.level_target_dbfs)
   pending_features  (B, P, F)        float32  frames waiting for their chunk to fill (P grows 0..C-1)
   key_cache         (N, B, L', D)    float32  attention keys of the last L' = L / S encoder positions, layer first
   value_cache       (N, B, L', D)    float32
@@ -33,6 +35,8 @@ def state_specs(model: PhoneTagger) -> list[dict]:
         specs.append(
             {"name": "feature_history", "shape": [BATCH, frontend.history_frames, frontend.static_dim], "dtype": "float32"}
         )
+    if frontend.level_norm:
+        specs.append({"name": "level_estimate", "shape": [BATCH, 3], "dtype": "float32"})
     cache_shape = [c.num_layers, BATCH, c.left_context_positions, c.model_dim]
     specs += [
         {"name": "pending_features", "shape": [BATCH, 0, frontend.feature_dim], "dtype": "float32"},
@@ -72,13 +76,16 @@ class StreamingGraph(nn.Module):
     def forward(self, audio: torch.Tensor, chunk_frames: torch.Tensor, flush: torch.Tensor, *states: torch.Tensor):
         state = dict(zip(self.state_names, states))
         history = state.get("feature_history", audio.new_zeros(audio.shape[0], 0, 0))
-        feats, new_tail, new_history = self.model.frontend.step(audio, state["audio_tail"], history)
+        outputs = self.model.frontend.step(audio, state["audio_tail"], history, state.get("level_estimate"))
+        feats, new_tail, new_history = outputs[:3]
+        new_level = outputs[3] if len(outputs) > 3 else None
         encoder_state = EncoderState(
             state["pending_features"], state["key_cache"], state["value_cache"], state["cached_frames"],
             state.get("conv_cache"),
         )
         log_probs, encoder_state = self.model.step(feats, encoder_state, chunk_frames, flush)
-        new_state = {"audio_tail": new_tail, "feature_history": new_history, **encoder_state._asdict()}
+        new_state = {"audio_tail": new_tail, "feature_history": new_history, "level_estimate": new_level,
+                     **encoder_state._asdict()}
         return (log_probs, *(new_state[name] for name in self.state_names))
 
 

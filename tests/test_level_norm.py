@@ -1,0 +1,136 @@
+"""Level normalisation inside the graph (frontend.level_target_dbfs): a running estimate of the input's level as
+streaming state, exact under any chunking, blind to the input's scale, and deaf to digital silence."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import torch
+
+from conftest import random_model, tiny_config
+from speechattn.audio import HOP_SAMPLES, speechlike_signal
+from speechattn.errors import ConfigError
+from speechattn.model.export import export_onnx
+from speechattn.model.features import Frontend, FrontendConfig
+from speechattn.model.stream import offline_log_probs, state_specs
+from speechattn_export.stream_client import StreamingModel
+
+LEVELLED = FrontendConfig(level_target_dbfs=-20.0)
+TOLERANCE = 1e-4  # log-mel units (natural log), as the frontend's other parity tests
+
+
+def stepped(frontend: Frontend, audio: torch.Tensor, bounds: list[int]) -> torch.Tensor:
+    tail, history = frontend.initial_state(1)
+    level, pieces = frontend.initial_level(1), []
+    for start, end in zip(bounds[:-1], bounds[1:]):
+        features, tail, history, level = frontend.step(audio[:, start * HOP_SAMPLES:end * HOP_SAMPLES], tail,
+                                                       history, level)
+        pieces.append(features)
+    return torch.cat(pieces, dim=1)
+
+
+def quiet_then_loud(seconds: float = 3.0) -> torch.Tensor:
+    """A speech-like signal whose level jumps by 30 dB half way, with a gap of digital silence in between."""
+    audio = speechlike_signal(seconds, seed=3)
+    half = len(audio) // 2
+    audio[:half] *= 0.03
+    audio[half - 8000:half] = 0.0
+    return torch.from_numpy(audio)[None]
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_any_split_into_calls_gives_the_one_shot_features(seed):
+    frontend = Frontend(LEVELLED)
+    audio = quiet_then_loud()
+    frames = audio.shape[1] // HOP_SAMPLES
+    cuts = np.random.default_rng(seed).integers(0, frames, size=12)
+    bounds = sorted({0, frames, *cuts.tolist()})
+    one_shot = frontend(audio)
+    torch.testing.assert_close(stepped(frontend, audio, bounds), one_shot, atol=TOLERANCE, rtol=0)
+    torch.testing.assert_close(stepped(frontend, audio, list(range(frames + 1))), one_shot, atol=TOLERANCE, rtol=0)
+
+
+def test_forward_over_many_blocks_equals_the_stream():
+    """forward() estimates the level in 512-frame blocks; a 12 s recording crosses two block edges."""
+    frontend = Frontend(LEVELLED)
+    audio = torch.from_numpy(np.tile(speechlike_signal(3.0, seed=4), 4) * 0.1)[None]
+    frames = audio.shape[1] // HOP_SAMPLES
+    torch.testing.assert_close(stepped(frontend, audio, list(range(0, frames, 37)) + [frames]), frontend(audio),
+                               atol=TOLERANCE, rtol=0)
+
+
+def test_the_features_do_not_depend_on_the_input_level():
+    """The same audio at two levels 25 dB apart gives the same features, from the first frame on."""
+    frontend = Frontend(LEVELLED)
+    signal = speechlike_signal(3.0, seed=5)
+    room = np.random.default_rng(5).normal(0.0, 1e-3, len(signal)).astype(np.float32)  # a floor at -60 dBFS
+    audio = torch.from_numpy(signal / np.sqrt(np.mean(signal**2)) * 0.1 + room)[None]  # speech at -20 dBFS RMS
+    quieter = 10 ** (-25 / 20)  # -45 dBFS, the floor at -85: inside the gain's range, above the silence gate
+    torch.testing.assert_close(frontend(audio * quieter), frontend(audio), atol=1e-3, rtol=0)
+    plain = Frontend(FrontendConfig())
+    assert (plain(audio) - plain(audio * quieter)).abs().mean() > 1.0
+
+
+def test_a_stream_that_starts_with_noise_alone_hears_it_quiet():
+    """The first frames heard are set to level_onset_dbfs whatever their level (a room's noise before anyone
+    speaks reads as a quiet room), then the target ramps up over level_onset_frames."""
+    frontend, plain = Frontend(LEVELLED), Frontend(FrontendConfig())
+    noise = np.random.default_rng(9).normal(0.0, 1.0, 32000).astype(np.float32)
+    for level in (-15.0, -35.0):
+        loud = torch.from_numpy(noise * 10 ** (level / 20))[None]
+        at_onset = torch.from_numpy(noise * 10 ** (LEVELLED.level_onset_dbfs / 20))[None]
+        # within 2.6 dB of the onset level (the ramp has begun, the first windows hold the zeros before the stream),
+        # where the level itself is 15 or 35 dB above it
+        assert abs(float((frontend(loud)[:, 2:6] - plain(at_onset)[:, 2:6]).mean())) < 0.6
+        at_target = torch.from_numpy(noise * 10 ** (LEVELLED.level_target_dbfs / 20))[None]
+        assert abs(float((frontend(loud)[:, 100:] - plain(at_target)[:, 100:]).mean())) < 0.1
+
+
+def test_digital_silence_before_the_audio_changes_nothing():
+    frontend = Frontend(LEVELLED)
+    audio = torch.from_numpy(speechlike_signal(2.0, seed=6) * 0.05)[None]
+    padded = torch.cat([torch.zeros(1, 50 * HOP_SAMPLES), audio], dim=1)
+    torch.testing.assert_close(frontend(padded)[:, 50:], frontend(audio), atol=TOLERANCE, rtol=0)
+
+
+def test_the_model_state_gains_the_level_estimate_and_exports_exactly(tmp_path):
+    model = random_model(tiny_config(frontend=LEVELLED), seed=7)
+    names = [spec["name"] for spec in state_specs(model)]
+    assert "level_estimate" in names and "level_estimate" not in [s["name"] for s in state_specs(random_model())]
+    path = tmp_path / "levelled.onnx"
+    export_onnx(model, path)
+    streaming = StreamingModel(path)
+    audio = quiet_then_loud(2.0).numpy()[0]
+    reference = offline_log_probs(model, torch.from_numpy(audio)[None], 4)[0].numpy()
+    for sizes in (np.random.default_rng(8).integers(0, 3000, 14).tolist(), [HOP_SAMPLES] * 30, [7] * 20):
+        stream, outputs, position = streaming.new_stream(4), [], 0
+        for size in sizes:
+            outputs.append(stream.push(audio[position:position + size]).log_probs)
+            position += size
+        outputs += [stream.push(audio[position:]).log_probs, stream.finish().log_probs]
+        streamed = np.concatenate(outputs)
+        assert streamed.shape == reference.shape
+        assert np.abs(streamed - reference).max() <= 1e-4
+
+
+@pytest.mark.parametrize("key, value", [("level_target_dbfs", 3.0), ("level_time_constant_s", 0.0),
+                                        ("level_onset_frames", -1.0), ("level_weighting", "peak"),
+                                        ("level_onset_dbfs", -90.0)])
+def test_settings_out_of_range_are_refused_naming_the_key(key, value):
+    with pytest.raises(ConfigError, match=f"frontend.{key}"):
+        FrontendConfig(**{"level_target_dbfs": -20.0, key: value})
+
+
+def test_the_bundled_weights_fine_tune_with_level_normalisation_turned_on():
+    """Level normalisation has no weights: --init-from default takes the recipe's level settings."""
+    from dataclasses import replace
+
+    from speechattn.model.encoder import ModelConfig, load
+    from speechattn.runtime.transcribe import CHECKPOINTS_DIR
+    from speechattn.training.train import initial_weights
+
+    config = replace(ModelConfig(), frontend=LEVELLED)
+    model = initial_weights("default", config, quiet=True)
+    assert model.config.frontend.level_target_dbfs == -20.0
+    bundled = load(CHECKPOINTS_DIR / "default.pt").state_dict()
+    assert all(torch.equal(value, bundled[key]) for key, value in model.state_dict().items())
