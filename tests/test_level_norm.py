@@ -3,6 +3,8 @@ streaming state, exact under any chunking, blind to the input's scale, and deaf 
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import numpy as np
 import pytest
 import torch
@@ -60,12 +62,13 @@ def test_forward_over_many_blocks_equals_the_stream():
 
 
 def test_the_features_do_not_depend_on_the_input_level():
-    """The same audio at two levels 25 dB apart gives the same features, from the first frame on."""
+    """The same audio at two levels 15 dB apart gives the same features, from the first frame on (where the gains
+    either needs stay within level_max_cut_db and level_max_gain_db)."""
     frontend = Frontend(LEVELLED)
     signal = speechlike_signal(3.0, seed=5)
     room = np.random.default_rng(5).normal(0.0, 1e-3, len(signal)).astype(np.float32)  # a floor at -60 dBFS
-    audio = torch.from_numpy(signal / np.sqrt(np.mean(signal**2)) * 0.1 + room)[None]  # speech at -20 dBFS RMS
-    quieter = 10 ** (-25 / 20)  # -45 dBFS, the floor at -85: inside the gain's range, above the silence gate
+    audio = torch.from_numpy(signal / np.sqrt(np.mean(signal**2)) * 0.03 + room)[None]  # speech at -30 dBFS RMS
+    quieter = 10 ** (-15 / 20)  # -45 dBFS, the floor at -75: inside the gain's range, above the silence gate
     torch.testing.assert_close(frontend(audio * quieter), frontend(audio), atol=1e-3, rtol=0)
     plain = Frontend(FrontendConfig())
     assert (plain(audio) - plain(audio * quieter)).abs().mean() > 1.0
@@ -76,11 +79,11 @@ def test_a_stream_that_starts_with_noise_alone_hears_it_quiet():
     speaks reads as a quiet room), then the target ramps up over level_onset_frames."""
     frontend, plain = Frontend(LEVELLED), Frontend(FrontendConfig())
     noise = np.random.default_rng(9).normal(0.0, 1.0, 32000).astype(np.float32)
-    for level in (-15.0, -35.0):
+    for level in (-25.0, -35.0):  # within level_max_cut_db of the onset level
         loud = torch.from_numpy(noise * 10 ** (level / 20))[None]
         at_onset = torch.from_numpy(noise * 10 ** (LEVELLED.level_onset_dbfs / 20))[None]
         # within 2.6 dB of the onset level (the ramp has begun, the first windows hold the zeros before the stream),
-        # where the level itself is 15 or 35 dB above it
+        # where the level itself is 15 or 5 dB above it
         assert abs(float((frontend(loud)[:, 2:6] - plain(at_onset)[:, 2:6]).mean())) < 0.6
         at_target = torch.from_numpy(noise * 10 ** (LEVELLED.level_target_dbfs / 20))[None]
         assert abs(float((frontend(loud)[:, 100:] - plain(at_target)[:, 100:]).mean())) < 0.1
@@ -134,3 +137,69 @@ def test_the_bundled_weights_fine_tune_with_level_normalisation_turned_on():
     assert model.config.frontend.level_target_dbfs == -20.0
     bundled = load(CHECKPOINTS_DIR / "default.pt").state_dict()
     assert all(torch.equal(value, bundled[key]) for key, value in model.state_dict().items())
+
+
+NOISE = Path(__file__).resolve().parents[2] / "shared" / "data" / "mssnsd-noise" / "audio"
+
+
+@pytest.fixture(scope="module")
+def noisy_speech():
+    """The two bundled recordings after 1 s of a dev room-noise clip, the noise running on under them at 5 dB SNR."""
+    from speechattn.audio import load_audio
+    from speechattn.runtime.web import SAMPLES
+
+    clips = sorted(NOISE.glob("noise5*"))
+    if not clips:
+        pytest.skip(f"{NOISE}: no dev noise clips (CI has ../shared beside the repository)")
+    speech = np.concatenate([load_audio(p) for p in sorted(SAMPLES.glob("*.wav"))])
+    speech = np.concatenate([np.zeros(16000, np.float32), speech])
+    noise = np.resize(load_audio(clips[0]), len(speech))
+    mix = speech + noise * rms(speech) / rms(noise) * 10 ** (-5 / 20)
+    return mix / rms(mix)
+
+
+def rms(x: np.ndarray) -> float:
+    return float(np.sqrt(np.mean(x.astype(np.float64) ** 2)))
+
+
+def bundled_labels(level_norm: bool):
+    from dataclasses import replace
+
+    from speechattn.model.encoder import PhoneTagger, load
+    from speechattn.runtime.transcribe import CHECKPOINTS_DIR
+
+    bundled = load(CHECKPOINTS_DIR / "default.pt")
+    model = bundled
+    if level_norm:
+        model = PhoneTagger(replace(bundled.config, frontend=LEVELLED))
+        model.load_state_dict(bundled.state_dict())
+        model.eval().prime()
+
+    def labels(audio: np.ndarray) -> np.ndarray:
+        with torch.no_grad():
+            return model.tag(torch.from_numpy(audio.astype(np.float32))[None], torch.tensor([len(audio)]),
+                             4)[0].argmax(-1).numpy()
+    return labels
+
+
+def test_noisy_speech_is_labelled_alike_at_any_level_with_the_bundled_weights(noisy_speech):
+    """Noise first, then speech in it: at -45 and -15 dBFS the labels agree on at least 95 % of frames (measured:
+    97 %) with level normalisation, on the bundled weights as they are; without it they agree on 76 %."""
+    quiet, loud = noisy_speech * 10 ** (-45 / 20), noisy_speech * 10 ** (-15 / 20)
+    levelled, plain = bundled_labels(True), bundled_labels(False)
+    assert np.mean(levelled(quiet) == levelled(loud)) >= 0.95
+    assert np.mean(plain(quiet) == plain(loud)) < 0.85
+
+
+def test_after_a_jump_in_level_the_labels_are_those_of_a_steady_stream(noisy_speech):
+    """The level rises or falls by 30 dB half way.  A second after a rise the labels agree with those of the same
+    audio at the new level throughout on at least 90 % of frames (measured: 95 %).  A fall is the weak side: the
+    louder past is forgotten with the 1 s time constant, so the quieter speech is heard too quiet for a few
+    seconds; measured 55 % (74 % without level normalisation), held at 50 %."""
+    labels, half = bundled_labels(True), len(noisy_speech) // 2
+    settle = half // HOP_SAMPLES + 100
+    for before, after, least in ((-45, -15, 0.90), (-15, -45, 0.50)):
+        jumped = noisy_speech * 10 ** (before / 20)
+        jumped[half:] = noisy_speech[half:] * 10 ** (after / 20)
+        steady = labels(noisy_speech * 10 ** (after / 20))
+        assert np.mean(labels(jumped)[settle:] == steady[settle:]) >= least

@@ -65,13 +65,15 @@ class FrontendConfig:
     # the audio had been recorded there; the gain is held within +level_max_gain_db / -level_max_cut_db.  State:
     # level_estimate, exact under any chunking (contract).
     level_target_dbfs: float | None = None
-    level_time_constant_s: float = 2.0
-    level_max_gain_db: float = 50.0
-    level_max_cut_db: float = 50.0
-    level_weighting: str = "power"  # "power": each frame's power weighted by itself (speech sets the level, pauses
-    #                                 barely count); "mean": every frame alike
+    level_time_constant_s: float = 1.0
+    level_max_gain_db: float = 40.0
+    level_max_cut_db: float = 20.0
+    level_weighting: str = "mean"  # "mean": every frame alike; "power": each frame's power weighted by itself
+    #                                (speech sets the level and pauses barely count, but after a fall in level
+    #                                the loud past is forgotten 2-3 times slower: labels after a 30 dB fall
+    #                                agreed on 44 % of frames with a steady quiet stream, against 68 % with "mean")
     level_onset_frames: float = 100.0  # the first frames heard are brought to a level ramping from
-    level_onset_dbfs: float = -50.0  # this one to level_target_dbfs (see Frontend._level_gains)
+    level_onset_dbfs: float = -40.0  # this one to level_target_dbfs (see Frontend._level_gains)
 
     def __post_init__(self) -> None:
         if self.kind not in ("fbank", "mfcc"):
@@ -289,9 +291,9 @@ class Frontend(nn.Module):
         """frames (B, m, 400), level (B, 3) -> (power gain (B, m, 1) float64, new level (B, 3)).
 
         Per frame k: p_k its mean square after DC removal, on_k = p_k > LEVEL_GATE, decay d_k = a if on_k else 1
-        (a = exp(-hop / time constant)).  The level is the forgetting power-weighted mean of the powers heard,
-        u_k / v_k with u_k = d_k u_(k-1) + on_k p_k^2 and v_k = d_k v_(k-1) + on_k p_k: the loud frames (speech)
-        set it and pauses barely move it.  The gain brings that level to a target that moves from level_onset_dbfs to
+        (a = exp(-hop / time constant)).  The level is the forgetting mean of the powers heard, u_k / v_k with
+        u_k = d_k u_(k-1) + on_k w_k p_k and v_k = d_k v_(k-1) + on_k w_k (w_k = 1, or p_k with
+        level_weighting "power").  The gain brings that level to a target that moves from level_onset_dbfs to
         level_target_dbfs over the first level_onset_frames frames heard: the first frames of a stream (often a
         room's noise alone, whose level says nothing of the speech to come) are set quiet, where noise reads as
         silence, whatever their level.  Digital
