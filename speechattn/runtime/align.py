@@ -17,7 +17,9 @@ import numpy as np
 
 from speechattn.audio import FRAMES_PER_SECOND, SAMPLE_RATE, AudioError
 from speechattn.errors import SpeechattnError
+from speechattn.phones import IGNORE, PHONE_TO_INDEX
 from speechattn_export.align import AlignOptions, Alignment, ScriptAligner
+from speechattn_export.align import align as align_log_probs
 from speechattn_export.segments import Segment
 from speechattn_export.words import sentence_starts
 
@@ -279,3 +281,63 @@ def dialog_transcript(model, path: Path, words, sentence_starts, decoding, progr
                             output_delay_frames=model.output_delay_frames, phones=tuple(model.phones),
                             visemes=visemes or RHUBARB, weights=weights)
     return transcript, aligned
+
+
+# --- training labels (prepare with data.aligner: speechattn) ---------------------------------------------------
+
+LABEL_OPTIONS = AlignOptions(skip_penalty=1000.0)  # a corpus's transcript is taken as true
+
+
+class ModelAligner:
+    """speechattn's own aligner (the kit's export/align.py, as `speechattn align` runs it) on the bundled default
+    model's streamed log-posteriors, the words pronounced by the kit's lexicon (CMUdict with every variant).
+    Intervals: the aligned phones; silence between words; speech the aligner put outside the script (its garbage
+    loop) is IGNORE.  A corpus's transcript is taken as true: leaving a word out costs LABEL_OPTIONS.skip_penalty
+    (with `align`'s default of 20, a third of LJ Speech's clips lost a short "the" or "and"), and a recording where
+    a word was still not heard is not aligned (None), as pocketsphinx fails one whose text does not fit."""
+
+    @classmethod
+    def dictionary(cls) -> ModelAligner:
+        return cls(load_model=False)
+
+    def __init__(self, model: str = "default", load_model: bool = True) -> None:
+        from speechattn_export.words import Lexicon
+
+        self.lexicon = Lexicon.load()
+        self.model = None
+        if load_model:
+            from speechattn.runtime.transcribe import resolve_model
+            from speechattn_export.stream_client import StreamingModel
+
+            self.model = StreamingModel(resolve_model(model), num_threads=1)
+
+    def in_dictionary(self, word: str) -> bool:
+        from speechattn_export.words import fold
+
+        return self.lexicon.known(fold(word))
+
+    def align(self, audio: np.ndarray, pronunciations: list[list[str]]) -> list[tuple[float, float, int]] | None:
+        """audio: 16 kHz float32; pronunciations: ARPAbet phones per word (stress marks allowed), one variant."""
+        from speechattn_export.words import Word
+
+        words = [Word(" ".join(phones), "", (tuple(p.rstrip("012").upper() for p in phones),), "given", 0, 0)
+                 for phones in pronunciations]
+        return self._align(audio, words)
+
+    def align_words(self, audio: np.ndarray, words: list[str]) -> list[tuple[float, float, int]] | None:
+        """Like `align`, each word with all its pronunciations in the lexicon."""
+        from speechattn_export.words import Word
+
+        return self._align(audio, [Word(w, w, self.lexicon.pronunciations(w), "cmudict", 0, 0) for w in words])
+
+    def _align(self, audio: np.ndarray, words) -> list[tuple[float, float, int]] | None:
+        stream = self.model.new_stream()
+        log_probs = [stream.push(np.clip(audio, -1.0, 1.0)).log_probs, stream.finish().log_probs]
+        log_probs = np.concatenate([x.reshape(-1, x.shape[-1]) for x in log_probs])
+        alignment = align_log_probs(log_probs, words, self.model.phones, LABEL_OPTIONS)
+        if alignment.not_heard or not alignment.words:
+            return None
+        spans = [(p.start_frame, p.end_frame, PHONE_TO_INDEX[p.phone]) for w in alignment.words for p in w.phones]
+        spans += [(a, b, PHONE_TO_INDEX["sil"]) for a, b in alignment.silences]
+        spans += [(a, b, IGNORE) for a, b in alignment.unscripted]
+        return [(a / FRAMES_PER_SECOND, b / FRAMES_PER_SECOND, index) for a, b, index in sorted(spans) if b > a]
