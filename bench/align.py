@@ -112,8 +112,11 @@ def main() -> None:
     parser.add_argument("--min-frames", type=int, default=AlignOptions().min_frames)
     parser.add_argument("--manifests", nargs="*", default=[], help="dev sets (supervisions with recordings beside)")
     parser.add_argument("--limit", type=int, default=None, help="first N utterances of each manifest")
+    parser.add_argument("--chunk-frames", type=int, default=None,
+                        help="stream the model at this chunk (default: the largest it serves, as `speechattn align` does)")
     args = parser.parse_args()
     model = load_model(args.model, threads=1)
+    args.chunk_frames = args.chunk_frames or max(model.allowed_chunk_frames)
     options = AlignOptions(min_frames=args.min_frames)
     peer = PhoneAligner()
     jobs = plan(SynthConfig(hours=args.utterances * 4.2 / 3600))[: args.utterances]
@@ -132,7 +135,7 @@ def main() -> None:
         aligned = peer.align(utterance.audio, stretches)
         cpu["pocketsphinx"] += time.process_time() - start
         start = time.process_time()
-        stream = model.new_stream()
+        stream = model.new_stream(args.chunk_frames)
         log_probs = np.concatenate([stream.push(utterance.audio).log_probs, stream.finish().log_probs])[:frames]
         script = [ScriptWord(" ".join(w), tuple(w)) for w in stretches]
         ours = align(log_probs, script, model.phones, options)
@@ -177,10 +180,10 @@ def main() -> None:
 
 
     if args.manifests:
-        dev_sets(model, options, peer, args.manifests, args.limit)
+        dev_sets(model, options, peer, args.manifests, args.limit, args.chunk_frames)
 
 
-def dev_sets(model, options, peer, manifests, limit) -> None:
+def dev_sets(model, options, peer, manifests, limit, chunk_frames=None) -> None:
     from pathlib import Path
 
     from speechattn.data.dataset import cuts_from_manifests
@@ -206,7 +209,7 @@ def dev_sets(model, options, peer, manifests, limit) -> None:
             text = texts[item_id]
             words = lexicon.words(text)
             start = time.process_time()
-            stream = model.new_stream()
+            stream = model.new_stream(chunk_frames)
             log_probs = np.concatenate([stream.push(audio).log_probs, stream.finish().log_probs])[:frames]
             ours = align(log_probs, words, model.phones, options) if words else None
             cpu["speechattn"] += time.process_time() - start

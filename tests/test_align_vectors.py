@@ -94,7 +94,8 @@ def test_node_aligns_a_recording_as_speechattn_align_does(capsys):
         import {{ loadBundledLexicon }} from "./export/node/lexicon.mjs";
         const model = await StreamingModel.create(ort, readFileSync("export/models/default.onnx"));
         const aligner = new ScriptAligner(await (await loadBundledLexicon(ort)).words({json.dumps(text)}), model.phones);
-        const {{ samples }} = readWav(readFileSync({json.dumps(str(sample))})), stream = model.newStream();
+        const {{ samples }} = readWav(readFileSync({json.dumps(str(sample))}));
+        const stream = model.newStream(Math.max(...model.allowedChunkFrames));  // offline: the largest chunk, as align
         for (let i = 0; i < samples.length; i += 4000) {{
           const frames = await stream.push(samples.subarray(i, i + 4000));
           aligner.push(frames.logProbs, frames.count);
