@@ -296,9 +296,9 @@ class Frontend(nn.Module):
         level_weighting "power").  The gain brings that level to a target that moves from level_onset_dbfs to
         level_target_dbfs over the first level_onset_frames frames heard: the first frames of a stream (often a
         room's noise alone, whose level says nothing of the speech to come) are set quiet, where noise reads as
-        silence, whatever their level.  Digital
-        silence changes nothing.  All m frames at once in closed form (decays as differences of a cumulative sum
-        of log d), in float64, so any split of the frames into calls gives the same gains up to rounding."""
+        silence, whatever their level.  Digital silence changes nothing.  All m frames at once in closed form
+        (decays as differences of a cumulative sum of log d), in float64, so any split of the frames into calls
+        gives the same gains up to rounding."""
         c = self.config
         samples = frames.double()
         ones = torch.ones(WINDOW_SAMPLES, 1, dtype=torch.float64, device=frames.device)
