@@ -19,16 +19,21 @@ needs_flite = pytest.mark.skipif(not shutil.which("flite"), reason="flite is not
 
 
 @needs_flite
-def test_alignment_of_synthetic_speech_matches_the_known_timing():
-    """flite knows its exact phone times; pocketsphinx, given the phones, must find them (measured: 89 %)."""
+@pytest.mark.parametrize("aligner", [PhoneAligner, ModelAligner], ids=["pocketsphinx", "speechattn"])
+def test_alignment_of_synthetic_speech_matches_the_known_timing(aligner):
+    """flite knows its exact phone times; each label aligner (data.aligner), given the phones, must find them
+    (measured: pocketsphinx 89 %) and put every phone in order."""
     utterance = engine("flite").synthesize("Seven big dogs ran over the hill.", "flite:slt")
     frames = len(utterance.audio) // 160
     truth = frame_labels(utterance.intervals, frames)
     phones = [PHONES[p] for _, _, p in utterance.intervals if PHONES[p] != "sil"]
-    aligned = PhoneAligner().align(utterance.audio, [phones])
+    aligned = aligner().align(utterance.audio, [phones])
     assert aligned is not None
     assert [PHONES[p] for _, _, p in aligned if PHONES[p] != "sil"] == phones
     assert np.mean(frame_labels(aligned, frames) == truth) > 0.75
+    words = aligner().align_words(utterance.audio, "seven big dogs ran over the hill".split())
+    assert words is not None and [PHONES[p] for _, _, p in words if PHONES[p] != "sil"][:5] == ["S", "EH", "V",
+                                                                                                 "AH", "N"]
 
 
 def test_audio_that_does_not_fit_the_text_is_reported_not_forced():
@@ -69,23 +74,6 @@ def test_speechocean762_aligns_with_canonical_phones_and_caches(speechocean, tmp
     _, again = read_speechocean762(speechocean, cache, workers=1, progress=False)
     assert cache.read_bytes() == before
     assert [s.alignment["phone"] for s in again] == [s.alignment["phone"] for s in supervisions]
-
-
-@needs_flite
-def test_our_aligner_finds_the_known_timing_too():
-    """The same synthetic sentence labelled by speechattn's aligner on the bundled model (data.aligner: speechattn):
-    every given phone in order, and at least pocketsphinx's frame agreement with flite's exact times."""
-    utterance = engine("flite").synthesize("Seven big dogs ran over the hill.", "flite:slt")
-    frames = len(utterance.audio) // 160
-    truth = frame_labels(utterance.intervals, frames)
-    phones = [PHONES[p] for _, _, p in utterance.intervals if PHONES[p] != "sil"]
-    ours = ModelAligner().align(utterance.audio, [phones])
-    assert ours is not None
-    assert [PHONES[p] for _, _, p in ours if PHONES[p] != "sil"] == phones
-    assert np.mean(frame_labels(ours, frames) == truth) > 0.75
-    words = ModelAligner().align_words(utterance.audio, "seven big dogs ran over the hill".split())
-    assert words is not None and [PHONES[p] for _, _, p in words if PHONES[p] != "sil"][:5] == ["S", "EH", "V",
-                                                                                                 "AH", "N"]
 
 
 def test_our_aligner_refuses_audio_that_cannot_hold_the_text():
