@@ -246,6 +246,15 @@ def delta_kernel(window: int) -> np.ndarray:
     return n / (2.0 * np.sum(n[window + 1 :] ** 2))
 
 
+def frame_energy(frames: torch.Tensor) -> torch.Tensor:
+    """(B, T, 400) -> (B, T, 1) float64: each frame's energy after DC removal, sum (x - mean)^2 = sum x^2 - (sum x)^2
+    / n, in float64 to keep the difference exact.  Sums as matmuls: onnxruntime's ReduceSum returns a 0-frame input
+    unreduced."""
+    samples = frames.double()
+    ones = torch.ones(WINDOW_SAMPLES, 1, dtype=torch.float64, device=frames.device)
+    return (samples * samples) @ ones - (samples @ ones) ** 2 / WINDOW_SAMPLES
+
+
 class Frontend(nn.Module):
     """PCM -> normalised features.  `step` streams; `forward` is the one-shot equivalent."""
 
@@ -300,9 +309,7 @@ class Frontend(nn.Module):
         (decays as differences of a cumulative sum of log d), in float64, so any split of the frames into calls
         gives the same gains up to rounding."""
         c = self.config
-        samples = frames.double()
-        ones = torch.ones(WINDOW_SAMPLES, 1, dtype=torch.float64, device=frames.device)
-        power = ((samples * samples) @ ones - (samples @ ones) ** 2 / WINDOW_SAMPLES) / WINDOW_SAMPLES  # (B, m, 1)
+        power = frame_energy(frames) / WINDOW_SAMPLES  # (B, m, 1)
         on = (power > LEVEL_GATE).double()
         log_a = -HOP_SAMPLES / SAMPLE_RATE / c.level_time_constant_s
         decay = torch.cumsum(on * log_a, dim=1)  # (B, m, 1): log of the decay from the call's start to frame k
@@ -354,11 +361,7 @@ class Frontend(nn.Module):
             return log_mel
         ceps = log_mel @ self.dct  # (B, T, num_ceps)
         if self.config.use_energy:
-            # energy after DC removal, sum (x - mean)^2 = sum x^2 - (sum x)^2 / n, in float64 to keep the
-            # difference exact.  Sums as matmuls: onnxruntime's ReduceSum returns a 0-frame input unreduced.
-            samples = frames.double()
-            ones = torch.ones(WINDOW_SAMPLES, 1, dtype=torch.float64, device=frames.device)
-            energy = (samples * samples) @ ones - (samples @ ones) ** 2 / WINDOW_SAMPLES  # (B, T, 1)
+            energy = frame_energy(frames)  # (B, T, 1), Kaldi's raw energy
             if gain is not None:
                 energy = energy * gain
             log_energy = torch.log(torch.clamp(energy, min=LOG_FLOOR)).to(frames.dtype)
@@ -391,7 +394,7 @@ class Frontend(nn.Module):
 
         audio: (B, 160*m) float in [-1, 1]; non-finite samples count as 0 and values are clipped to [-1, 1].
         Returns features (B, m, F), new audio_tail (B, 240), new feature_history (B, H, S), and with level
-        normalisation (config.level_target_dbfs) the new level_estimate (B, 2) as a fourth.
+        normalisation (config.level_target_dbfs) the new level_estimate (B, 3) as a fourth.
         """
         # x - x is 0 exactly when x is finite (NaN for NaN and +-Inf): 3 graph nodes where isfinite exported as 7
         audio = torch.where(audio - audio == 0, audio, torch.zeros((), dtype=audio.dtype)).clamp(-1.0, 1.0)

@@ -5,7 +5,7 @@ to ONNX; `StreamingSession` drives the same code from torch.
 State (all zeros at the start of a stream; B batch, N layers, L left context, D model dim):
   audio_tail        (B, 240)         float32  the last 240 samples, the start of the next frame's window
   feature_history   (B, H, S)        float32  recent static features, only when deltas are on
-  level_estimate    (B, 2)           float32  the input level's forgetting sums (frame powers, frame count), only
+  level_estimate    (B, 3)           float32  the input level's two forgetting sums and the frames heard, only
                                               with level normalisation (frontend.level_target_dbfs)
   pending_features  (B, P, F)        float32  frames waiting for their chunk to fill (P grows 0..C-1)
   key_cache         (N, B, L', D)    float32  attention keys of the last L' = L / S encoder positions, layer first

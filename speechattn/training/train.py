@@ -245,8 +245,8 @@ def initial_weights(source: str, config, quiet: bool = False):
         model = with_left_context(model, config.left_context_frames)
     from dataclasses import replace
 
-    # the output delay and the default chunk are no part of the weights: a model learns a delay by training on
-    # nor is level normalisation (frontend.level_*: no weights), which the model learns to read by training on it
+    # the output delay and the default chunk are no part of the weights (a model learns a delay by training on it),
+    # nor is level normalisation (frontend.level_*), which the model learns to read by training with it on
     level = {k: v for k, v in vars(config.frontend).items() if k.startswith("level_")}
     tuned = type(model)(replace(model.config, dropout=config.dropout, output_delay_frames=config.output_delay_frames,
                                 default_chunk_frames=config.default_chunk_frames, primed_start=config.primed_start,
