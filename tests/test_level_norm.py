@@ -40,9 +40,9 @@ def quiet_then_loud(seconds: float = 3.0) -> torch.Tensor:
     return torch.from_numpy(audio)[None]
 
 
-@pytest.mark.parametrize("seed", range(4))
-def test_any_split_into_calls_gives_the_one_shot_features(seed):
-    frontend = Frontend(LEVELLED)
+@pytest.mark.parametrize("seed, band", [(0, 0.0), (1, 0.0), (2, 8.0), (3, 8.0)])
+def test_any_split_into_calls_gives_the_one_shot_features(seed, band):
+    frontend = Frontend(FrontendConfig(level_target_dbfs=-20.0, level_band_db=band))
     audio = quiet_then_loud()
     frames = audio.shape[1] // HOP_SAMPLES
     cuts = np.random.default_rng(seed).integers(0, frames, size=12)
@@ -89,6 +89,26 @@ def test_a_stream_that_starts_with_noise_alone_hears_it_quiet():
         assert abs(float((frontend(loud)[:, 100:] - plain(at_target)[:, 100:]).mean())) < 0.1
 
 
+def test_a_level_inside_the_dead_band_is_left_alone_and_one_outside_it_reaches_its_edge():
+    """level_band_db: once the onset ramp is over, speech within the band around the target keeps its level (the
+    features equal those of no normalisation); speech quieter than the band is lifted to its lower edge."""
+    banded, plain = Frontend(FrontendConfig(level_target_dbfs=-20.0, level_band_db=8.0)), Frontend(FrontendConfig())
+    signal = speechlike_signal(4.0, seed=8)
+    signal = signal / np.sqrt(np.mean(signal**2))
+    for level in (-25.0, -15.0):  # inside: untouched, exactly
+        audio = torch.from_numpy(signal * 10 ** (level / 20))[None]
+        torch.testing.assert_close(banded(audio)[:, 200:], plain(audio)[:, 200:], atol=TOLERANCE, rtol=0)
+    # -45 dBFS is lifted to about -28 (the band's edge; the estimate follows the signal's own ups and downs over
+    # 1 s, so on average within 0.15 log units, 0.65 dB), not to the target
+    quiet = banded(torch.from_numpy(signal * 10 ** (-45 / 20))[None])[:, 200:]
+    for heard_at, close in ((-28.0, True), (-20.0, False)):
+        difference = float((quiet - plain(torch.from_numpy(signal * 10 ** (heard_at / 20))[None])[:, 200:]).mean())
+        assert (abs(difference) < 0.15) == close, (heard_at, difference)
+    # without the band every one of them is brought to -20 dBFS
+    assert float((Frontend(LEVELLED)(torch.from_numpy(signal * 10 ** (-25 / 20))[None])[:, 200:]
+                  - plain(torch.from_numpy(signal * 10 ** (-25 / 20))[None])[:, 200:]).mean()) > 0.5
+
+
 def test_digital_silence_before_the_audio_changes_nothing():
     frontend = Frontend(LEVELLED)
     audio = torch.from_numpy(speechlike_signal(2.0, seed=6) * 0.05)[None]
@@ -96,8 +116,9 @@ def test_digital_silence_before_the_audio_changes_nothing():
     torch.testing.assert_close(frontend(padded)[:, 50:], frontend(audio), atol=TOLERANCE, rtol=0)
 
 
-def test_the_model_state_gains_the_level_estimate_and_exports_exactly(tmp_path):
-    model = random_model(tiny_config(frontend=LEVELLED), seed=7)
+@pytest.mark.parametrize("band", [0.0, 8.0])
+def test_the_model_state_gains_the_level_estimate_and_exports_exactly(tmp_path, band):
+    model = random_model(tiny_config(frontend=FrontendConfig(level_target_dbfs=-20.0, level_band_db=band)), seed=7)
     names = [spec["name"] for spec in state_specs(model)]
     assert "level_estimate" in names and "level_estimate" not in [s["name"] for s in state_specs(random_model())]
     path = tmp_path / "levelled.onnx"
@@ -118,7 +139,7 @@ def test_the_model_state_gains_the_level_estimate_and_exports_exactly(tmp_path):
 
 @pytest.mark.parametrize("key, value", [("level_target_dbfs", 3.0), ("level_time_constant_s", 0.0),
                                         ("level_onset_frames", -1.0), ("level_weighting", "peak"),
-                                        ("level_onset_dbfs", -90.0)])
+                                        ("level_onset_dbfs", -90.0), ("level_band_db", -1.0)])
 def test_settings_out_of_range_are_refused_naming_the_key(key, value):
     with pytest.raises(ConfigError, match=f"frontend.{key}"):
         FrontendConfig(**{"level_target_dbfs": -20.0, key: value})

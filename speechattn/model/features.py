@@ -74,6 +74,8 @@ class FrontendConfig:
     #                                agreed on 44 % of frames with a steady quiet stream, against 68 % with "mean")
     level_onset_frames: float = 100.0  # the first frames heard are brought to a level ramping from
     level_onset_dbfs: float = -40.0  # this one to level_target_dbfs (see Frontend._level_gains)
+    level_band_db: float = 0.0  # a level within this many dB of the target is left as it is (a dead band: 0, every
+    #                             level is brought to the target; 5, a level of -27 dBFS to a target of -20 gains 2 dB)
 
     def __post_init__(self) -> None:
         if self.kind not in ("fbank", "mfcc"):
@@ -94,7 +96,8 @@ class FrontendConfig:
         for key, low, high in (("num_mel_bins", 1, 256), ("num_ceps", 1, 256), ("delta_window", 1, 50),
                                ("cepstral_lifter", 0, 1000), ("preemphasis", 0, 1),
                                ("level_time_constant_s", 0.1, 60), ("level_max_gain_db", 0, 80),
-                               ("level_max_cut_db", 0, 80), ("level_onset_frames", 0, 100_000)):
+                               ("level_max_cut_db", 0, 80), ("level_onset_frames", 0, 100_000),
+                               ("level_band_db", 0, 40)):
             if not low <= getattr(self, key) <= high:
                 raise ConfigError(f"frontend.{key} must be from {low} to {high}, not {getattr(self, key)}")
 
@@ -327,7 +330,10 @@ class Frontend(nn.Module):
         estimate = sums / torch.clamp(counts, min=1e-30)
         ramp = torch.clamp(heard / max(c.level_onset_frames, 1.0), max=1.0)
         target_db = c.level_onset_dbfs + ramp * (c.level_target_dbfs - c.level_onset_dbfs)
-        log_gain = torch.clamp(target_db * (math.log(10.0) / 10.0) - torch.log(torch.clamp(estimate, min=1e-30)),
+        wanted = target_db * (math.log(10.0) / 10.0) - torch.log(torch.clamp(estimate, min=1e-30))
+        if c.level_band_db > 0:  # the dead band: only the distance beyond it is made up
+            wanted = torch.sign(wanted) * torch.clamp(wanted.abs() - c.level_band_db * (math.log(10.0) / 10.0), min=0.0)
+        log_gain = torch.clamp(wanted,
                                min=-c.level_max_cut_db * math.log(10.0) / 10.0,
                                max=c.level_max_gain_db * math.log(10.0) / 10.0)
         gain = torch.exp(log_gain)
