@@ -56,6 +56,7 @@ def test_the_vectors_cover_what_the_aligner_does():
     assert any(len({w["index"] for w in r["words"]}) < len(r["words"]) for r in results)  # a word heard twice
     assert any(r["frames"] == 0 for r in results) and any(r["pushed"] for r in results)
     assert any(c["options"]["window_ahead_words"] < len(c["words"]) / 2 for c in vectors["cases"])  # windows move
+    assert sum(c.get("prior_scale", 0) > 0 for c in vectors["cases"]) >= 3  # offline: the recording's prior
 
 
 def test_node_aligns_the_shared_vectors_as_python_does():
@@ -90,19 +91,20 @@ def test_node_aligns_a_recording_as_speechattn_align_does(capsys):
         import * as ort from {json.dumps(str(runtime / "dist" / "index.js"))};
         import {{ StreamingModel }} from "./export/js/speechattn.mjs";
         import {{ readWav }} from "./export/js/wav.mjs";
-        import {{ ScriptAligner, alignmentDicts }} from "./export/js/align.mjs";
+        import {{ align, alignmentDicts }} from "./export/js/align.mjs";
         import {{ loadBundledLexicon }} from "./export/node/lexicon.mjs";
         const model = await StreamingModel.create(ort, readFileSync("export/models/default.onnx"));
-        const aligner = new ScriptAligner(await (await loadBundledLexicon(ort)).words({json.dumps(text)}), model.phones);
+        const words = await (await loadBundledLexicon(ort)).words({json.dumps(text)});
         const {{ samples }} = readWav(readFileSync({json.dumps(str(sample))}));
         const stream = model.newStream(Math.max(...model.allowedChunkFrames));  // offline: the largest chunk, as align
-        for (let i = 0; i < samples.length; i += 4000) {{
-          const frames = await stream.push(samples.subarray(i, i + 4000));
-          aligner.push(frames.logProbs, frames.count);
-        }}
-        const last = await stream.finish();
-        aligner.push(last.logProbs, last.count);
-        const alignment = aligner.finish();
+        const pieces = [];
+        for (let i = 0; i < samples.length; i += 4000) pieces.push(await stream.push(samples.subarray(i, i + 4000)));
+        pieces.push(await stream.finish());
+        const count = pieces.reduce((n, f) => n + f.count, 0), P = model.phones.length;
+        const logProbs = new Float32Array(count * P);
+        let at = 0;
+        for (const f of pieces) {{ logProbs.set(f.logProbs.subarray(0, f.count * P), at); at += f.count * P; }}
+        const alignment = align(logProbs, count, words, model.phones);  // the recording's prior, as speechattn align
         console.log(JSON.stringify({{ words: alignmentDicts(alignment, samples.length / 16000), notHeard: alignment.notHeard }}));
     """
     result = node("--input-type=module", "-e", script)

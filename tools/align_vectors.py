@@ -31,7 +31,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from speechattn.phones import PHONES  # noqa: E402
-from speechattn_export.align import LIVE, AlignOptions, ScriptAligner  # noqa: E402
+from speechattn_export.align import LIVE, PRIOR_SCALE, AlignOptions, ScriptAligner, recording_prior  # noqa: E402
 
 OUTPUT = ROOT / "tests" / "align-vectors.json"
 SAMPLES = ROOT / "speechattn" / "runtime" / "samples"
@@ -224,9 +224,11 @@ def model_cases() -> list[dict]:
         ("model: live, please enter your password", password, password_seconds,
          "Please enter your password followed by the pound key", dataclasses.asdict(LIVE), "frames"),
     ]
+    # offline cases divide by the recording's prior, as `align` and `speechattn align` do; live ones do not
     return [{"name": name, "phones": list(model.phones), "words": pronounce(text), "sentence_starts": None,
              "options": options, "pushes": [1] * len(log_probs) if pushes == "frames" else pushes or [len(log_probs)],
-             "log_probs": log_probs, "duration_seconds": seconds}
+             "log_probs": log_probs, "duration_seconds": seconds,
+             **({} if pushes == "frames" else {"prior_scale": PRIOR_SCALE})}
             for name, log_probs, seconds, text, options, pushes in cases]
 
 
@@ -247,7 +249,8 @@ def expected(case: dict, log_probs: np.ndarray) -> dict:
 
     words = [SimpleNamespace(text=w["text"], pronunciations=tuple(tuple(p) for p in w["pronunciations"]))
              for w in case["words"]]
-    aligner = ScriptAligner(words, case["phones"], AlignOptions(**case["options"]), case["sentence_starts"])
+    aligner = ScriptAligner(words, case["phones"], AlignOptions(**case["options"]), case["sentence_starts"],
+                            recording_prior(log_probs, case.get("prior_scale", 0.0)))
     pushed, positions, at = [], [], 0
     for number, size in enumerate(case["pushes"]):
         pushed += [[number, w.index, w.start_frame, w.end_frame] for w in aligner.push(log_probs[at:at + size])]

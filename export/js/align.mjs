@@ -205,10 +205,13 @@ export class ScriptAligner {
   // push(logProbs, count) -> the words made final; finish() -> the whole alignment; `position` is the provisional
   // reading position {index, inside} (the best path's word, or the boundary before it, at the newest frame).
   // words: [{text, pronunciations: [[phone names], ...]}]; phones: the model's phone names in output order.
-  constructor(words, phones, options = new AlignOptions(), sentenceStarts = null) {
+  // logPrior (Float64Array(P), or null): subtracted from each frame's log posteriors for the search
+  // (recordingPrior); GOP and confidence are the posteriors' own.
+  constructor(words, phones, options = new AlignOptions(), sentenceStarts = null, logPrior = null) {
     this.options = options instanceof AlignOptions ? options : new AlignOptions(options);
     this.script = new Script(words, phones, this.options.minFrames, sentenceStarts);
     this.P = phones.length;
+    this.logPrior = logPrior;
     this.window = this._windowAround(0);
     this.scores = new Float64Array(this.window.size).fill(-Infinity);
     this.spare = null; // the other score buffer (steps alternate between two)
@@ -297,6 +300,11 @@ export class ScriptAligner {
       this._boundaries(this.scores, w);
     }
     const old = this.scores;
+    let scored = row;
+    if (this.logPrior !== null) {
+      scored = new Float64Array(row.length);
+      for (let p = 0; p < row.length; p++) scored[p] = row[p] - this.logPrior[p];
+    }
     const next = this.spare !== null && this.spare.length === w.size ? this.spare : new Float64Array(w.size);
     const back = new Int32Array(w.size);
     // chain states: stay (last state of a phone), advance from the state before, or enter from the boundary
@@ -312,17 +320,17 @@ export class ScriptAligner {
       }
       const stay = loop[i] ? old[i] : -Infinity;
       if (stay >= advance) {
-        next[i] = stay + row[phoneOf[i]];
+        next[i] = stay + scored[phoneOf[i]];
         back[i] = i;
       } else {
-        next[i] = advance + row[phoneOf[i]];
+        next[i] = advance + scored[phoneOf[i]];
         back[i] = from;
       }
     }
     // silence and garbage of each boundary: stay, or come from the boundary
     let bestSpeech = -Infinity; // the best non-silence phone's score: garbage's emission
-    for (let p = 0; p < row.length; p++) if (p !== s.silence && row[p] > bestSpeech) bestSpeech = row[p];
-    const silence = row[s.silence], garbage = bestSpeech - o.garbagePenalty;
+    for (let p = 0; p < scored.length; p++) if (p !== s.silence && scored[p] > bestSpeech) bestSpeech = scored[p];
+    const silence = scored[s.silence], garbage = bestSpeech - o.garbagePenalty;
     for (let k = 0; k < nb; k++) {
       const i = n + k, enter = B[k];
       if (old[i] >= enter) {
@@ -567,9 +575,26 @@ function wordOf(index, text, startFrame, endFrame, phones) {
     confidence: mean(phones.map((p) => p.confidence)) };
 }
 
-export function align(logProbs, count, words, phones, options = new AlignOptions(), sentenceStarts = null) {
-  // the alignment of one recording's log-posteriors (count x P) to its words
-  const aligner = new ScriptAligner(words, phones, options, sentenceStarts);
+// offline alignment divides the posteriors by the recording's phone prior to this power (align.py's PRIOR_SCALE)
+export const PRIOR_SCALE = 0.6;
+const PRIOR_FLOOR = 1e-4;
+
+export function recordingPrior(logProbs, count, P, scale = PRIOR_SCALE) {
+  // scale x the log of one recording's mean posterior per phone (Float64Array(P)); null for scale 0 or no frames
+  if (!scale || !count) return null;
+  const sums = new Float64Array(P);
+  for (let t = 0; t < count; t++) for (let p = 0; p < P; p++) sums[p] += Math.exp(logProbs[t * P + p]);
+  const prior = new Float64Array(P);
+  for (let p = 0; p < P; p++) prior[p] = scale * Math.log(sums[p] / count + PRIOR_FLOOR);
+  return prior;
+}
+
+export function align(logProbs, count, words, phones, options = new AlignOptions(), sentenceStarts = null,
+  priorScale = PRIOR_SCALE) {
+  // the alignment of one recording's log-posteriors (count x P) to its words, the posteriors divided by the
+  // recording's phone prior to the power priorScale (0: not)
+  const aligner = new ScriptAligner(words, phones, options, sentenceStarts,
+    recordingPrior(logProbs, count, phones.length, priorScale));
   aligner.push(logProbs, count);
   return aligner.finish();
 }

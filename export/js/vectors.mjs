@@ -1,5 +1,5 @@
 // Run tests/segmenter-vectors.json through this client's segmenters: returns one line per disagreement.
-import { AlignOptions, alignmentDicts, LIVE, ScriptAligner } from "./align.mjs";
+import { AlignOptions, alignmentDicts, LIVE, recordingPrior, ScriptAligner } from "./align.mjs";
 import { newSegmenter } from "./speechattn.mjs";
 
 export function checkVectors(vectors, bigram) {
@@ -48,7 +48,8 @@ export function checkAlignVectors(vectors) {
     const values = new Float32Array(bytes.length / 4).map((_, i) => view.getFloat32(4 * i, true));
     const got = { pushed: [], positions: [] };
     try {
-      const aligner = new ScriptAligner(c.words, c.phones, options(c.options), c.sentence_starts);
+      const prior = recordingPrior(values, c.frames, P, c.prior_scale ?? 0);
+      const aligner = new ScriptAligner(c.words, c.phones, options(c.options), c.sentence_starts, prior);
       let at = 0;
       c.pushes.forEach((size, number) => {
         for (const w of aligner.push(values.subarray(at * P, (at + size) * P), size)) got.pushed.push([number, w.index, w.startFrame, w.endFrame]);

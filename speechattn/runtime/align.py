@@ -18,7 +18,7 @@ import numpy as np
 from speechattn.audio import FRAMES_PER_SECOND, SAMPLE_RATE, AudioError
 from speechattn.errors import SpeechattnError
 from speechattn.phones import IGNORE, PHONE_TO_INDEX
-from speechattn_export.align import AlignOptions, Alignment, ScriptAligner
+from speechattn_export.align import AlignOptions, Alignment, ScriptAligner, recording_prior
 from speechattn_export.align import align as align_log_probs
 from speechattn_export.segments import Segment
 from speechattn_export.words import sentence_starts
@@ -127,7 +127,6 @@ def align_file(model, path: Path, words, sentence_starts=None, options: AlignOpt
 
     rate, channels, blocks = read_blocks(path)
     stream = model.new_stream(offline_chunk(model))
-    aligner = ScriptAligner(words, model.phones, options, sentence_starts)
     segmenter = None
     if decoding is not None:
         from speechattn_export.pipeline import PhoneStream
@@ -135,6 +134,7 @@ def align_file(model, path: Path, words, sentence_starts=None, options: AlignOpt
         phone_stream = PhoneStream(model, decoding)
         stream, segmenter = phone_stream.stream, phone_stream.segmenter
     recognised: list[Segment] = []
+    pieces: list[np.ndarray] = []  # the log posteriors, float32 (an hour: 58 MB), aligned once the prior is known
     samples = 0
     total = getattr(blocks, "seconds", None)
     with tqdm(desc=f"aligning {path.name}", unit="s", disable=not progress, leave=False, total=total,
@@ -143,7 +143,7 @@ def align_file(model, path: Path, words, sentence_starts=None, options: AlignOpt
         for block in blocks:
             samples += len(block)
             frames = stream.push(np.clip(block, -1.0, 1.0))
-            aligner.push(frames.log_probs)
+            pieces.append(frames.log_probs.astype(np.float32))
             if segmenter is not None:
                 recognised += segmenter.push(frames.log_probs)
             bar.update(len(block) / SAMPLE_RATE)
@@ -152,9 +152,14 @@ def align_file(model, path: Path, words, sentence_starts=None, options: AlignOpt
     if samples == 0:
         raise AudioError(f"{path}: the file holds no audio samples")
     frames = stream.finish()
-    aligner.push(frames.log_probs)
+    pieces.append(frames.log_probs.astype(np.float32))
     if segmenter is not None:
         recognised += segmenter.push(frames.log_probs) + segmenter.finish()
+    log_probs = np.concatenate(pieces)
+    del pieces
+    aligner = ScriptAligner(words, model.phones, options, sentence_starts, recording_prior(log_probs))
+    for start in range(0, len(log_probs), 6000):  # a minute at a time: the aligner's float64 copy stays small
+        aligner.push(log_probs[start:start + 6000])
     duration = samples / SAMPLE_RATE
     if len(words) > 10 * max(duration, 0.1):
         log.warning("%s: %d words for %.1f s of audio (%.0f a second): most will be reported as not heard",
@@ -341,7 +346,8 @@ class ModelAligner:
         stream = self.model.new_stream(offline_chunk(self.model))
         log_probs = [stream.push(np.clip(audio, -1.0, 1.0)).log_probs, stream.finish().log_probs]
         log_probs = np.concatenate([x.reshape(-1, x.shape[-1]) for x in log_probs])
-        alignment = align_log_probs(log_probs, words, self.model.phones, LABEL_OPTIONS)
+        # without the recording prior: the labels the measured arm was trained on (docs/training.md)
+        alignment = align_log_probs(log_probs, words, self.model.phones, LABEL_OPTIONS, prior_scale=0.0)
         if alignment.not_heard or not alignment.words:
             return None
         spans = [(p.start_frame, p.end_frame, PHONE_TO_INDEX[p.phone]) for w in alignment.words for p in w.phones]
