@@ -54,13 +54,33 @@ PRIOR_SCALE = 0.6
 PRIOR_FLOOR = 1e-4  # added to the mean posterior: a phone the recording never shows costs at most -log(1e-4) x 0.6
 
 
+class PriorSums:
+    """recording_prior over a recording that arrives in pieces: the same float64 sums in the same order (frame by
+    frame), so the prior is the one `align` computes from the whole array, bit for bit."""
+
+    def __init__(self, phones: int) -> None:
+        self.sums, self.count = np.zeros(phones), 0
+
+    def add(self, log_probs: np.ndarray) -> PriorSums:
+        if len(log_probs):
+            rows = np.exp(np.asarray(log_probs, dtype=np.float64))
+            self.sums = np.concatenate([self.sums[None], rows]).sum(axis=0)  # numpy adds axis-0 rows in order
+            self.count += len(log_probs)
+        return self
+
+    def prior(self, scale: float = PRIOR_SCALE) -> np.ndarray | None:
+        if not scale or not self.count:
+            return None
+        return scale * np.log(self.sums / self.count + PRIOR_FLOOR)
+
+
 def recording_prior(log_probs: np.ndarray, scale: float = PRIOR_SCALE) -> np.ndarray | None:
     """scale x the log of one recording's mean posterior per phone (P,), what `align` subtracts from every frame;
     None for scale 0 or no frames."""
-    log_probs = np.asarray(log_probs, dtype=np.float64)
+    log_probs = np.asarray(log_probs)
     if not scale or not len(log_probs):
         return None
-    return scale * np.log(np.exp(log_probs).mean(axis=0) + PRIOR_FLOOR)
+    return PriorSums(log_probs.shape[1]).add(log_probs).prior(scale)
 
 
 @dataclass(frozen=True)

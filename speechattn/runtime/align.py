@@ -18,7 +18,7 @@ import numpy as np
 from speechattn.audio import FRAMES_PER_SECOND, SAMPLE_RATE, AudioError
 from speechattn.errors import SpeechattnError
 from speechattn.phones import IGNORE, PHONE_TO_INDEX
-from speechattn_export.align import AlignOptions, Alignment, ScriptAligner, recording_prior
+from speechattn_export.align import AlignOptions, Alignment, PriorSums, ScriptAligner
 from speechattn_export.align import align as align_log_probs
 from speechattn_export.segments import Segment
 from speechattn_export.words import sentence_starts
@@ -135,6 +135,7 @@ def align_file(model, path: Path, words, sentence_starts=None, options: AlignOpt
         stream, segmenter = phone_stream.stream, phone_stream.segmenter
     recognised: list[Segment] = []
     pieces: list[np.ndarray] = []  # the log posteriors, float32 (an hour: 58 MB), aligned once the prior is known
+    sums = PriorSums(len(model.phones))
     samples = 0
     total = getattr(blocks, "seconds", None)
     with tqdm(desc=f"aligning {path.name}", unit="s", disable=not progress, leave=False, total=total,
@@ -144,6 +145,7 @@ def align_file(model, path: Path, words, sentence_starts=None, options: AlignOpt
             samples += len(block)
             frames = stream.push(np.clip(block, -1.0, 1.0))
             pieces.append(frames.log_probs.astype(np.float32))
+            sums.add(pieces[-1])
             if segmenter is not None:
                 recognised += segmenter.push(frames.log_probs)
             bar.update(len(block) / SAMPLE_RATE)
@@ -153,13 +155,13 @@ def align_file(model, path: Path, words, sentence_starts=None, options: AlignOpt
         raise AudioError(f"{path}: the file holds no audio samples")
     frames = stream.finish()
     pieces.append(frames.log_probs.astype(np.float32))
+    sums.add(pieces[-1])
     if segmenter is not None:
         recognised += segmenter.push(frames.log_probs) + segmenter.finish()
-    log_probs = np.concatenate(pieces)
-    del pieces
-    aligner = ScriptAligner(words, model.phones, options, sentence_starts, recording_prior(log_probs))
-    for start in range(0, len(log_probs), 6000):  # a minute at a time: the aligner's float64 copy stays small
-        aligner.push(log_probs[start:start + 6000])
+    aligner = ScriptAligner(words, model.phones, options, sentence_starts, sums.prior())
+    pieces.reverse()
+    while pieces:  # each piece freed once aligned
+        aligner.push(pieces.pop())
     duration = samples / SAMPLE_RATE
     if len(words) > 10 * max(duration, 0.1):
         log.warning("%s: %d words for %.1f s of audio (%.0f a second): most will be reported as not heard",
