@@ -40,6 +40,29 @@ def test_the_words_come_out_in_order_tiling_the_speech(capsys):
     assert [p["phone"] for p in words[-1]["phones"]] == ["K", "EY", "S"]
 
 
+def test_the_file_is_aligned_with_its_own_prior_whether_its_frames_wait_in_memory_or_on_disk(monkeypatch):
+    """align_file holds the log posteriors until the recording's prior is known (PriorSums): in memory, or past
+    SPOOL_BYTES in a temporary file; either way the alignment is `align` on the whole array, with the prior."""
+    import numpy as np
+
+    from speechattn.runtime import align as runtime
+    from speechattn.runtime.transcribe import read_blocks
+    from speechattn_export import load_model
+    from speechattn_export.align import align
+    from speechattn_export.words import Lexicon
+
+    model, words = load_model("default-int8"), Lexicon.load().words(CASE_TEXT)
+    _, _, blocks = read_blocks(CASE)
+    stream = model.new_stream(runtime.offline_chunk(model))
+    log_probs = np.concatenate([stream.push(np.concatenate(list(blocks))).log_probs, stream.finish().log_probs])
+    expected = align(log_probs.astype(np.float32), words, model.phones)
+    assert expected.words != align(log_probs.astype(np.float32), words, model.phones, prior_scale=0.0).words
+    in_memory = runtime.align_file(model, CASE, words).alignment
+    monkeypatch.setattr(runtime, "SPOOL_BYTES", 1000)
+    on_disk = runtime.align_file(model, CASE, words).alignment
+    assert in_memory == on_disk == expected
+
+
 def test_json_follows_its_schema(capsys):
     import jsonschema
 

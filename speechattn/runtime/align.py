@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import logging
+import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -116,6 +117,9 @@ def offline_chunk(model) -> int:
     return max(model.allowed_chunk_frames)
 
 
+SPOOL_BYTES = 64 << 20  # align_file's log posteriors held in memory before they go to a temporary file
+
+
 def align_file(model, path: Path, words, sentence_starts=None, options: AlignOptions = AlignOptions(),
                decoding=None, progress: bool = False, on_progress=None) -> AlignedFile:
     """Stream one file through `model` (a StreamingModel) and align it to `words`; with `decoding` (the kit's
@@ -134,8 +138,17 @@ def align_file(model, path: Path, words, sentence_starts=None, options: AlignOpt
         phone_stream = PhoneStream(model, decoding)
         stream, segmenter = phone_stream.stream, phone_stream.segmenter
     recognised: list[Segment] = []
-    pieces: list[np.ndarray] = []  # the log posteriors, float32 (an hour: 58 MB), aligned once the prior is known
-    sums = PriorSums(len(model.phones))
+    # the log posteriors wait for the recording's prior: float32, in memory up to 64 MiB (70 minutes of the
+    # bundled model's 40 phones), beyond that in a temporary file, so memory stays bounded at any length
+    spool, counts, P = tempfile.SpooledTemporaryFile(max_size=SPOOL_BYTES), [], len(model.phones)
+    sums = PriorSums(P)
+
+    def keep(log_probs: np.ndarray) -> None:
+        piece = np.ascontiguousarray(log_probs, dtype="<f4")
+        sums.add(piece)
+        spool.write(piece.tobytes())
+        counts.append(len(piece))
+
     samples = 0
     total = getattr(blocks, "seconds", None)
     with tqdm(desc=f"aligning {path.name}", unit="s", disable=not progress, leave=False, total=total,
@@ -144,8 +157,7 @@ def align_file(model, path: Path, words, sentence_starts=None, options: AlignOpt
         for block in blocks:
             samples += len(block)
             frames = stream.push(np.clip(block, -1.0, 1.0))
-            pieces.append(frames.log_probs.astype(np.float32))
-            sums.add(pieces[-1])
+            keep(frames.log_probs)
             if segmenter is not None:
                 recognised += segmenter.push(frames.log_probs)
             bar.update(len(block) / SAMPLE_RATE)
@@ -154,14 +166,14 @@ def align_file(model, path: Path, words, sentence_starts=None, options: AlignOpt
     if samples == 0:
         raise AudioError(f"{path}: the file holds no audio samples")
     frames = stream.finish()
-    pieces.append(frames.log_probs.astype(np.float32))
-    sums.add(pieces[-1])
+    keep(frames.log_probs)
     if segmenter is not None:
         recognised += segmenter.push(frames.log_probs) + segmenter.finish()
     aligner = ScriptAligner(words, model.phones, options, sentence_starts, sums.prior())
-    pieces.reverse()
-    while pieces:  # each piece freed once aligned
-        aligner.push(pieces.pop())
+    spool.seek(0)
+    with spool:
+        for count in counts:
+            aligner.push(np.frombuffer(spool.read(count * 4 * P), dtype="<f4").reshape(count, P))
     duration = samples / SAMPLE_RATE
     if len(words) > 10 * max(duration, 0.1):
         log.warning("%s: %d words for %.1f s of audio (%.0f a second): most will be reported as not heard",
