@@ -216,6 +216,8 @@ class Window:
         self.last_local = lasts
         self.last_word_start = np.searchsorted(self.word_local[lasts], np.arange(self.nb - 1)) if len(lasts) else \
             np.zeros(0, dtype=np.int64)  # per word of the window: its first entry in last_local
+        self.last_word = self.word_local[lasts]  # per entry of last_local: its word in the window
+        self.words_range = np.arange(self.nb - 1)
         self.global_ids = np.concatenate([np.arange(self.a, self.b), s.N + np.arange(wa, wb + 1),
                                           s.N + s.W + 1 + np.arange(wa, wb + 1)])
         self.bound = np.arange(self.nb)
@@ -313,9 +315,8 @@ class ScriptAligner:
             best = np.maximum.reduceat(values, w.last_word_start)
             exits[1:] = best
             # the argmax of each word's exits: the first local last-state holding the word's best
-            hit = values == np.repeat(best, np.diff(np.append(w.last_word_start, len(values))))
-            order = np.flatnonzero(hit)
-            first_hit = order[np.searchsorted(self._word_of_last(w)[order], np.arange(w.nb - 1))]
+            order = np.flatnonzero(values == best[w.last_word])
+            first_hit = order[np.searchsorted(w.last_word[order], w.words_range)]
             exit_src = np.concatenate([[-1], w.last_local[first_hit]])
         from_exit = exits >= sil
         best = np.where(from_exit, exits, sil)
@@ -336,10 +337,6 @@ class ScriptAligner:
             B[better] = jump
             B_src[better] = B_src[jumper]
         return B, B_src
-
-    @staticmethod
-    def _word_of_last(w: Window) -> np.ndarray:
-        return w.word_local[w.last_local]
 
     def _step(self, row: np.ndarray) -> None:
         w, o, s = self.window, self.options, self.script
