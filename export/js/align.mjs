@@ -212,6 +212,7 @@ export class ScriptAligner {
     this.script = new Script(words, phones, this.options.minFrames, sentenceStarts);
     this.P = phones.length;
     this.logPrior = logPrior;
+    this.scoredRow = logPrior === null ? null : new Float64Array(this.P); // a frame's row less the prior, reused
     this.window = this._windowAround(0);
     this.scores = new Float64Array(this.window.size).fill(-Infinity);
     this.spare = null; // the other score buffer (steps alternate between two)
@@ -302,7 +303,7 @@ export class ScriptAligner {
     const old = this.scores;
     let scored = row;
     if (this.logPrior !== null) {
-      scored = new Float64Array(row.length);
+      scored = this.scoredRow;
       for (let p = 0; p < row.length; p++) scored[p] = row[p] - this.logPrior[p];
     }
     const next = this.spare !== null && this.spare.length === w.size ? this.spare : new Float64Array(w.size);
