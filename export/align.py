@@ -11,7 +11,8 @@ after the last:
                                                              repeat, a substitution; each frame pays
                                                              garbage_penalty against the best phone's score
     boundary b --> boundary b + 1, paying skip_penalty       a word of the script that was not said
-    any boundary --> a sentence's first boundary, paying jump_penalty
+    any boundary --> a sentence's first boundary, paying jump_penalty (near_jump_penalty, where lower, to the
+                   next sentence's)
                                                              a reader who goes back a line or skips ahead
 
 Emissions are the model's log posteriors (garbage: the best non-silence phone's); Viterbi picks one path.
@@ -92,6 +93,8 @@ class AlignOptions:
     jump_penalty: float = 200.0  # going back to or ahead to a sentence's start (offline: a transcript is read in
     #                              order, and cheaper jumps let hard speech jump ahead and lose the text: 489 of 1,432
     #                              words of speechocean762's dev set read as one recording not heard at 40, 52 at 200)
+    near_jump_penalty: float = 200.0  # where lower than jump_penalty, the price of a jump ahead to the next
+    #                                   sentence's start: the rest of a line skipped, or from a line's end the next
     lag_frames: int = 300  # commit this far behind the newest frame (3 s: a 1 s lag lost non-native long-form
     commit_every: int = 300  # frames between commits (1: live)   speech, 136 of 667 words against 1)
     window_back_words: int = 4
@@ -105,7 +108,7 @@ class AlignOptions:
             raise ValueError("lag_frames and commit_every must be from 1 to 10000")
         if not 0 <= self.window_back_words <= 1000 or not 1 <= self.window_ahead_words <= 10_000:
             raise ValueError("window_back_words must be 0..1000 and window_ahead_words 1..10000")
-        for name in ("skip_penalty", "garbage_penalty", "garbage_entry_penalty", "jump_penalty"):
+        for name in ("skip_penalty", "garbage_penalty", "garbage_entry_penalty", "jump_penalty", "near_jump_penalty"):
             if not 0 <= getattr(self, name) < float("inf"):
                 raise ValueError(f"{name} must be a finite number >= 0")
 
@@ -114,8 +117,12 @@ class AlignOptions:
 # is too little evidence to bet the whole future on (a wrong commit would leave the follower lost), so a later
 # frame may leave the committed path and the follower recovers (bench/follow.py).  A reader may skip or go back: a
 # jump reaches the sentence starts inside the window, so it reaches 32 words back (with 4, a reader who started a
-# nine-word text again was lost for the whole second reading; tests/test_follow.py)
-LIVE = AlignOptions(lag_frames=10, commit_every=1, prune=False, jump_penalty=40.0, window_back_words=32)
+# nine-word text again was lost for the whole second reading; tests/test_follow.py).  A jump to the next sentence
+# costs 20, others 40: with 40 for all, a reader who skipped a sentence was followed again from the sentence's
+# first or second word after 55 of 71 skips on the three dev sets (bench/follow.py --limit 100), 62 of 71 with 20
+# for the next; 20 for a line read again too reported more words wrongly for a moment and lost a test's second reading
+LIVE = AlignOptions(lag_frames=10, commit_every=1, prune=False, jump_penalty=40.0, near_jump_penalty=20.0,
+                    window_back_words=32)
 
 
 @dataclass(frozen=True)
@@ -222,6 +229,13 @@ class Window:
                                           s.N + s.W + 1 + np.arange(wa, wb + 1)])
         self.bound = np.arange(self.nb)
         self.sentence = np.flatnonzero(s.sentence_start[wa:wb + 1])
+        # jumps to the next sentence: each boundary's sentence, counted from the one the window starts in, where each
+        # sentence's boundaries start, and each sentence start's own sentence
+        starts = s.sentence_start[wa:wb + 1]
+        self.block = np.cumsum(starts) - int(starts[0])
+        self.block_starts = np.flatnonzero(np.diff(self.block, prepend=-1))
+        self.blocks = np.arange(len(self.block_starts))
+        self.sentence_block = self.block[self.sentence]
         self.N, self.W = s.N, s.W
         self.single = len(lasts) == self.nb - 1  # one pronunciation per word: exits need no reduction
         # local indices of the sources a boundary can be reached from (back-pointers are local to each window)
@@ -333,9 +347,22 @@ class ScriptAligner:
         if len(w.sentence) and np.isfinite(B).any():
             jumper = int(B.argmax())
             jump = B[jumper] - o.jump_penalty
-            better = w.sentence[B[w.sentence] < jump]
-            B[better] = jump
-            B_src[better] = B_src[jumper]
+            if o.near_jump_penalty >= o.jump_penalty:  # one price: every start from the best boundary
+                better = w.sentence[B[w.sentence] < jump]
+                B[better] = jump
+                B_src[better] = B_src[jumper]
+            else:  # to the next sentence's start from the best boundary of the one before it, at the near price
+                top = np.maximum.reduceat(B, w.block_starts)
+                hits = np.flatnonzero(B == top[w.block])
+                first = hits[np.searchsorted(w.block[hits], w.blocks)]  # each sentence's first best boundary
+                before = np.maximum(w.sentence_block - 1, 0)
+                near = np.where(w.sentence_block > 0, top[before], NEG) - o.near_jump_penalty
+                take_near = near >= jump
+                value = np.where(take_near, near, jump)
+                src = np.where(take_near, first[before], jumper)
+                better = B[w.sentence] < value
+                B_src[w.sentence[better]] = B_src[src[better]]
+                B[w.sentence[better]] = value[better]
         return B, B_src
 
     def _step(self, row: np.ndarray) -> None:

@@ -3,6 +3,8 @@ result for any chunking, a script the speaker departed from, live commits, bound
 
 from __future__ import annotations
 
+import dataclasses
+
 import numpy as np
 import pytest
 
@@ -142,3 +144,28 @@ def test_a_word_read_twice_without_a_pause_is_two_words():
     result = aligner.finish()
     assert [(w.text, w.start_frame, w.end_frame, len(w.phones)) for w in result.words] == [
         ("hello", 20, 51, 4), ("please", 61, 93, 4), ("please", 93, 125, 4), ("world", 135, 163, 4)]
+
+
+@pytest.mark.parametrize("base", [[-100.0, -5.0, -30.0, -90.0, -80.0, -70.0],   # again's start reached by a jump
+                                  [-100.0, -5.0, -10.0, -90.0, -80.0, -70.0]])  # now's by a near one, live
+def test_a_jump_to_the_next_sentence_costs_the_near_price_and_others_the_full_one(base):
+    """Live, a sentence start is reached from the best boundary of the sentence before it at near_jump_penalty, or
+    from the best boundary anywhere at jump_penalty, whichever scores higher; offline one price for all."""
+    now, please = Word("now", "N AW"), Word("please", "P L IY Z")
+    words = [HELLO, WORLD, AGAIN, now, please]  # sentences: hello world | again | now please
+    for options, near in ((LIVE, LIVE.near_jump_penalty), (AlignOptions(jump_penalty=40.0), 40.0)):
+        options = dataclasses.replace(options, skip_penalty=1000.0)  # no skips: jumps alone
+        aligner = ScriptAligner(words, PHONES, options, sentence_starts=[0, 2, 3])
+        w = aligner.window
+        assert list(w.sentence) == [0, 2, 3]
+        scores = np.full(w.n + 2 * w.nb, -np.inf)
+        silence = w.n + np.arange(w.nb)  # standing in each boundary's silence; boundary 1 (after hello) the best
+        scores[silence] = base
+        B, source = aligner._boundaries(scores, w)
+        far = base[1] - options.jump_penalty
+        # again's start: from boundary 1, the best of the sentence before, at the near price (or where it is)
+        assert B[2] == max(base[2], base[1] - near)
+        # now's start: from boundary 2 (again's sentence) at the near price, or from boundary 1 at the full one
+        assert B[3] == max(base[3], base[2] - near, far)
+        assert source[3] == (silence[2] if base[2] - near >= far else silence[1])
+        assert B[0] == max(base[0], far)  # back to the start: the full price

@@ -21,6 +21,7 @@ const DEFAULTS = Object.freeze({
   garbagePenalty: 1.5, // per frame of speech that is not the script, against the best phone
   garbageEntryPenalty: 10.0, // per stretch of such speech
   jumpPenalty: 200.0, // going back to or ahead to a sentence's start (offline a transcript is read in order)
+  nearJumpPenalty: 200.0, // where lower than jumpPenalty, a jump ahead to the next sentence's start
   lagFrames: 300, // commit this far behind the newest frame (3 s)
   commitEvery: 300, // frames between commits (1: live)
   windowBackWords: 4,
@@ -45,7 +46,7 @@ export class AlignOptions {
     if (!integer(this.windowBackWords, 0, 1000) || !integer(this.windowAheadWords, 1, 10000)) {
       throw new Error("windowBackWords must be 0..1000 and windowAheadWords 1..10000");
     }
-    for (const name of ["skipPenalty", "garbagePenalty", "garbageEntryPenalty", "jumpPenalty"]) {
+    for (const name of ["skipPenalty", "garbagePenalty", "garbageEntryPenalty", "jumpPenalty", "nearJumpPenalty"]) {
       if (!(typeof this[name] === "number" && this[name] >= 0 && this[name] < Infinity)) {
         throw new Error(`${name} must be a finite number >= 0`);
       }
@@ -57,9 +58,9 @@ export class AlignOptions {
 
 // follow-along: final 100 ms behind the newest frame, each frame committed without dropping the other paths, so a
 // later frame may leave the committed path and the follower recovers; a reader may skip or go back, to a sentence
-// start up to 32 words back (align.py's LIVE)
+// start up to 32 words back, a jump to the next sentence costing 20 and others 40 (align.py's LIVE)
 export const LIVE = new AlignOptions({ lagFrames: 10, commitEvery: 1, prune: false, jumpPenalty: 40.0,
-  windowBackWords: 32 });
+  nearJumpPenalty: 20.0, windowBackWords: 32 });
 
 // numpy's mean of float64 values: its pairwise sum (8 accumulators up to 128 values, halves above), then / n, so a
 // mean of more than 7 values rounds as Python's does
@@ -181,6 +182,14 @@ class Window {
     const sentence = [];
     for (let k = 0; k < this.nb; k++) if (s.sentenceStart[wa + k]) sentence.push(k);
     this.sentence = Int32Array.from(sentence);
+    // jumps to the next sentence: each boundary's sentence, counted from the one the window starts in, and each
+    // sentence's best boundary of a frame (scratch)
+    this.block = new Int32Array(this.nb);
+    for (let k = 1; k < this.nb; k++) this.block[k] = this.block[k - 1] + s.sentenceStart[wa + k];
+    this.blockTop = new Float64Array(this.block[this.nb - 1] + 1);
+    this.blockFirst = new Int32Array(this.block[this.nb - 1] + 1);
+    this.jumpValue = new Float64Array(sentence.length);
+    this.jumpSource = new Int32Array(sentence.length);
     // scratch for the boundaries of one frame: B (nb), B's source (local index) and each boundary's own source
     this.B = new Float64Array(this.nb);
     this.Bsource = new Int32Array(this.nb);
@@ -279,10 +288,34 @@ export class ScriptAligner {
     }
     if (w.sentence.length && B.some(Number.isFinite)) {
       const jumper = argmax(B), jump = B[jumper] - o.jumpPenalty;
-      for (const s of w.sentence) {
-        if (B[s] < jump) {
-          B[s] = jump;
-          Bsource[s] = Bsource[jumper];
+      if (o.nearJumpPenalty >= o.jumpPenalty) { // one price: every start from the best boundary
+        for (const s of w.sentence) {
+          if (B[s] < jump) {
+            B[s] = jump;
+            Bsource[s] = Bsource[jumper];
+          }
+        }
+      } else { // to the next sentence's start from the best boundary of the one before it, at the near price
+        const top = w.blockTop, first = w.blockFirst, block = w.block;
+        top.fill(-Infinity);
+        first.fill(-1);
+        for (let b = 0; b < nb; b++) {
+          if (first[block[b]] < 0 || B[b] > top[block[b]]) {
+            top[block[b]] = B[b];
+            first[block[b]] = b;
+          }
+        }
+        for (let j = 0; j < w.sentence.length; j++) { // every value from this frame's B before any changes
+          const k = block[w.sentence[j]], near = (k > 0 ? top[k - 1] : -Infinity) - o.nearJumpPenalty;
+          w.jumpValue[j] = near >= jump ? near : jump;
+          w.jumpSource[j] = Bsource[near >= jump ? first[k - 1] : jumper];
+        }
+        for (let j = 0; j < w.sentence.length; j++) {
+          const s = w.sentence[j];
+          if (B[s] < w.jumpValue[j]) {
+            B[s] = w.jumpValue[j];
+            Bsource[s] = w.jumpSource[j];
+          }
         }
       }
     }
