@@ -121,3 +121,41 @@ def test_web_without_onnxruntime_web_says_how_to_install_it(monkeypatch, capsys)
     monkeypatch.setattr(web, "VENDORED_ORT_WEB", web.VENDORED_ORT_WEB / "missing")
     assert main(["web", "--port", "0"]) == 1
     assert "onnxruntime-web is not installed beside the page" in capsys.readouterr().err
+
+
+def test_average_writes_the_mean_of_the_weights_with_the_settings_given(tmp_path, capsys):
+    import torch
+
+    from speechattn.model.encoder import load
+
+    small = ["--set", "num_layers=1", "--set", "model_dim=32", "--set", "ffn_dim=32", "--set", "num_heads=2"]
+    paths = [tmp_path / f"{seed}.pt" for seed in (1, 2, 3)]
+    for seed, path in zip((1, 2, 3), paths):
+        assert main(["init", "-o", str(path), "--seed", str(seed), *small]) == 0
+    out = tmp_path / "mean.pt"
+    assert main(["average", *map(str, paths), "-o", str(out), "--set", "frontend.level_target_dbfs=-18"]) == 0
+    assert "the mean of 3 checkpoints' weights" in capsys.readouterr().out
+    mean, parts = load(out), [load(p).state_dict() for p in paths]
+    assert mean.config.frontend.level_target_dbfs == -18.0
+    assert mean.config.num_layers == 1 and load(paths[0]).config.frontend.level_target_dbfs is None
+    for name, tensor in mean.state_dict().items():
+        expected = sum(p[name].double() for p in parts) / 3 if tensor.is_floating_point() else parts[0][name]
+        assert torch.allclose(tensor.double(), expected, atol=1e-7), name
+    assert not torch.equal(parts[0]["classifier.weight"], parts[1]["classifier.weight"])  # the seeds differ
+
+
+def test_average_refuses_other_shapes_one_checkpoint_and_its_own_input(tmp_path, capsys):
+    a, b = tmp_path / "a.pt", tmp_path / "b.pt"
+    main(["init", "-o", str(a), "--set", "num_layers=1", "--set", "model_dim=32", "--set", "ffn_dim=32"])
+    main(["init", "-o", str(b), "--set", "num_layers=2", "--set", "model_dim=32", "--set", "ffn_dim=32"])
+    capsys.readouterr()
+    for argv, message, status in (
+            (["average", str(a), str(b), "-o", str(tmp_path / "m.pt")], "another architecture", 1),
+            (["average", str(a), "-o", str(tmp_path / "m.pt")], "two checkpoints or more", 2),
+            (["average", str(a), str(a), "-o", str(a)], "would be overwritten", 2),
+            (["average", str(a), str(a), "-o", str(tmp_path / "m.pt"), "--set", "model_dim=64"],
+             "changes the shapes of the weights", 2)):
+        assert main(argv) == status, argv
+        err = capsys.readouterr().err
+        assert message in err and "Traceback" not in err and len(err.strip().splitlines()) == 1, err
+    assert not (tmp_path / "m.pt").exists()

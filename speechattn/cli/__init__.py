@@ -91,7 +91,7 @@ def cli(debug) -> None:
 
 
 for command in (runtime.transcribe, align.align, runtime.mic, runtime.web, training.evaluate, training.train, model.export,
-                model.stream_check, model.init, data.prepare, training.pseudo_label, data.data_stats, data.show_item):
+                model.stream_check, model.init, model.average, data.prepare, training.pseudo_label, data.data_stats, data.show_item):
     cli.add_command(command)
 
 

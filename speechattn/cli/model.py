@@ -1,4 +1,4 @@
-"""Model commands: init, export, stream-check (torch)."""
+"""Model commands: init, average, export, stream-check (torch)."""
 
 from __future__ import annotations
 
@@ -31,6 +31,58 @@ def init(output, seed, overrides):
     save_checkpoint(model, output, seed=seed, trained=False)
     print(f"wrote {output}: randomly initialised (seed {seed}), {model.num_parameters():,} parameters, "
           f"{config.num_layers} layers x {config.model_dim} dims, {config.frontend.kind} features")
+    return 0
+
+
+@click.command()
+@click.argument("checkpoints", nargs=-1, required=True, type=PATH)
+@option("-o", "--output", type=PATH, required=True, help="checkpoint to write (.pt)")
+@set_option("frontend.level_target_dbfs=-18.0")
+def average(checkpoints, output, overrides):
+    """Average the weights of CHECKPOINTS (runs of one architecture fine-tuned from the same weights: a "model
+    soup") into one checkpoint, its settings the first's with --set applied.  Settings that change the weights'
+    shapes are refused; the others (frontend, decoder, latency) apply to the averaged weights as they are."""
+
+    from speechattn.errors import ConfigError
+    from speechattn.model.encoder import CheckpointError, ModelConfig, PhoneTagger, load, save_checkpoint
+
+    if len(checkpoints) < 2:
+        raise click.UsageError("give two checkpoints or more to average")
+    refuse_overwriting_inputs({"--output": output}, list(checkpoints))
+    check_writable(output)
+    models = [load(path) for path in checkpoints]
+    first = models[0].state_dict()
+    for path, model in zip(checkpoints[1:], models[1:]):
+        state = model.state_dict()
+        different = [name for name in first if name not in state or state[name].shape != first[name].shape]
+        different += [name for name in state if name not in first]
+        if different:
+            raise CheckpointError(f"{path}: another architecture than {checkpoints[0]} ({different[0]}"
+                                  f"{' and more' if len(different) > 1 else ''}): only weights of the same shapes "
+                                  "can be averaged")
+    settings = models[0].config.to_dict()
+    for key, value in parse_overrides(overrides).items():  # one level of sections, as the config has
+        if isinstance(value, dict) and isinstance(settings.get(key), dict):
+            settings[key] = {**settings[key], **value}
+        else:
+            settings[key] = value
+    config = ModelConfig.from_dict(settings, source="--set")
+    merged = {}
+    for name, tensor in first.items():
+        if tensor.is_floating_point():
+            merged[name] = (sum(m.state_dict()[name].double() for m in models) / len(models)).to(tensor.dtype)
+        else:
+            merged[name] = tensor
+    model = PhoneTagger(config)
+    try:
+        model.load_state_dict(merged)
+    except RuntimeError:
+        raise ConfigError(f"--set {' '.join(overrides)}: changes the shapes of the weights; only settings that "
+                          "keep them can be given here") from None
+    model.eval().prime()  # the stream start follows from the averaged weights (primes only a primed_start model)
+    save_checkpoint(model, output, averaged_from=[str(path) for path in checkpoints])
+    print(f"wrote {output}: the mean of {len(models)} checkpoints' weights ({model.num_parameters():,} parameters)"
+          + (f", with {', '.join(overrides)}" if overrides else ""))
     return 0
 
 
