@@ -42,6 +42,14 @@ FFT_SIZE = 512  # WINDOW_SAMPLES rounded up to a power of two, as Kaldi does
 NUM_FFT_BINS = FFT_SIZE // 2 + 1  # 257
 LOG_FLOOR = float(np.finfo(np.float32).eps)  # Kaldi's floor before the log
 LEVEL_GATE = 1e-10  # frames whose mean square is at most this (-100 dBFS: digital silence) leave the level estimate
+# The level's three float64 sums travel between calls as six float32 numbers, each sum as a float32 and the float32
+# of what it leaves over (about 48 bits: the contract's states are float32), and the gain's log is rounded to steps of
+# 2^-16 (0.00007 dB): one call and many then give the same gain, bit for bit, but once in about 10^9 frames.  Carried
+# in three float32 numbers the sums of one chunking and another differed in their 24th bit, the gain in its 7th
+# decimal, and the weight-only int8 file, which quantizes each frame's activations on their own, turned that into
+# 0.05 of log-probability between one call and random pieces.
+LEVEL_GAIN_STEPS = 2.0 ** 16
+LEVEL_STATE = 6
 LEVEL_BLOCK_FRAMES = 512  # forward() estimates the level in blocks this long (the closed form is quadratic in it)
 BLOCK_SAMPLES = 80  # the largest length that divides the tail (240), the hop (160) and the window (400)
 assert not (TAIL_SAMPLES % BLOCK_SAMPLES or HOP_SAMPLES % BLOCK_SAMPLES or WINDOW_SAMPLES % BLOCK_SAMPLES)
@@ -296,11 +304,12 @@ class Frontend(nn.Module):
         return torch.zeros(batch_size, TAIL_SAMPLES), history
 
     def initial_level(self, batch_size: int = 1) -> torch.Tensor:
-        """level_estimate (B, 3): the level's two forgetting sums and the frames heard, zeros (nothing heard)."""
-        return torch.zeros(batch_size, 3)
+        """level_estimate (B, 6): the level's two forgetting sums and the frames heard, each as a float32 and the
+        float32 of its remainder (see LEVEL_STATE); zeros (nothing heard)."""
+        return torch.zeros(batch_size, LEVEL_STATE)
 
     def _level_gains(self, frames: torch.Tensor, level: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
-        """frames (B, m, 400), level (B, 3) -> (power gain (B, m, 1) float64, new level (B, 3)).
+        """frames (B, m, 400), level (B, 6) -> (power gain (B, m, 1) float64, new level (B, 6)).
 
         Per frame k: p_k its mean square after DC removal, on_k = p_k > LEVEL_GATE, decay d_k = a if on_k else 1
         (a = exp(-hop / time constant)).  The level is the forgetting mean of the powers heard, u_k / v_k with
@@ -322,7 +331,7 @@ class Frontend(nn.Module):
         weights = torch.where(index[:, None] >= index[None, :], torch.exp(torch.clamp(steps, max=0.0)),
                               torch.zeros((), dtype=torch.float64, device=frames.device))  # (B, m, m), j <= i
         carried = torch.exp(decay)  # (B, m, 1)
-        previous = level.double()
+        previous = level[:, :3].double() + level[:, 3:].double()  # (B, 3) float64 from its two float32 parts
         weight = power if c.level_weighting == "power" else torch.ones_like(power)
         sums = carried * previous[:, None, 0:1] + weights @ (on * power * weight)
         counts = carried * previous[:, None, 1:2] + weights @ (on * weight)
@@ -336,10 +345,12 @@ class Frontend(nn.Module):
         log_gain = torch.clamp(wanted,
                                min=-c.level_max_cut_db * math.log(10.0) / 10.0,
                                max=c.level_max_gain_db * math.log(10.0) / 10.0)
-        gain = torch.exp(log_gain)
+        gain = torch.exp(torch.round(log_gain * LEVEL_GAIN_STEPS) / LEVEL_GAIN_STEPS)
         # the last frame's sums (the previous ones where the call brought no frame)
-        last = [torch.cat([previous[:, None, i:i + 1], x], dim=1)[:, -1] for i, x in enumerate((sums, counts, heard))]
-        return gain, torch.cat(last, dim=1).to(level.dtype)
+        last = torch.cat([torch.cat([previous[:, None, i:i + 1], x], dim=1)[:, -1]
+                          for i, x in enumerate((sums, counts, heard))], dim=1)  # (B, 3) float64
+        high = last.to(level.dtype)
+        return gain, torch.cat([high, (last - high.double()).to(level.dtype)], dim=1)
 
     def set_normalization(self, mean: torch.Tensor, std: torch.Tensor) -> None:
         self.feature_mean.copy_(mean)
@@ -400,7 +411,7 @@ class Frontend(nn.Module):
 
         audio: (B, 160*m) float in [-1, 1]; non-finite samples count as 0 and values are clipped to [-1, 1].
         Returns features (B, m, F), new audio_tail (B, 240), new feature_history (B, H, S), and with level
-        normalisation (config.level_target_dbfs) the new level_estimate (B, 3) as a fourth.
+        normalisation (config.level_target_dbfs) the new level_estimate (B, 6) as a fourth.
         """
         # x - x is 0 exactly when x is finite (NaN for NaN and +-Inf): 3 graph nodes where isfinite exported as 7
         audio = torch.where(audio - audio == 0, audio, torch.zeros((), dtype=audio.dtype)).clamp(-1.0, 1.0)

@@ -5,7 +5,8 @@ to ONNX; `StreamingSession` drives the same code from torch.
 State (all zeros at the start of a stream; B batch, N layers, L left context, D model dim):
   audio_tail        (B, 240)         float32  the last 240 samples, the start of the next frame's window
   feature_history   (B, H, S)        float32  recent static features, only when deltas are on
-  level_estimate    (B, 3)           float32  the input level's two forgetting sums and the frames heard, only
+  level_estimate    (B, 6)           float32  the input level's two forgetting sums and the frames heard (each as
+                                              a float32 and the float32 of its remainder), only
                                               with level normalisation (frontend.level_target_dbfs)
   pending_features  (B, P, F)        float32  frames waiting for their chunk to fill (P grows 0..C-1)
   key_cache         (N, B, L', D)    float32  attention keys of the last L' = L / S encoder positions, layer first
@@ -22,6 +23,7 @@ from torch import nn
 
 from speechattn.audio import HOP_SAMPLES, TAIL_SAMPLES
 from speechattn.model.encoder import EncoderState, PhoneTagger
+from speechattn.model.features import LEVEL_STATE
 
 BATCH = "batch"  # symbolic dimension name in state specs
 
@@ -36,7 +38,7 @@ def state_specs(model: PhoneTagger) -> list[dict]:
             {"name": "feature_history", "shape": [BATCH, frontend.history_frames, frontend.static_dim], "dtype": "float32"}
         )
     if frontend.level_norm:
-        specs.append({"name": "level_estimate", "shape": [BATCH, 3], "dtype": "float32"})
+        specs.append({"name": "level_estimate", "shape": [BATCH, LEVEL_STATE], "dtype": "float32"})
     cache_shape = [c.num_layers, BATCH, c.left_context_positions, c.model_dim]
     specs += [
         {"name": "pending_features", "shape": [BATCH, 0, frontend.feature_dim], "dtype": "float32"},
