@@ -45,8 +45,14 @@ python bench/level_robustness.py $model $asterisk $ocean $lj --snr clean,0,5,10,
     --peer pocketsphinx --onnx export/models/default-int8.onnx --limit 60 --json "$out/noisy-levels.json" > "$out/noisy-levels.txt"
 # the shipped files streamed at their default settings (the ONNX file, as users run it) beside pocketsphinx
 python bench/pocketsphinx_peer.py $asterisk $ocean $lj --model export/models/default.onnx --json "$out/peer.json"
-# lip sync: the mouth's accuracy (Rhubarb, VRM and Oculus sets) beside pocketsphinx, through the same tables and rules
-python bench/lipsync.py $asterisk $ocean $lj --model export/models/default.onnx --json "$out/lipsync.json" > "$out/lipsync.txt"
+# lip sync: the mouth's accuracy (Rhubarb, VRM and Oculus sets) beside pocketsphinx, through the same tables and rules,
+# and from the transcript (+script: `transcribe --dialog`)
+python bench/lipsync.py $asterisk $ocean $lj --model export/models/default.onnx --dialog --json "$out/lipsync.json" > "$out/lipsync.txt"
+# known words: forced alignment beside pocketsphinx's aligner (synthetic voices and the dev sets, a damaged script),
+# and follow-along (delays, recovery after a skipped sentence)
+python bench/align.py --utterances 150 --deviate --manifests $asterisk $ocean $lj > "$out/align.txt"
+python bench/follow.py $asterisk $ocean $lj > "$out/follow.txt"
+python bench/follow.py $asterisk $ocean $lj --limit 100 >> "$out/follow.txt"
 # the start of a stream: each utterance cut to its first phone, alone and after 320 ms of silence
 python bench/onset.py $asterisk $ocean $lj --model $model --json "$out/onset.json" > "$out/onset.txt"
 python - "$out" <<'PY'
@@ -70,4 +76,6 @@ print((out / "levels.txt").read_text())
 print((out / "noisy-levels.txt").read_text().split("\n\n", 1)[-1])  # the grids
 print((out / "lipsync.txt").read_text())
 print((out / "onset.txt").read_text())
+print((out / "align.txt").read_text())
+print((out / "follow.txt").read_text())
 PY

@@ -12,7 +12,7 @@ Prints:
     python bench/streaming_speed.py [--fp32 F.onnx --int8 I.onnx] [--checkpoint M.pt] [--calls 2000]
                                     [--baseline OLD.onnx ...]   (earlier files, each timed beside silero-vad)
 
-Default: the shipped files (export/models/default.onnx, default-int8.onnx, default.pt).
+Default: the shipped files (export/models/default.onnx, default-int8.onnx; speechattn/runtime/models/default.pt).
 With --checkpoint alone it exports that checkpoint; --random measures the default-size model with
 random weights (the int8 file of a random model is then built without the exporter's agreement check,
 which random weights cannot pass).  Absolute times vary from run to run; compare the ratios.
@@ -43,6 +43,7 @@ from speechattn_export.stream_client import StreamingModel  # noqa: E402
 
 CHUNK_FRAMES = 8  # 80 ms
 MODELS = Path(__file__).resolve().parent.parent / "export" / "models"
+CHECKPOINTS = Path(__file__).resolve().parent.parent / "speechattn" / "runtime" / "models"
 
 
 def session(path) -> ort.InferenceSession:
@@ -257,7 +258,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--fp32", type=Path, default=MODELS / "default.onnx", help="fp32 streaming file")
     parser.add_argument("--int8", type=Path, default=MODELS / "default-int8.onnx", help="int8 streaming file")
-    parser.add_argument("--checkpoint", type=Path, default=MODELS / "default.pt",
+    parser.add_argument("--checkpoint", type=Path, default=CHECKPOINTS / "default.pt",
                         help="checkpoint for the frontend section (and exported when --fp32/--int8 are not given)")
     parser.add_argument("--random", action="store_true", help="the default-size model with random weights instead")
     parser.add_argument("--baseline", type=Path, action="append", default=[],
