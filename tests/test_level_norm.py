@@ -239,3 +239,36 @@ def test_one_call_and_any_pieces_give_the_same_bits_in_fp32_and_int8(tmp_path):
     audio = quiet_then_loud(3.0).numpy()[0]
     for path in (fp32, int8):
         assert [chunking_difference(path, audio, chunk, seed) for chunk in (4, 8) for seed in (0, 1, 2)] == [0.0] * 6
+
+
+@pytest.mark.parametrize("weighting", ["mean", "power"])
+def test_the_closed_form_gains_are_the_frame_by_frame_recurrence(weighting):
+    """Each frame's gain against the estimate written as its recurrence, one frame at a time in float64:
+    u_k = d_k u_(k-1) + on_k w_k p_k, v_k = d_k v_(k-1) + on_k w_k, the target ramped over the frames heard."""
+    import math
+
+    from speechattn.audio import SAMPLE_RATE
+    from speechattn.model.features import LEVEL_GATE, WINDOW_SAMPLES, frame_energy
+
+    config = FrontendConfig(level_target_dbfs=-20.0, level_weighting=weighting, level_onset_frames=25.0)
+    frontend = Frontend(config)
+    audio = quiet_then_loud(2.0)
+    audio[:, 8000:12000] = 0.0  # digital silence inside: it leaves the estimate as it was
+    frames = torch.stack([audio[0, k * HOP_SAMPLES:k * HOP_SAMPLES + WINDOW_SAMPLES]
+                          for k in range((audio.shape[1] - WINDOW_SAMPLES) // HOP_SAMPLES)])[None]
+    gain, _ = frontend._level_gains(frames, frontend.initial_level(1))
+    power = (frame_energy(frames) / WINDOW_SAMPLES)[0, :, 0].numpy()
+    a = math.exp(-HOP_SAMPLES / SAMPLE_RATE / config.level_time_constant_s)
+    u = v = heard = 0.0
+    expected = []
+    for p in power:
+        on = p > LEVEL_GATE
+        w = p if weighting == "power" else 1.0
+        if on:
+            u, v, heard = a * u + w * p, a * v + w, heard + 1
+        ramp = min(heard / config.level_onset_frames, 1.0)
+        target = config.level_onset_dbfs + ramp * (config.level_target_dbfs - config.level_onset_dbfs)
+        wanted = target * math.log(10) / 10 - math.log(max(u / max(v, 1e-30), 1e-30))
+        expected.append(min(max(wanted, -config.level_max_cut_db * math.log(10) / 10),
+                            config.level_max_gain_db * math.log(10) / 10))
+    assert np.abs(np.log(gain[0, :, 0].numpy()) - np.array(expected)).max() < 2 ** -15  # the gain's rounding

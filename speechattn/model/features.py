@@ -318,24 +318,25 @@ class Frontend(nn.Module):
         level_target_dbfs over the first level_onset_frames frames heard: the first frames of a stream (often a
         room's noise alone, whose level says nothing of the speech to come) are set quiet, where noise reads as
         silence, whatever their level.  Digital silence changes nothing.  All m frames at once in closed form
-        (decays as differences of a cumulative sum of log d), in float64, so any split of the frames into calls
-        gives the same gains up to rounding."""
+        (one cumulative sum of log d, one of the decay-scaled terms), in float64; with the sums carried in six float32
+        numbers and the gain's log rounded (LEVEL_GAIN_STEPS), any split of the frames into calls gives the same
+        gains, bit for bit."""
         c = self.config
         power = frame_energy(frames) / WINDOW_SAMPLES  # (B, m, 1)
         on = (power > LEVEL_GATE).double()
         log_a = -HOP_SAMPLES / SAMPLE_RATE / c.level_time_constant_s
-        decay = torch.cumsum(on * log_a, dim=1)  # (B, m, 1): log of the decay from the call's start to frame k
-        steps = decay - decay.transpose(1, 2)  # (B, m, m): [i, j] log decay from frame j to frame i
-        m = frames.shape[1]
-        index = torch.arange(m, device=frames.device)
-        weights = torch.where(index[:, None] >= index[None, :], torch.exp(torch.clamp(steps, max=0.0)),
-                              torch.zeros((), dtype=torch.float64, device=frames.device))  # (B, m, m), j <= i
-        carried = torch.exp(decay)  # (B, m, 1)
+        decay = torch.cumsum(on * log_a, dim=1)  # (B, m, 1): L_k, the log of the decay from the call's start to k
+        # u_k = e^(L_k) (u_prev + sum over j <= k of e^(-L_j) on_j w_j p_j), and v_k alike: one cumulative sum of
+        # three columns (the third, the frames heard, not decayed).  e^(-L_j) <= e^(0.01 m / time constant): no
+        # overflow below some 70,000 frames in one call (the clients hand over at most 256)
         previous = level[:, :3].double() + level[:, 3:].double()  # (B, 3) float64 from its two float32 parts
-        weight = power if c.level_weighting == "power" else torch.ones_like(power)
-        sums = carried * previous[:, None, 0:1] + weights @ (on * power * weight)
-        counts = carried * previous[:, None, 1:2] + weights @ (on * weight)
-        heard = torch.clamp(previous[:, None, 2:3] + torch.cumsum(on, dim=1), max=1e6)  # frames heard, not forgotten
+        weight = on * power if c.level_weighting == "power" else on
+        grow = torch.exp(-decay)
+        terms = torch.cat([grow * weight * power, grow * weight, on], dim=2)  # (B, m, 3)
+        sums = previous[:, None, :] + torch.cumsum(terms, dim=1)  # (B, m, 3), the first two not yet decayed
+        carried = torch.exp(decay)
+        totals = torch.cat([carried * sums[:, :, 0:2], torch.clamp(sums[:, :, 2:3], max=1e6)], dim=2)  # u, v, heard
+        sums, counts, heard = totals[:, :, 0:1], totals[:, :, 1:2], totals[:, :, 2:3]
         estimate = sums / torch.clamp(counts, min=1e-30)
         ramp = torch.clamp(heard / max(c.level_onset_frames, 1.0), max=1.0)
         target_db = c.level_onset_dbfs + ramp * (c.level_target_dbfs - c.level_onset_dbfs)
@@ -347,8 +348,7 @@ class Frontend(nn.Module):
                                max=c.level_max_gain_db * math.log(10.0) / 10.0)
         gain = torch.exp(torch.round(log_gain * LEVEL_GAIN_STEPS) / LEVEL_GAIN_STEPS)
         # the last frame's sums (the previous ones where the call brought no frame)
-        last = torch.cat([torch.cat([previous[:, None, i:i + 1], x], dim=1)[:, -1]
-                          for i, x in enumerate((sums, counts, heard))], dim=1)  # (B, 3) float64
+        last = torch.cat([previous[:, None, :], totals], dim=1)[:, -1]  # (B, 3) float64
         high = last.to(level.dtype)
         return gain, torch.cat([high, (last - high.double()).to(level.dtype)], dim=1)
 
