@@ -50,7 +50,7 @@ LEVEL_GATE = 1e-10  # frames whose mean square is at most this (-100 dBFS: digit
 # 0.05 of log-probability between one call and random pieces.
 LEVEL_GAIN_STEPS = 2.0 ** 16
 LEVEL_STATE = 6
-LEVEL_BLOCK_FRAMES = 512  # forward() estimates the level in blocks this long (the closed form is quadratic in it)
+LEVEL_BLOCK_FRAMES = 512  # forward() estimates the level in blocks this long (each call's decays grow with it)
 BLOCK_SAMPLES = 80  # the largest length that divides the tail (240), the hop (160) and the window (400)
 assert not (TAIL_SAMPLES % BLOCK_SAMPLES or HOP_SAMPLES % BLOCK_SAMPLES or WINDOW_SAMPLES % BLOCK_SAMPLES)
 
@@ -456,7 +456,7 @@ class Frontend(nn.Module):
         tail, history = tail.to(audio), history.to(audio)
         if not self.config.level_norm:
             return self.step(audio, tail, history)[0]
-        # in blocks: the level's closed form is quadratic in the frames of one call
+        # in blocks: the decay-scaled terms of one call grow as e^(0.01 frames / time constant)
         level, parts, block = self.initial_level(audio.shape[0]).to(audio), [], LEVEL_BLOCK_FRAMES * HOP_SAMPLES
         for start in range(0, max(audio.shape[1], 1), block):
             features, tail, history, level = self.step(audio[:, start:start + block], tail, history, level)
