@@ -44,41 +44,29 @@ def average(checkpoints, output, overrides):
     shapes are refused; the others (frontend, decoder, latency) apply to the averaged weights as they are."""
 
     from speechattn.errors import ConfigError
-    from speechattn.model.encoder import CheckpointError, ModelConfig, PhoneTagger, load, save_checkpoint
+    from speechattn.model.encoder import CheckpointError, ModelConfig, PhoneTagger, load, save_checkpoint, \
+        weights_mismatch
+    from speechattn.training.recipes import _merge
 
     if len(checkpoints) < 2:
         raise click.UsageError("give two checkpoints or more to average")
     refuse_overwriting_inputs({"--output": output}, list(checkpoints))
     check_writable(output)
     models = [load(path) for path in checkpoints]
-    first = models[0].state_dict()
-    for path, model in zip(checkpoints[1:], models[1:]):
-        state = model.state_dict()
-        different = [name for name in first if name not in state or state[name].shape != first[name].shape]
-        different += [name for name in state if name not in first]
-        if different:
-            raise CheckpointError(f"{path}: another architecture than {checkpoints[0]} ({different[0]}"
-                                  f"{' and more' if len(different) > 1 else ''}): only weights of the same shapes "
-                                  "can be averaged")
-    settings = models[0].config.to_dict()
-    for key, value in parse_overrides(overrides).items():  # one level of sections, as the config has
-        if isinstance(value, dict) and isinstance(settings.get(key), dict):
-            settings[key] = {**settings[key], **value}
-        else:
-            settings[key] = value
-    config = ModelConfig.from_dict(settings, source="--set")
-    merged = {}
-    for name, tensor in first.items():
-        if tensor.is_floating_point():
-            merged[name] = (sum(m.state_dict()[name].double() for m in models) / len(models)).to(tensor.dtype)
-        else:
-            merged[name] = tensor
+    states = [model.state_dict() for model in models]
+    for path, state in zip(checkpoints[1:], states[1:]):
+        mismatch = weights_mismatch(states[0], state)
+        if mismatch:
+            raise CheckpointError(f"{path}: another architecture than {checkpoints[0]} ({mismatch}): only weights of "
+                                  "the same shapes can be averaged")
+    config = ModelConfig.from_dict(_merge(models[0].config.to_dict(), parse_overrides(overrides)), source="--set")
+    merged = {name: (sum(state[name].double() for state in states) / len(states)).to(tensor.dtype)
+              if tensor.is_floating_point() else tensor for name, tensor in states[0].items()}
     model = PhoneTagger(config)
-    try:
-        model.load_state_dict(merged)
-    except RuntimeError:
+    if weights_mismatch(model.state_dict(), merged):
         raise ConfigError(f"--set {' '.join(overrides)}: changes the shapes of the weights; only settings that "
-                          "keep them can be given here") from None
+                          "keep them can be given here")
+    model.load_state_dict(merged)
     model.eval().prime()  # the stream start follows from the averaged weights (primes only a primed_start model)
     save_checkpoint(model, output, averaged_from=[str(path) for path in checkpoints])
     print(f"wrote {output}: the mean of {len(models)} checkpoints' weights ({model.num_parameters():,} parameters)"
