@@ -84,6 +84,14 @@ def recording_prior(log_probs: np.ndarray, scale: float = PRIOR_SCALE) -> np.nda
     return PriorSums(log_probs.shape[1]).add(log_probs).prior(scale)
 
 
+def group_max(values: np.ndarray, starts: np.ndarray, group: np.ndarray, groups: np.ndarray):
+    """(each group's maximum, the index of its first occurrence) of `values` cut into consecutive groups: `starts`
+    each group's first index, `group` each value's group, `groups` 0 .. number of groups - 1."""
+    top = np.maximum.reduceat(values, starts)
+    hits = np.flatnonzero(values == top[group])
+    return top, hits[np.searchsorted(group[hits], groups)]
+
+
 @dataclass(frozen=True)
 class AlignOptions:
     min_frames: int = 3  # states per phone: the shortest phone, in 10 ms frames
@@ -325,12 +333,8 @@ class ScriptAligner:
             exits[1:] = v[w.last_local]
             exit_src = w.exit_local
         else:
-            values = v[w.last_local]
-            best = np.maximum.reduceat(values, w.last_word_start)
-            exits[1:] = best
-            # the argmax of each word's exits: the first local last-state holding the word's best
-            order = np.flatnonzero(values == best[w.last_word])
-            first_hit = order[np.searchsorted(w.last_word[order], w.words_range)]
+            # each word's best exit and the first local last-state holding it
+            exits[1:], first_hit = group_max(v[w.last_local], w.last_word_start, w.last_word, w.words_range)
             exit_src = np.concatenate([[-1], w.last_local[first_hit]])
         from_exit = exits >= sil
         best = np.where(from_exit, exits, sil)
@@ -352,9 +356,7 @@ class ScriptAligner:
                 B[better] = jump
                 B_src[better] = B_src[jumper]
             else:  # to the next sentence's start from the best boundary of the one before it, at the near price
-                top = np.maximum.reduceat(B, w.block_starts)
-                hits = np.flatnonzero(B == top[w.block])
-                first = hits[np.searchsorted(w.block[hits], w.blocks)]  # each sentence's first best boundary
+                top, first = group_max(B, w.block_starts, w.block, w.blocks)  # each sentence's first best boundary
                 before = np.maximum(w.sentence_block - 1, 0)
                 near = np.where(w.sentence_block > 0, top[before], NEG) - o.near_jump_penalty
                 take_near = near >= jump
