@@ -333,9 +333,9 @@ class Frontend(nn.Module):
         weight = on * power if c.level_weighting == "power" else on
         grow = torch.exp(-decay)
         terms = torch.cat([grow * weight * power, grow * weight, on], dim=2)  # (B, m, 3)
-        sums = previous[:, None, :] + torch.cumsum(terms, dim=1)  # (B, m, 3), the first two not yet decayed
+        running = previous[:, None, :] + torch.cumsum(terms, dim=1)  # (B, m, 3), the first two not yet decayed
         carried = torch.exp(decay)
-        totals = torch.cat([carried * sums[:, :, 0:2], torch.clamp(sums[:, :, 2:3], max=1e6)], dim=2)  # u, v, heard
+        totals = torch.cat([carried * running[:, :, 0:2], torch.clamp(running[:, :, 2:3], max=1e6)], dim=2)  # u, v, heard
         sums, counts, heard = totals[:, :, 0:1], totals[:, :, 1:2], totals[:, :, 2:3]
         estimate = sums / torch.clamp(counts, min=1e-30)
         ramp = torch.clamp(heard / max(c.level_onset_frames, 1.0), max=1.0)
