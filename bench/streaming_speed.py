@@ -159,10 +159,12 @@ class FrontendGraph(torch.nn.Module):
         super().__init__()
         self.frontend = model.frontend
 
-    def forward(self, audio, audio_tail):
+    def forward(self, audio, audio_tail, *level):
+        """(audio, audio_tail[, level_estimate]) -> (features, new_audio_tail[, new_level_estimate]): the level's
+        state in and out only where the model normalises its level."""
         history = audio.new_zeros(audio.shape[0], 0, 0)
-        features, new_tail, _ = self.frontend.step(audio, audio_tail, history)
-        return features, new_tail
+        outputs = self.frontend.step(audio, audio_tail, history, *level)
+        return (outputs[0], outputs[1], *outputs[3:])
 
 
 def frontend_throughput(model: PhoneTagger, audio: np.ndarray, workdir: Path) -> dict[str, float]:
@@ -174,20 +176,26 @@ def frontend_throughput(model: PhoneTagger, audio: np.ndarray, workdir: Path) ->
     results = {}
 
     path = workdir / "frontend.onnx"
+    levelled = model.frontend.config.level_norm
+    states = {"audio_tail": np.zeros((1, 240), np.float32)}
+    if levelled:
+        states["level_estimate"] = model.frontend.initial_level(1).numpy()
     with torch.no_grad():
-        torch.onnx.export(FrontendGraph(model), (torch.zeros(1, 1280), torch.zeros(1, 240)), str(path),
-                          dynamo=False, opset_version=17, input_names=["audio", "audio_tail"],
-                          output_names=["features", "new_audio_tail"], dynamic_axes={"audio": {1: "n"}})
+        torch.onnx.export(FrontendGraph(model), (torch.zeros(1, 1280), *(torch.from_numpy(v) for v in states.values())),
+                          str(path), dynamo=False, opset_version=17, input_names=["audio", *states],
+                          output_names=["features", *(f"new_{name}" for name in states)],
+                          dynamic_axes={"audio": {1: "n"}})
     sess = session(path)
-    tail = np.zeros((1, 240), np.float32)
     step = CHUNK_FRAMES * HOP_SAMPLES
     usable = len(audio) // step * step
     start = time.perf_counter()
+    state = dict(states)
     for i in range(0, usable, step):
-        _, tail = sess.run(None, {"audio": audio[None, i : i + step], "audio_tail": tail})
+        _, *new = sess.run(None, {"audio": audio[None, i : i + step], **state})
+        state = dict(zip(states, new))
     results["speechattn frontend, ONNX, 80 ms chunks"] = seconds / (time.perf_counter() - start)
     start = time.perf_counter()
-    sess.run(None, {"audio": audio[None, :usable], "audio_tail": np.zeros((1, 240), np.float32)})
+    sess.run(None, {"audio": audio[None, :usable], **states})
     results["speechattn frontend, ONNX, whole file"] = seconds / (time.perf_counter() - start)
 
     with torch.no_grad():

@@ -256,7 +256,7 @@ def test_the_closed_form_gains_are_the_frame_by_frame_recurrence(weighting):
     audio[:, 8000:12000] = 0.0  # digital silence inside: it leaves the estimate as it was
     frames = torch.stack([audio[0, k * HOP_SAMPLES:k * HOP_SAMPLES + WINDOW_SAMPLES]
                           for k in range((audio.shape[1] - WINDOW_SAMPLES) // HOP_SAMPLES)])[None]
-    gain, _ = frontend._level_gains(frames, frontend.initial_level(1))
+    gain, _ = frontend._level_gains(frontend._centered(frames), frontend.initial_level(1))
     power = (frame_energy(frames) / WINDOW_SAMPLES)[0, :, 0].numpy()
     a = math.exp(-HOP_SAMPLES / SAMPLE_RATE / config.level_time_constant_s)
     u = v = heard = 0.0

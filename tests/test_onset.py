@@ -100,7 +100,9 @@ def test_a_stream_joining_a_batch_midway_starts_primed(primed):
 def test_the_start_is_computed_only_when_a_stream_starts(primed):
     """The substitution of the silence caches (a Where over each whole cache) sits in the then-branch of one If on
     "some row starts", so a call past every row's start only passes the caches through (bench/streaming_speed.py:
-    about 5 % of a 40 ms call).  The tests above check that either branch gives what the Where gave."""
+    about 5 % of a 40 ms call); a cache read only by the Split into layers is split inside the branches, so the
+    else-branch reads it straight into the layers' pieces, with no whole copy first.  The tests above check that
+    either branch gives what the Where gave."""
     import onnx
 
     _, onnx_model = primed
@@ -111,7 +113,10 @@ def test_the_start_is_computed_only_when_a_stream_starts(primed):
     branches = {a.name: a.g for a in gate.attribute}
     started = [n for n in branches["then_branch"].node if n.op_type == "Where"]
     assert sorted(n.input[2] for n in started) == sorted(caches)
-    assert {n.op_type for n in branches["else_branch"].node} == {"Identity"}
+    running = branches["else_branch"].node
+    assert {n.op_type for n in running} == {"Split"}  # each cache into its layers' pieces, no Identity copy
+    assert sorted(n.input[0] for n in running) == sorted(caches)
+    assert len(gate.output) == sum(len(n.output) for n in running)
 
 
 def test_torch_streaming_starts_primed_as_forward_does(primed):

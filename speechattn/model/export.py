@@ -133,7 +133,10 @@ def _gate_stream_start(path: Path) -> None:
     Gather of the primed caches for the chunk size and a Where over each whole cache on every call: about 5 % of a
     40 ms call (docs/benchmarks.md, "The stream start").  Here those nodes (every Where that reads a cache input, and the
     nodes that feed nothing else) move into the then-branch of an If on "any row has cached_frames 0"; the
-    else-branch passes the caches through.  Either branch gives exactly what the Where gave, row by row."""
+    else-branch passes the caches through.  A cache whose one reader is the Split into layers is split in both
+    branches, so the If gives the layers' pieces and the else-branch reads the cache input straight into them
+    instead of copying it whole through an Identity first.  Either branch gives exactly what the Where gave, row by
+    row."""
     import onnx
     from onnx import TensorProto, helper
 
@@ -164,14 +167,38 @@ def _gate_stream_start(path: Path) -> None:
         node.CopyFrom(nodes[i])
         return node
 
-    outputs = [nodes[i].output[0] for i in wheres]
-    renamed = {o: o + "_started" for o in outputs}
+    splits = {}
+    for i in wheres:
+        readers = consumers.get(nodes[i].output[0], [])
+        if len(readers) == 1 and nodes[readers[0]].op_type == "Split" and readers[0] not in moved:
+            splits[i] = readers[0]
+    moved_splits = set(splits.values())
     then_nodes = [copy(i) for i in sorted(moved)]  # graph order is topological
+    outputs, then_names, else_nodes, else_names = [], [], [], []
+    for i in wheres:
+        started, cache = nodes[i].output[0], nodes[i].input[2]
+        if i in splits:
+            split = copy(splits[i])
+            then_nodes.append(split)
+            running = copy(splits[i])
+            running.input[0] = cache
+            running.output[:] = [o + "_running" for o in split.output]
+            running.name = (running.name or "split") + "_running"
+            else_nodes.append(running)
+            outputs += list(split.output)
+            then_names += [o + "_started" for o in split.output]
+            split.output[:] = then_names[-len(split.output):]
+            else_names += list(running.output)
+        else:
+            outputs.append(started)
+            then_names.append(started + "_started")
+            else_nodes.append(helper.make_node("Identity", [cache], [started + "_running"]))
+            else_names.append(started + "_running")
+    renamed = {nodes[i].output[0]: nodes[i].output[0] + "_started" for i in wheres if i not in splits}
     for node in then_nodes:
         node.output[:] = [renamed.get(o, o) for o in node.output]
-    then_outputs = [helper.make_tensor_value_info(renamed[o], TensorProto.FLOAT, None) for o in outputs]
-    else_nodes = [helper.make_node("Identity", [nodes[i].input[2]], [nodes[i].output[0] + "_running"]) for i in wheres]
-    else_outputs = [helper.make_tensor_value_info(o + "_running", TensorProto.FLOAT, None) for o in outputs]
+    then_outputs = [helper.make_tensor_value_info(o, TensorProto.FLOAT, None) for o in then_names]
+    else_outputs = [helper.make_tensor_value_info(o, TensorProto.FLOAT, None) for o in else_names]
     gate = [
         helper.make_node("Equal", ["cached_frames", "stream_start_zero"], ["stream_start_rows"]),
         helper.make_node("Cast", ["stream_start_rows"], ["stream_start_count_rows"], to=TensorProto.INT64),
@@ -183,7 +210,7 @@ def _gate_stream_start(path: Path) -> None:
             else_branch=helper.make_graph(else_nodes, "running", [], else_outputs)),
     ]
     graph.initializer.append(helper.make_tensor("stream_start_zero", TensorProto.INT64, [], [0]))
-    kept = [i for i in range(len(nodes)) if i not in moved]
+    kept = [i for i in range(len(nodes)) if i not in moved and i not in moved_splits]
     first_user = min(u for o in outputs for u in consumers.get(o, []) if u not in moved)
     before = [copy(i) for i in kept if i < first_user]
     after = [copy(i) for i in kept if i >= first_user]

@@ -50,7 +50,7 @@ LEVEL_GATE = 1e-10  # frames whose mean square is at most this (-100 dBFS: digit
 # 0.05 of log-probability between one call and random pieces.
 LEVEL_GAIN_STEPS = 2.0 ** 16
 LEVEL_STATE = 6
-LEVEL_BLOCK_FRAMES = 512  # forward() estimates the level in blocks this long (each call's decays grow with it)
+LEVEL_BLOCK_FRAMES = 512  # forward() estimates the level in blocks this long (a call's decays shrink with its length)
 BLOCK_SAMPLES = 80  # the largest length that divides the tail (240), the hop (160) and the window (400)
 assert not (TAIL_SAMPLES % BLOCK_SAMPLES or HOP_SAMPLES % BLOCK_SAMPLES or WINDOW_SAMPLES % BLOCK_SAMPLES)
 
@@ -282,6 +282,10 @@ class Frontend(nn.Module):
         self.register_buffer("fft_twiddles", twiddles, persistent=False)
         self.register_buffer("fft_stage2", stage2, persistent=False)
         self.register_buffer("fft_bins", torch.tensor(fft_bin_order()), persistent=False)
+        # level normalisation: a frame's mean square as one matmul, and the state's two float32 parts added as one
+        self.register_buffer("level_mean", torch.full((WINDOW_SAMPLES, 1), 1.0 / WINDOW_SAMPLES, dtype=torch.float64),
+                             persistent=False)
+        self.register_buffer("level_merge", torch.eye(3, dtype=torch.float64).repeat(2, 1), persistent=False)
         if config.kind == "mfcc":
             dct = dct_matrix(config.num_mel_bins, config.num_ceps, config.cepstral_lifter)
             self.register_buffer("dct", torch.tensor(dct, dtype=f32))
@@ -308,71 +312,79 @@ class Frontend(nn.Module):
         float32 of its remainder (see LEVEL_STATE); zeros (nothing heard)."""
         return torch.zeros(batch_size, LEVEL_STATE)
 
-    def _level_gains(self, frames: torch.Tensor, level: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
-        """frames (B, m, 400), level (B, 6) -> (power gain (B, m, 1) float64, new level (B, 6)).
+    def _level_gains(self, centered: torch.Tensor, level: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        """centered (B, m, 400) float64 (the frames after DC removal), level (B, 6) -> (power gain (B, m, 1)
+        float64, new level (B, 6)).
 
-        Per frame k: p_k its mean square after DC removal, on_k = p_k > LEVEL_GATE, decay d_k = a if on_k else 1
-        (a = exp(-hop / time constant)).  The level is the forgetting mean of the powers heard, u_k / v_k with
-        u_k = d_k u_(k-1) + on_k w_k p_k and v_k = d_k v_(k-1) + on_k w_k (w_k = 1, or p_k with
-        level_weighting "power").  The gain brings that level to a target that moves from level_onset_dbfs to
+        Per frame k: p_k its mean square, on_k = p_k > LEVEL_GATE, h_k the frames heard so far (those with on).  The
+        level is the forgetting mean of the powers heard, u_k / v_k with u_k = a u_(k-1) + w_k p_k and v_k = a v_(k-1)
+        + w_k on a frame heard (w_k = 1, or p_k with level_weighting "power"; a = exp(-hop / time constant)), both
+        as they were on one not heard.  The gain brings that level to a target that moves from level_onset_dbfs to
         level_target_dbfs over the first level_onset_frames frames heard: the first frames of a stream (often a
         room's noise alone, whose level says nothing of the speech to come) are set quiet, where noise reads as
-        silence, whatever their level.  Digital silence changes nothing.  All m frames at once in closed form
-        (one cumulative sum of log d, one of the decay-scaled terms), in float64; with the sums carried in six float32
-        numbers and the gain's log rounded (LEVEL_GAIN_STEPS), any split of the frames into calls gives the same
-        gains, bit for bit."""
+        silence, whatever their level.  Digital silence changes nothing.
+
+        All m frames at once, in few graph nodes (each costs its dispatch more than its arithmetic at four frames a
+        call): the carried sums and each frame's terms weighted by a^(h_last - h_j), their decay to the call's last
+        frame (at most 1: nothing overflows), one cumulative sum; the ratio u_k / v_k needs no decay back to frame
+        k, and the sums at the last frame are the new state.  In float64, the sums carried in six float32 numbers
+        and the gain's log rounded (LEVEL_GAIN_STEPS): any split of the frames into calls gives the same gains,
+        bit for bit."""
         c = self.config
-        power = frame_energy(frames) / WINDOW_SAMPLES  # (B, m, 1)
-        on = (power > LEVEL_GATE).double()
-        log_a = -HOP_SAMPLES / SAMPLE_RATE / c.level_time_constant_s
-        decay = torch.cumsum(on * log_a, dim=1)  # (B, m, 1): L_k, the log of the decay from the call's start to k
-        # u_k = e^(L_k) (u_prev + sum over j <= k of e^(-L_j) on_j w_j p_j), and v_k alike: one cumulative sum of
-        # three columns (the third, the frames heard, not decayed).  e^(-L_j) <= e^(0.01 m / time constant): no
-        # overflow below some 70,000 frames in one call (the clients hand over at most 256)
-        previous = level[:, :3].double() + level[:, 3:].double()  # (B, 3) float64 from its two float32 parts
+        power = (centered * centered) @ self.level_mean  # (B, m, 1): each frame's mean square
+        on = (power > LEVEL_GATE).to(torch.float64)
         weight = on * power if c.level_weighting == "power" else on
-        grow = torch.exp(-decay)
-        terms = torch.cat([grow * weight * power, grow * weight, on], dim=2)  # (B, m, 3)
-        running = previous[:, None, :] + torch.cumsum(terms, dim=1)  # (B, m, 3), the first two not yet decayed
-        carried = torch.exp(decay)
-        totals = torch.cat([carried * running[:, :, 0:2], torch.clamp(running[:, :, 2:3], max=1e6)], dim=2)  # u, v, heard
-        sums, counts, heard = totals[:, :, 0:1], totals[:, :, 1:2], totals[:, :, 2:3]
-        estimate = sums / torch.clamp(counts, min=1e-30)
-        ramp = torch.clamp(heard / max(c.level_onset_frames, 1.0), max=1.0)
-        target_db = c.level_onset_dbfs + ramp * (c.level_target_dbfs - c.level_onset_dbfs)
-        wanted = target_db * (math.log(10.0) / 10.0) - torch.log(torch.clamp(estimate, min=1e-30))
+        state = level.double()[:, None, :] @ self.level_merge  # (B, 1, 3): u, v, heard, each its two parts added
+        sums, heard_before = torch.split(state, [2, 1], dim=2)
+        heard = torch.cumsum(on, dim=1) + heard_before  # (B, m, 1)
+        heard_all = torch.cat([heard_before, heard], dim=1)  # (B, 1 + m, 1): the state's row, then the frames'
+        heard_last = heard_all[:, -1:]
+        decay = torch.exp((heard_all - heard_last) * (HOP_SAMPLES / SAMPLE_RATE / c.level_time_constant_s))
+        rows = torch.cat([sums, torch.cat([weight * power, weight], dim=2)], dim=1)  # (B, 1 + m, 2)
+        totals = torch.cumsum(rows * decay, dim=1)  # u_k, v_k times a^(h_last - h_k)
+        u, v = torch.split(totals[:, 1:], 1, dim=2)
+        estimate = u / torch.clamp(v, min=1e-300)  # nothing heard yet: 0, the largest gain (of silence: nothing)
+        # the target in steps of the rounding: onset + ramp * (target - onset), the ramp min(heard / frames, 1)
+        steps = LEVEL_GAIN_STEPS * math.log(10.0) / 10.0
+        onset, rise = c.level_onset_dbfs * steps, (c.level_target_dbfs - c.level_onset_dbfs) * steps
+        target = torch.clamp(heard * (rise / max(c.level_onset_frames, 1.0)) + onset, max=onset + rise)
+        wanted = target - torch.log(estimate) * LEVEL_GAIN_STEPS
         if c.level_band_db > 0:  # the dead band: only the distance beyond it is made up
-            wanted = torch.sign(wanted) * torch.clamp(wanted.abs() - c.level_band_db * (math.log(10.0) / 10.0), min=0.0)
-        log_gain = torch.clamp(wanted,
-                               min=-c.level_max_cut_db * math.log(10.0) / 10.0,
-                               max=c.level_max_gain_db * math.log(10.0) / 10.0)
-        gain = torch.exp(torch.round(log_gain * LEVEL_GAIN_STEPS) / LEVEL_GAIN_STEPS)
-        # the last frame's sums (the previous ones where the call brought no frame)
-        last = torch.cat([previous[:, None, :], totals], dim=1)[:, -1]  # (B, 3) float64
+            wanted = torch.sign(wanted) * torch.clamp(wanted.abs() - c.level_band_db * steps, min=0.0)
+        log_gain = torch.round(torch.clamp(wanted, min=-c.level_max_cut_db * steps, max=c.level_max_gain_db * steps))
+        gain = torch.exp(log_gain * (1.0 / LEVEL_GAIN_STEPS))
+        last = torch.cat([totals[:, -1:], torch.clamp(heard_last, max=1e6)], dim=2)  # (B, 1, 3)
         high = last.to(level.dtype)
-        return gain, torch.cat([high, (last - high.double()).to(level.dtype)], dim=1)
+        return gain, torch.cat([high, (last - high.double()).to(level.dtype)], dim=2).reshape(-1, LEVEL_STATE)
 
     def set_normalization(self, mean: torch.Tensor, std: torch.Tensor) -> None:
         self.feature_mean.copy_(mean)
         self.feature_std.copy_(std.clamp(min=1e-5))
 
-    def _static_features(self, frames: torch.Tensor, gain: torch.Tensor | None = None) -> torch.Tensor:
-        # frames: (B, T, 400) -> (B, T, S); gain (B, T, 1) float64: power gain of each frame (level normalisation)
+    @staticmethod
+    def _centered(frames: torch.Tensor) -> torch.Tensor:
+        """(B, T, 400) -> float64, each frame's mean removed (a 0-frame ReduceMean broadcasts alike)."""
+        samples = frames.double()
+        return samples - samples.mean(-1, keepdim=True)
+
+    def _static_features(self, frames: torch.Tensor, gain: torch.Tensor | None = None,
+                         centered: torch.Tensor | None = None) -> torch.Tensor:
+        # frames: (B, T, 400) -> (B, T, S); gain (B, T, 1) float64: power gain of each frame (level normalisation);
+        # centered: the frames after DC removal where the caller has them already.
         # float64 up to the power spectrum: a quiet bin in a loud frame is a near-cancelling sum, where float32 rounding
         # moved log-mel by up to 1e-2 (measured with the earlier matmul analysis, whose rounding also depended
         # on how many frames one call held).  Each frame is transformed on its own, so calls never matter.
-        samples = frames.double()
-        samples = samples - samples.mean(-1, keepdim=True)  # DC removal (a 0-frame ReduceMean broadcasts alike)
+        samples = self._centered(frames) if centered is None else centered
         a = self.config.preemphasis  # Kaldi: x[0] -= a * x[0]; x[t] -= a * x[t - 1]
         samples = samples - a * torch.cat([samples[..., :1], samples[..., :-1]], dim=-1)
         squares = SquaredSpectrum.apply(samples * self.window, self.fft_stage1, self.fft_twiddles,
                                          self.fft_stage2)
+        if gain is not None:
+            squares = squares * gain
         # power = re² + im² of each bin, then the filterbank: one matmul with each filter's row at both parts of
         # its bin.  A sum of non-negative terms, so float32 loses nothing here (the cancellation is in the FFT,
         # which stays float64) and reads half the bytes.
         power = squares.float() @ self.mel_banks[self.fft_bins]  # (B, T, num_mel_bins)
-        if gain is not None:
-            power = power * gain.float()
         log_mel = torch.log(torch.clamp(power, min=LOG_FLOOR)).to(frames.dtype)
         if self.config.kind == "fbank":
             return log_mel
@@ -422,12 +434,15 @@ class Frontend(nn.Module):
         starts = torch.arange(0, audio.shape[1] // BLOCK_SAMPLES, HOP_SAMPLES // BLOCK_SAMPLES, device=audio.device)
         block_index = starts[:, None] + torch.arange(WINDOW_SAMPLES // BLOCK_SAMPLES, device=audio.device)[None, :]
         frames = CopyReshape.apply(blocks[:, block_index], 0, -1, WINDOW_SAMPLES)  # (B, m, 5, 80) -> (B, m, 400)
-        gain = new_level = None
+        new_level = None
         if self.config.level_norm:
             if level_estimate is None:
                 level_estimate = self.initial_level(audio.shape[0]).to(audio)
-            gain, new_level = self._level_gains(frames, level_estimate)
-        static = self._static_features(frames, gain)  # (B, m, S)
+            centered = self._centered(frames)
+            gain, new_level = self._level_gains(centered, level_estimate)
+            static = self._static_features(frames, gain, centered)  # (B, m, S)
+        else:
+            static = self._static_features(frames)
         new_tail = buffer[:, -TAIL_SAMPLES:]
 
         order, window = self.config.delta_order, self.config.delta_window
@@ -456,7 +471,8 @@ class Frontend(nn.Module):
         tail, history = tail.to(audio), history.to(audio)
         if not self.config.level_norm:
             return self.step(audio, tail, history)[0]
-        # in blocks: the decay-scaled terms of one call grow as e^(0.01 frames / time constant)
+        # in blocks: a call's sums are scaled by their decay to its last frame, e^(-0.01 frames / time constant) for
+        # its first frame, which must stay far from float64's underflow (about 70,000 frames; the clients hand over 256)
         level, parts, block = self.initial_level(audio.shape[0]).to(audio), [], LEVEL_BLOCK_FRAMES * HOP_SAMPLES
         for start in range(0, max(audio.shape[1], 1), block):
             features, tail, history, level = self.step(audio[:, start:start + block], tail, history, level)
