@@ -160,6 +160,39 @@ def test_the_bundled_weights_fine_tune_with_level_normalisation_turned_on():
     assert all(torch.equal(value, bundled[key]) for key, value in model.state_dict().items())
 
 
+def test_below_the_log_floor_a_level_change_is_a_shift_of_every_band():
+    """frontend.log_floor: with Kaldi's floor moved to [-1, 1] (1e-16), 30 dB quieter audio gives every log-mel band
+    3 ln 10 lower, even at -75 dBFS; the default floor (float32's epsilon) flattens the quiet bands there instead."""
+    audio = torch.from_numpy(speechlike_signal(1.0, seed=5))[None]
+    audio = 0.5 * audio / audio.abs().max()
+    for floor, exact in ((1e-16, True), (FrontendConfig().log_floor, False)):
+        frontend = Frontend(FrontendConfig(log_floor=floor))
+        loud, quiet = frontend(audio * 10 ** (-45 / 20)), frontend(audio * 10 ** (-75 / 20))
+        heard = loud > np.log(1e-16) + 3 * np.log(10) + 1  # the bands that are sound at both levels (not pauses)
+        off = ((loud - quiet) - 3 * np.log(10)).abs()[heard]
+        assert heard.float().mean() > 0.5
+        assert (off.max() < 1e-3) == exact, (floor, off.max(), (off > 1e-3).float().mean())
+
+
+def test_the_bundled_weights_start_from_another_log_floor():
+    """The floor has no weights: --init-from default takes the recipe's, and silence is what that floor makes it."""
+    from dataclasses import replace
+
+    from speechattn.model.encoder import ModelConfig, load
+    from speechattn.runtime.transcribe import CHECKPOINTS_DIR
+    from speechattn.training.train import initial_weights
+
+    config = replace(ModelConfig(), frontend=FrontendConfig(log_floor=1e-16))
+    model = initial_weights("default", config, quiet=True)
+    assert model.config.frontend.log_floor == 1e-16
+    assert torch.equal(model.frontend.silence_features, Frontend(FrontendConfig(log_floor=1e-16)).silence_features)
+    bundled = load(CHECKPOINTS_DIR / "default.pt").state_dict()
+    assert all(torch.equal(value, bundled[key]) for key, value in model.state_dict().items()
+               if key != "frontend.silence_features")
+    with pytest.raises(ConfigError, match="frontend.log_floor"):
+        FrontendConfig(log_floor=0.0)
+
+
 NOISE = Path(__file__).resolve().parents[2] / "shared" / "data" / "mssnsd-noise" / "audio"
 
 

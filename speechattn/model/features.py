@@ -84,6 +84,12 @@ class FrontendConfig:
     level_onset_dbfs: float = -40.0  # this one to level_target_dbfs (see Frontend._level_gains)
     level_band_db: float = 0.0  # a level within this many dB of the target is left as it is (a dead band: 0, every
     #                             level is brought to the target; 5, a level of -27 dBFS to a target of -20 gains 2 dB)
+    # The floor on each mel band's power (and MFCC's energy) before the log, on audio in [-1, 1].  The default, float32's
+    # epsilon, is Kaldi's number, but Kaldi applies it to 16-bit sample values, 90 dB louder: here it floors the quiet
+    # bands of quiet audio (1-5 % of the bins of the noisy dev mixes at -45 dBFS, 0.3 % or less at -15), a level cue
+    # the model can learn.  1e-16 is Kaldi's floor moved to [-1, 1] (epsilon / 32768^2): of the dev sets at -45 dBFS,
+    # 0.0005 % of the bins reach it (the empty band above 4 kHz of the upsampled telephone prompts), none of the rest.
+    log_floor: float = LOG_FLOOR
 
     def __post_init__(self) -> None:
         if self.kind not in ("fbank", "mfcc"):
@@ -105,7 +111,7 @@ class FrontendConfig:
                                ("cepstral_lifter", 0, 1000), ("preemphasis", 0, 1),
                                ("level_time_constant_s", 0.1, 60), ("level_max_gain_db", 0, 80),
                                ("level_max_cut_db", 0, 80), ("level_onset_frames", 0, 100_000),
-                               ("level_band_db", 0, 40)):
+                               ("level_band_db", 0, 40), ("log_floor", 1e-30, 1.0)):
             if not low <= getattr(self, key) <= high:
                 raise ConfigError(f"frontend.{key} must be from {low} to {high}, not {getattr(self, key)}")
 
@@ -385,7 +391,7 @@ class Frontend(nn.Module):
         # its bin.  A sum of non-negative terms, so float32 loses nothing here (the cancellation is in the FFT,
         # which stays float64) and reads half the bytes.
         power = squares.float() @ self.mel_banks[self.fft_bins]  # (B, T, num_mel_bins)
-        log_mel = torch.log(torch.clamp(power, min=LOG_FLOOR)).to(frames.dtype)
+        log_mel = torch.log(torch.clamp(power, min=self.config.log_floor)).to(frames.dtype)
         if self.config.kind == "fbank":
             return log_mel
         ceps = log_mel @ self.dct  # (B, T, num_ceps)
@@ -393,7 +399,7 @@ class Frontend(nn.Module):
             energy = frame_energy(frames)  # (B, T, 1), Kaldi's raw energy
             if gain is not None:
                 energy = energy * gain
-            log_energy = torch.log(torch.clamp(energy, min=LOG_FLOOR)).to(frames.dtype)
+            log_energy = torch.log(torch.clamp(energy, min=self.config.log_floor)).to(frames.dtype)
             ceps = torch.cat([log_energy, ceps[..., 1:]], dim=-1)
         return ceps
 
@@ -401,6 +407,10 @@ class Frontend(nn.Module):
         # Checkpoints written before the FFT frontend hold the (400, 514) analysis matrix it replaced; the
         # FFT computes the same transform, so the matrix is dropped.
         state_dict.pop(prefix + "frame_transform", None)
+        # the silence's features follow from the config (its log floor): a checkpoint's copy of them is replaced by
+        # this frontend's, so weights started from another floor see silence as their floor makes it
+        if prefix + "silence_features" in state_dict:
+            state_dict[prefix + "silence_features"] = self.silence_features.clone()
         super()._load_from_state_dict(state_dict, prefix, *args, **kwargs)
 
     def _deltas(self, sequence: torch.Tensor) -> torch.Tensor:

@@ -228,7 +228,7 @@ def initial_weights(source: str, config, quiet: bool = False):
     model = load(path)
     differing = [d for d in config_differences(config.to_dict(), model.config.to_dict()) if not d.startswith("dropout")]
     adaptable = [d for d in differing if d.startswith(("left_context_frames", "output_delay_frames", "default_chunk_frames",
-                                                       "primed_start", "frontend.level_"))
+                                                       "primed_start", "frontend.level_", "frontend.log_floor"))
                  or (d.startswith("num_layers") and config.num_layers < model.config.num_layers)]
     if len(adaptable) < len(differing):  # name every difference, the adaptable ones too
         raise CheckpointError(f"{path}: cannot start from it, its model differs from the recipe's: "
@@ -246,8 +246,8 @@ def initial_weights(source: str, config, quiet: bool = False):
     from dataclasses import replace
 
     # the output delay and the default chunk are no part of the weights (a model learns a delay by training on it),
-    # nor is level normalisation (frontend.level_*), which the model learns to read by training with it on
-    level = {k: v for k, v in vars(config.frontend).items() if k.startswith("level_")}
+    # nor is level normalisation (frontend.level_*) or the log floor, which the model learns to read by training
+    level = {k: v for k, v in vars(config.frontend).items() if k.startswith("level_") or k == "log_floor"}
     tuned = type(model)(replace(model.config, dropout=config.dropout, output_delay_frames=config.output_delay_frames,
                                 default_chunk_frames=config.default_chunk_frames, primed_start=config.primed_start,
                                 frontend=replace(model.config.frontend, **level)))
