@@ -193,6 +193,26 @@ def test_the_bundled_weights_start_from_another_log_floor():
         FrontendConfig(log_floor=0.0)
 
 
+def test_a_level_blind_input_projection_labels_any_input_level_alike():
+    """train.level_blind: the input projection's weights kept off the direction a gain moves the log-mel features in,
+    so (with the floor out of the way) 30 dB quieter audio gives the same posteriors; MFCC models are refused."""
+    model = random_model(tiny_config(frontend=FrontendConfig(log_floor=1e-16)), seed=4)
+    model.frontend.set_normalization(torch.randn(model.config.frontend.feature_dim), 1 + torch.rand(
+        model.config.frontend.feature_dim))
+    audio = speechlike_signal(1.5, seed=6)
+    audio = audio / np.abs(audio).max() + 1e-3 * np.random.default_rng(6).standard_normal(len(audio))  # every band
+    audio = torch.from_numpy(0.5 * audio / np.abs(audio).max()).float()[None]  # above the floor at -45 dBFS
+    loud, quiet = audio * 10 ** (-15 / 20), audio * 10 ** (-45 / 20)
+    chunk = model.config.default_chunk_frames
+    before = (offline_log_probs(model, loud, chunk) - offline_log_probs(model, quiet, chunk)).abs().max()
+    model.blind_to_level()
+    after = (offline_log_probs(model, loud, chunk) - offline_log_probs(model, quiet, chunk)).abs().max()
+    assert before > 1e-2 and after < 1e-3, (before, after)
+    mfcc = random_model(tiny_config(frontend=FrontendConfig(kind="mfcc")), seed=4)
+    with pytest.raises(ConfigError, match="fbank"):
+        mfcc.blind_to_level()
+
+
 NOISE = Path(__file__).resolve().parents[2] / "shared" / "data" / "mssnsd-noise" / "audio"
 
 

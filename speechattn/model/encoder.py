@@ -372,6 +372,26 @@ class PhoneTagger(nn.Module):
         conv = self.primed_conv[index] if self.primed_conv is not None else None
         return self.primed_keys[index], self.primed_values[index], conv
 
+    def level_direction(self) -> torch.Tensor:
+        """(S * F,): how the input projection's input moves per unit of log input gain: 1 / std on every log-mel bin
+        of each of the S stacked frames, 0 on the deltas (a constant has none).  Log-mel only (an MFCC model's level
+        sits in its energy term); exact where no band is at the log floor (frontend.log_floor)."""
+        frontend = self.config.frontend
+        if frontend.kind != "fbank":
+            raise ConfigError("a level-blind input projection needs log-mel features (frontend.kind: fbank)")
+        static = frontend.static_dim
+        direction = torch.zeros(frontend.feature_dim)
+        direction[:static] = 1.0 / self.frontend.feature_std[:static].cpu()
+        return direction.repeat(self.config.frame_subsampling)
+
+    @torch.no_grad()
+    def blind_to_level(self) -> None:
+        """Project the input projection's weights off `level_direction`: a gain on the input (a constant added to
+        every log-mel bin) then changes nothing the encoder sees, at no cost in the graph."""
+        v = self.level_direction().to(self.input_projection.weight)
+        weight = self.input_projection.weight  # (D, S * F)
+        weight -= torch.outer(weight @ v, v) / (v @ v)
+
     def num_parameters(self) -> int:
         return sum(p.numel() for p in self.parameters())
 

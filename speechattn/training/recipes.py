@@ -42,6 +42,9 @@ class TrainConfig:
     phase_consistency: float = 0.0  # on chunked batches, this weight times the symmetric KL divergence between the
     # outputs for the crop and for the crop 1 .. S - 1 frames later (S = model.frame_subsampling; silence before
     # it, unaugmented), aligned: pulls the labels toward not depending on the 10 ms phase; 0 = off; one process
+    level_blind: bool = False  # keep the input projection's weights off the direction a change of input gain moves
+    # the log-mel features in (PhoneTagger.blind_to_level, after every step): the same labels at any input level by
+    # construction, at no cost in the graph; log-mel only, and exact with model.frontend.log_floor 1.0e-16
     eval_every: int = 1000
     checkpoint_every: int = 500
     normalization_items: int = 200  # training utterances the feature mean/std are computed from

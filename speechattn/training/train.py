@@ -440,6 +440,8 @@ class Trainer:
                 model = PhoneTagger(self.recipe.model)
                 model.frontend.set_normalization(*normalisation_statistics(
                     model, self.dataset, config.normalization_items, config.seed))
+        if config.level_blind:
+            model.blind_to_level()
         self.model = model.to(self.device)
         self.teacher = self._teacher()
         self.optimizer = torch.optim.AdamW(model.parameters(), lr=config.learning_rate,
@@ -518,6 +520,8 @@ class Trainer:
         torch.nn.utils.clip_grad_norm_(self.model.parameters(), config.grad_clip)
         self.scaler.step(self.optimizer)
         self.scaler.update()
+        if config.level_blind:
+            self.model.blind_to_level()
         self.scheduler.step()
         self.step += 1
         return loss.item(), correct / max(count, 1), chunk
