@@ -126,10 +126,12 @@ def test_the_default_config_is_the_bundled_model():
 
     shipped = torch.load(CHECKPOINTS_DIR / "default.pt", map_location="cpu", weights_only=True)["config"]
     defaults = ModelConfig().to_dict()
-    # frontend settings newer than the checkpoint (level normalisation, off) load as their defaults
-    shipped["frontend"] = {**{k: v for k, v in defaults["frontend"].items() if k.startswith("level_")},
+    # frontend settings newer than the checkpoint (level normalisation, off; the log floor, the one it was trained
+    # with) load as their defaults
+    shipped["frontend"] = {**{k: v for k, v in defaults["frontend"].items() if k.startswith("level_") or k == "log_floor"},
                            **shipped["frontend"]}
     assert defaults["frontend"]["level_target_dbfs"] is None
+    assert defaults["frontend"]["log_floor"] == float(torch.finfo(torch.float32).eps)
     assert sorted(defaults) == sorted(shipped)
     assert {key: defaults[key] for key in defaults if defaults[key] != shipped[key]} == {}
     assert PhoneTagger(ModelConfig()).num_parameters() == 2_763_208
