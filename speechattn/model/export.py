@@ -167,38 +167,27 @@ def _gate_stream_start(path: Path) -> None:
         node.CopyFrom(nodes[i])
         return node
 
-    splits = {}
+    splits = {}  # Where -> the Split into layers that is its one reader
     for i in wheres:
         readers = consumers.get(nodes[i].output[0], [])
         if len(readers) == 1 and nodes[readers[0]].op_type == "Split" and readers[0] not in moved:
             splits[i] = readers[0]
-    moved_splits = set(splits.values())
-    then_nodes = [copy(i) for i in sorted(moved)]  # graph order is topological
-    outputs, then_names, else_nodes, else_names = [], [], [], []
+    then_nodes = [copy(i) for i in sorted(moved)] + [copy(i) for i in splits.values()]  # graph order is topological
+    outputs, else_nodes = [], []
     for i in wheres:
-        started, cache = nodes[i].output[0], nodes[i].input[2]
         if i in splits:
-            split = copy(splits[i])
-            then_nodes.append(split)
             running = copy(splits[i])
-            running.input[0] = cache
-            running.output[:] = [o + "_running" for o in split.output]
+            running.input[0] = nodes[i].input[2]
             running.name = (running.name or "split") + "_running"
-            else_nodes.append(running)
-            outputs += list(split.output)
-            then_names += [o + "_started" for o in split.output]
-            split.output[:] = then_names[-len(split.output):]
-            else_names += list(running.output)
         else:
-            outputs.append(started)
-            then_names.append(started + "_started")
-            else_nodes.append(helper.make_node("Identity", [cache], [started + "_running"]))
-            else_names.append(started + "_running")
-    renamed = {nodes[i].output[0]: nodes[i].output[0] + "_started" for i in wheres if i not in splits}
+            running = helper.make_node("Identity", [nodes[i].input[2]], [nodes[i].output[0]])
+        outputs += list(running.output)
+        running.output[:] = [o + "_running" for o in running.output]
+        else_nodes.append(running)
     for node in then_nodes:
-        node.output[:] = [renamed.get(o, o) for o in node.output]
-    then_outputs = [helper.make_tensor_value_info(o, TensorProto.FLOAT, None) for o in then_names]
-    else_outputs = [helper.make_tensor_value_info(o, TensorProto.FLOAT, None) for o in else_names]
+        node.output[:] = [o + "_started" if o in outputs else o for o in node.output]
+    then_outputs = [helper.make_tensor_value_info(o + "_started", TensorProto.FLOAT, None) for o in outputs]
+    else_outputs = [helper.make_tensor_value_info(o + "_running", TensorProto.FLOAT, None) for o in outputs]
     gate = [
         helper.make_node("Equal", ["cached_frames", "stream_start_zero"], ["stream_start_rows"]),
         helper.make_node("Cast", ["stream_start_rows"], ["stream_start_count_rows"], to=TensorProto.INT64),
@@ -210,7 +199,7 @@ def _gate_stream_start(path: Path) -> None:
             else_branch=helper.make_graph(else_nodes, "running", [], else_outputs)),
     ]
     graph.initializer.append(helper.make_tensor("stream_start_zero", TensorProto.INT64, [], [0]))
-    kept = [i for i in range(len(nodes)) if i not in moved and i not in moved_splits]
+    kept = [i for i in range(len(nodes)) if i not in moved and i not in splits.values()]
     first_user = min(u for o in outputs for u in consumers.get(o, []) if u not in moved)
     before = [copy(i) for i in kept if i < first_user]
     after = [copy(i) for i in kept if i >= first_user]
