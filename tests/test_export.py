@@ -221,8 +221,8 @@ def test_conv_module_exports_with_its_state_and_streams_exactly(tmp_path):
 def test_each_layers_attention_is_one_node_and_the_caches_are_split_and_stacked_once(tiny_model, tiny_onnx, tmp_path):
     """The graph's shape, which the streaming speed rests on (bench/streaming_speed.py): one com.microsoft
     MultiHeadAttention per layer and no attention left as small ops (Softmax, Transpose), the FFT as matmuls (no
-    DFT operator: onnxruntime's recomputes its twiddle factors on every call), and the key and value caches split
-    once and stacked once for all layers."""
+    DFT operator: onnxruntime's recomputes its twiddle factors on every call), and the keys and values, one cache,
+    split once and stacked once for all layers, each layer's windows one Gather split into keys and values."""
     options = ort.SessionOptions()
     options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_EXTENDED
     options.optimized_model_filepath = str(tmp_path / "optimized.onnx")
@@ -233,6 +233,7 @@ def test_each_layers_attention_is_one_node_and_the_caches_are_split_and_stacked_
     assert ops.count("MultiHeadAttention") == layers
     assert "Softmax" not in ops and ops.count("Transpose") == 2  # the FFT's, one before each stage
     assert "DFT" not in ops
-    for cache in ("key_cache", "value_cache"):
-        readers = [node.op_type for node in nodes if cache in node.input]
-        assert readers == ["Split"], (cache, readers)
+    readers = [node.op_type for node in nodes if "kv_cache" in node.input]
+    assert readers == ["Split"], readers
+    windows = [n for n in nodes if n.op_type == "Gather" and n.name.endswith("attention/Gather")]
+    assert len(windows) == layers  # one per layer, keys and values together

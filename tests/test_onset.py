@@ -119,6 +119,22 @@ def test_the_start_is_computed_only_when_a_stream_starts(primed):
     assert len(gate.output) == sum(len(n.output) for n in running)
 
 
+def test_a_primed_graph_hides_no_key(primed):
+    """Primed, every cache slot holds a position from the first call on (silence's, then the stream's), and a
+    flush's padding is seen as forward sees what follows an item's end: the attention has no mask to compute, and
+    the If's condition is one ReduceMin (the int64 maximum for no row: no start).  The tests above hold the outputs
+    to forward's at every chunk size, flushes included."""
+    import onnx
+
+    _, onnx_model = primed
+    graph = onnx.load(onnx_model.path).graph
+    attention = [n for n in graph.node if n.op_type == "MultiHeadAttention"]
+    assert attention and all(len(n.input) < 5 or not n.input[4] for n in attention)  # no key_padding_mask
+    (gate,) = [n for n in graph.node if n.op_type == "If"]
+    reader = next(n for n in graph.node if "cached_frames" in n.input and n.op_type == "ReduceMin")
+    assert reader.output[0] in {i for n in graph.node for i in n.input if gate.input[0] in n.output}
+
+
 def test_torch_streaming_starts_primed_as_forward_does(primed):
     model, _ = primed
     audio = torch.from_numpy(speechlike_signal(0.7, seed=16))[None]
@@ -135,13 +151,13 @@ def test_the_caches_follow_the_weights_through_a_checkpoint(tmp_path):
     model = random_model(tiny_config(primed_start=True), seed=17)
     save_checkpoint(model, tmp_path / "m.pt")
     loaded = load(tmp_path / "m.pt")
-    assert loaded.primed and torch.equal(loaded.primed_keys, model.primed_keys)
-    assert "primed_keys" not in loaded.state_dict()  # derived, never saved: old checkpoints load as before
+    assert loaded.primed and torch.equal(loaded.primed_kv, model.primed_kv)
+    assert "primed_kv" not in loaded.state_dict()  # derived, never saved: old checkpoints load as before
     with torch.no_grad():
         loaded.classifier.weight.mul_(1.5)
         loaded.layers[0].attention.relative_bias.add_(0.5)
     loaded.prime()
-    assert not torch.allclose(loaded.primed_keys, model.primed_keys)  # new weights, new silence caches
+    assert not torch.allclose(loaded.primed_kv, model.primed_kv)  # new weights, new silence caches
 
 
 def test_models_without_the_setting_start_empty(tiny_onnx, tiny_model):

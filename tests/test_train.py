@@ -274,7 +274,7 @@ def test_a_primed_start_run_keeps_its_silence_caches_in_step_with_the_weights(ti
     assert model.config.primed_start and model.primed
     fresh = PhoneTagger(model.config)
     fresh.load_state_dict(model.state_dict())
-    assert torch.equal(fresh.eval().prime().primed_keys, model.primed_keys)
+    assert torch.equal(fresh.eval().prime().primed_kv, model.primed_kv)
 
 
 def test_phase_consistency_trains_and_pulls_the_two_phases_together(tiny, tmp_path):

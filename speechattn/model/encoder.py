@@ -133,8 +133,7 @@ class EncoderState(NamedTuple):
     """Streaming state of the encoder; every tensor starts as zeros (see `initial_state`)."""
 
     pending_features: torch.Tensor  # (B, P, F): frames waiting for their chunk to fill, 0 <= P < C
-    key_cache: torch.Tensor  # (N, B, L', D): attention keys of the last L' positions, layer first
-    value_cache: torch.Tensor  # (N, B, L', D)
+    kv_cache: torch.Tensor  # (N, B, L', 2D): attention keys, then values, of the last L' positions, layer first
     cached_frames: torch.Tensor  # (B,) int64: how many cache slots hold real positions (0..L')
     conv_cache: torch.Tensor | None = None  # (N, B, W - 1, D): each layer's convolution input at the last W - 1
     # positions (W = conv_kernel); zeros at the start, as the causal padding of `forward`; None without the module
@@ -151,7 +150,7 @@ class ChunkLayout(NamedTuple):
     # (None on the graph path, where _encode slices every layer's biases from one constant table)
     key_mask: torch.Tensor  # (B, K, 1, 1, L + C) float: 0 where the key is visible, a huge negative where not;
     # on the graph path (sizes are tensors, chunks folded into the batch) (B * K, L + C) int32: 1 visible, 0 not
-    shapes: tuple | None = None  # graph path: int64 shapes (-1, C, D), (-1, L + C, D), (1, B, -1, D): the folded
+    shapes: tuple | None = None  # graph path: int64 shapes (-1, C, D), (-1, L + C, 2D), (1, B, -1, D): the folded
     # queries, the folded key windows and the output (-1 = B * K or T, inferred)
 
 
@@ -168,6 +167,26 @@ class ShapeReshape(torch.autograd.Function):
         return g.op("Reshape", x, shape)
 
 
+class ZeroPadded(torch.autograd.Function):
+    """frames (B, n, F), ready <= n and padded >= ready -> (B, padded, F): the first `ready` frames, then zeros.  In
+    the graph a Slice and a Pad, where indexing with a validity mask exported as nine nodes.  No gradient: the
+    streaming path only."""
+
+    @staticmethod
+    def forward(ctx, frames, ready, padded):
+        ready, padded = int(ready), int(padded)
+        return nn.functional.pad(frames[:, :ready], (0, 0, 0, padded - ready))
+
+    @staticmethod
+    def symbolic(g, frames, ready, padded):
+        def constant(values):
+            return g.op("Constant", value_t=torch.tensor(values, dtype=torch.int64))
+
+        kept = g.op("Slice", frames, constant([0]), g.op("Unsqueeze", ready, constant([0])), constant([1]))
+        extra = g.op("Unsqueeze", g.op("Sub", padded, ready), constant([0]))  # frames of zeros after them
+        return g.op("Pad", kept, g.op("Concat", constant([0, 0, 0, 0]), extra, constant([0]), axis_i=0))
+
+
 def _none(g):  # an omitted optional input of an ONNX node
     from torch.onnx._internal.torchscript_exporter.symbolic_helper import _optional_input_placeholder_tensor
 
@@ -177,7 +196,8 @@ def _none(g):  # an omitted optional input of an ONNX node
 class WindowAttention(torch.autograd.Function):
     """Chunked attention with the chunks folded into the batch, as one node in the ONNX graph.
 
-    queries (1, B, T, D); keys, values (1, B, L + T, D) (the left context, then this call's positions);
+    queries (1, B, T, D); keys_values (1, B, L + T, 2D), each position's key then its value (the left context,
+    then this call's positions: one tensor, so the windows are one Concat, Gather and Reshape, and a Split);
     key_index (K, L + C); bias (1, H, C, L + C) relative-position bias; key_mask (B * K, L + C) int32, 1 where
     the key is visible; shapes from the layout.  Returns (1, B, T, D).  Torch computes it with plain ops; the
     graph gathers each chunk's window and runs onnxruntime's com.microsoft MultiHeadAttention (softmax(q k^T /
@@ -185,26 +205,30 @@ class WindowAttention(torch.autograd.Function):
     torch the float32 minimum), one node where the plain ops exported as about a dozen small ones."""
 
     @staticmethod
-    def forward(ctx, queries, keys, values, key_index, bias, key_mask, query_shape, window_shape, output_shape,
+    def forward(ctx, queries, keys_values, key_index, bias, key_mask, query_shape, window_shape, output_shape,
                 num_heads):
         BK, C, D = query_shape.tolist()
         W = window_shape[1].item()
         H, Dh = num_heads, D // num_heads
         q = queries.reshape(BK, C, H, Dh).transpose(1, 2)  # (B * K, H, C, Dh)
-        k = keys[:, :, key_index].reshape(BK, W, H, Dh).permute(0, 2, 3, 1)  # (B * K, H, Dh, L + C)
-        v = values[:, :, key_index].reshape(BK, W, H, Dh).transpose(1, 2)  # (B * K, H, L + C, Dh)
-        hidden = torch.where(key_mask.bool(), 0.0, torch.finfo(torch.float32).min)[:, None, None, :]  # (B * K, 1, 1, W)
-        weights = torch.softmax((q @ k) * (1.0 / math.sqrt(Dh)) + bias + hidden, dim=-1)  # (B * K, H, C, L + C)
+        windows = keys_values[:, :, key_index].reshape(BK, W, 2 * D)
+        k = windows[..., :D].reshape(BK, W, H, Dh).permute(0, 2, 3, 1)  # (B * K, H, Dh, L + C)
+        v = windows[..., D:].reshape(BK, W, H, Dh).transpose(1, 2)  # (B * K, H, L + C, Dh)
+        scores = (q @ k) * (1.0 / math.sqrt(Dh)) + bias  # (B * K, H, C, L + C)
+        if key_mask is not None:
+            scores = scores + torch.where(key_mask.bool(), 0.0, torch.finfo(torch.float32).min)[:, None, None, :]
+        weights = torch.softmax(scores, dim=-1)
         return (weights @ v).transpose(1, 2).reshape(output_shape.tolist())  # (B * K, C, H, Dh) -> (1, B, T, D)
 
     @staticmethod
-    def symbolic(g, queries, keys, values, key_index, bias, key_mask, query_shape, window_shape, output_shape,
+    def symbolic(g, queries, keys_values, key_index, bias, key_mask, query_shape, window_shape, output_shape,
                  num_heads):
         # allowzero: a call with no complete chunk has B * K = 0 (without it a 0 in a shape copies a dimension)
         query = g.op("Reshape", queries, query_shape, allowzero_i=1)  # (B * K, C, D)
-        key = g.op("Reshape", g.op("Gather", keys, key_index, axis_i=2), window_shape, allowzero_i=1)  # (B * K, L + C, D)
-        value = g.op("Reshape", g.op("Gather", values, key_index, axis_i=2), window_shape, allowzero_i=1)
-        attended = g.op("com.microsoft::MultiHeadAttention", query, key, value, _none(g), key_mask, bias,
+        windows = g.op("Reshape", g.op("Gather", keys_values, key_index, axis_i=2), window_shape, allowzero_i=1)
+        key, value = g.op("Split", windows, axis_i=2, outputs=2)  # (B * K, L + C, D) each
+        mask = _none(g) if key_mask is None or key_mask.node().mustBeNone() else key_mask
+        attended = g.op("com.microsoft::MultiHeadAttention", query, key, value, _none(g), mask, bias,
                         num_heads_i=num_heads)  # scale defaults to 1 / sqrt(Dh)
         # a contrib op has no type for the exporter to infer: declare it (float, (B * K, C, D)), or the file's
         # value_info carries an untyped tensor that onnxruntime's quantization tools cannot load
@@ -224,26 +248,25 @@ class ChunkedSelfAttention(nn.Module):
         self.dropout = nn.Dropout(config.dropout)
 
     def forward(
-        self, x: torch.Tensor, left_keys: torch.Tensor, left_values: torch.Tensor, layout: ChunkLayout,
-        bias: torch.Tensor | None = None,
-    ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
-        """x (1, B, T, D), T = K * C; left_keys/values (1, B, L, D); on the graph path `bias` is this layer's
-        relative bias for the layout, (1, H, C, L + C) (PhoneTagger._encode gathers all layers' at once).
+        self, x: torch.Tensor, left: torch.Tensor, layout: ChunkLayout, bias: torch.Tensor | None = None,
+    ) -> tuple[torch.Tensor, torch.Tensor]:
+        """x (1, B, T, D), T = K * C; left (1, B, L, 2D) the left context's keys and values (each position's key,
+        then its value); on the graph path `bias` is this layer's relative bias for the layout, (1, H, C, L + C)
+        (PhoneTagger._encode gathers all layers' at once).
 
         Returns the attended output (1, B, T, D) and the keys and values of the left context followed by those
-        of x, each (1, B, L + T, D): the streaming cache is cut from them.
+        of x, (1, B, L + T, 2D): the streaming cache is cut from them.
         """
         B, K, C = layout.batch, layout.num_chunks, layout.chunk_frames
         H, Dh = self.num_heads, self.head_dim
         window = layout.key_index.shape[1]  # L + C
         D = H * Dh  # split with constant sizes: `chunk` exports as a chain of shape arithmetic per layer
-        queries, keys, values = self.qkv(x).split([D, D, D], dim=-1)  # each (1, B, T, D)
-        all_keys = torch.cat([left_keys, keys], dim=2)  # (1, B, L + T, D)
-        all_values = torch.cat([left_values, values], dim=2)
+        queries, keys_values = self.qkv(x).split([D, 2 * D], dim=-1)  # (1, B, T, D), (1, B, T, 2D)
+        every = torch.cat([left, keys_values], dim=2)  # (1, B, L + T, 2D)
         if layout.shapes is not None:  # sizes are tensors: the ONNX graph and torch streaming
-            attended = WindowAttention.apply(queries, all_keys, all_values, layout.key_index, bias, layout.key_mask,
-                                             *layout.shapes, H)
-            return self.out(attended), all_keys, all_values
+            attended = WindowAttention.apply(queries, every, layout.key_index, bias, layout.key_mask, *layout.shapes, H)
+            return self.out(attended), every
+        all_keys, all_values = every[..., :D], every[..., D:]
         bias = self.relative_bias[:, layout.bias_index]  # (H, C, L + C)
         # Python sizes (training, evaluation): each chunk's window is a strided view of the left-extended
         # sequence, so there is no gather whose backward is a slow scatter (bench/train_speed.py: ~25 % of
@@ -252,9 +275,11 @@ class ChunkedSelfAttention(nn.Module):
         k = all_keys[0].unfold(1, window, C).reshape(B, K, H, Dh, window)  # (B, K, D, L + C) -> (B, K, H, Dh, L + C)
         v = all_values[0].unfold(1, window, C).reshape(B, K, H, Dh, window).transpose(3, 4)  # (B, K, H, L + C, Dh)
         scores = (q @ k) * (1.0 / math.sqrt(Dh))  # (B, K, H, C, L + C)
-        weights = self.dropout(torch.softmax(scores + bias + layout.key_mask, dim=-1))
+        if layout.key_mask is not None:
+            scores = scores + layout.key_mask
+        weights = self.dropout(torch.softmax(scores + bias, dim=-1))
         attended = (weights @ v).transpose(2, 3).reshape(1, B, K * C, H * Dh)  # (B, K, C, H, Dh) -> (1, B, T, D)
-        return self.out(attended), all_keys, all_values
+        return self.out(attended), every
 
 
 class ConvModule(nn.Module):
@@ -299,17 +324,17 @@ class EncoderLayer(nn.Module):
         )
         self.dropout = nn.Dropout(config.dropout)
 
-    def forward(self, x, left_keys, left_values, layout: ChunkLayout, left_conv=None, bias=None):
+    def forward(self, x, left, layout: ChunkLayout, left_conv=None, bias=None):
         """x (1, B, T, D) and this layer's left context (1, B, L, D) each -> x and the left-extended keys,
         values and convolution inputs (see ChunkedSelfAttention, ConvModule)."""
-        attended, keys, values = self.attention(self.attention_norm(x), left_keys, left_values, layout, bias)
+        attended, keys_values = self.attention(self.attention_norm(x), left, layout, bias)
         x = x + self.dropout(attended)
         conv_sequence = None
         if self.conv is not None:
             convolved, conv_sequence = self.conv(x, left_conv)
             x = x + self.dropout(convolved)
         x = x + self.dropout(self.ffn(self.ffn_norm(x)))
-        return x, keys, values, conv_sequence
+        return x, keys_values, conv_sequence
 
 
 class PhoneTagger(nn.Module):
@@ -322,15 +347,14 @@ class PhoneTagger(nn.Module):
         self.layers = nn.ModuleList(EncoderLayer(config) for _ in range(config.num_layers))
         self.final_norm = nn.LayerNorm(config.model_dim)
         self.classifier = nn.Linear(config.model_dim, S * config.num_classes)
-        # The stream start (see `prime`): per allowed chunk size, the caches after silence, (choices, N, 1, L', D)
+        # The stream start (see `prime`): per allowed chunk size, the caches after silence, (choices, N, 1, L', 2D)
         # and (choices, N, 1, W - 1, D); None until primed.  Derived from the weights, never saved.
-        self.register_buffer("primed_keys", None, persistent=False)
-        self.register_buffer("primed_values", None, persistent=False)
+        self.register_buffer("primed_kv", None, persistent=False)
         self.register_buffer("primed_conv", None, persistent=False)
 
     @property
     def primed(self) -> bool:
-        return self.primed_keys is not None
+        return self.primed_kv is not None
 
     @torch.no_grad()
     def prime(self) -> "PhoneTagger":
@@ -341,7 +365,7 @@ class PhoneTagger(nn.Module):
         silence (whole chunks) to the audio changes nothing but the times.  The caches follow from the weights:
         `load` primes, training primes again every few steps, export traces them as constants."""
         c = self.config
-        self.primed_keys = self.primed_values = self.primed_conv = None
+        self.primed_kv = self.primed_conv = None
         if not c.primed_start or c.left_context_positions == 0:  # nothing cached, nothing to prime
             return self
         training = self.training
@@ -349,20 +373,19 @@ class PhoneTagger(nn.Module):
         device = self.classifier.weight.device
         receptive = c.num_layers * (c.left_context_frames + max(c.chunk_frames_choices)) + max(c.chunk_frames_choices)
         start = EncoderState(*(t.to(device) if t is not None else None for t in self.initial_state(1)))
-        keys, values, conv = [], [], []
+        kv, conv = [], []
         for C in c.chunk_frames_choices:
             frames = -(-receptive // C) * C + C
             silence = self.frontend(torch.zeros(1, frames * HOP_SAMPLES, device=device))
             _, state = self.step(silence, start, C)
-            keys.append(state.key_cache)
-            values.append(state.value_cache)
+            kv.append(state.kv_cache)
             conv.append(state.conv_cache)
-        self.primed_keys, self.primed_values = torch.stack(keys), torch.stack(values)
+        self.primed_kv = torch.stack(kv)
         self.primed_conv = torch.stack(conv) if c.conv_kernel else None
         return self.train(training)
 
-    def _primed_caches(self, chunk_frames) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor | None]:
-        """The primed (N, 1, L', D) keys and values and (N, 1, W - 1, D) convolution inputs for chunk size C (an
+    def _primed_caches(self, chunk_frames) -> tuple[torch.Tensor, torch.Tensor | None]:
+        """The primed (N, 1, L', 2D) keys and values and (N, 1, W - 1, D) convolution inputs for chunk size C (an
         int, or a tensor in the graph: a C the model does not list gets the first listed size's)."""
         choices = self.config.chunk_frames_choices
         if isinstance(chunk_frames, int):
@@ -370,7 +393,7 @@ class PhoneTagger(nn.Module):
         else:
             index = (torch.tensor(choices) == chunk_frames).to(torch.int32).argmax()
         conv = self.primed_conv[index] if self.primed_conv is not None else None
-        return self.primed_keys[index], self.primed_values[index], conv
+        return self.primed_kv[index], conv
 
     def level_direction(self) -> torch.Tensor:
         """(S * F,): how the input projection's input moves per unit of log input gain: 1 / std on every log-mel bin
@@ -395,27 +418,32 @@ class PhoneTagger(nn.Module):
     def num_parameters(self) -> int:
         return sum(p.numel() for p in self.parameters())
 
-    def _layout(self, batch, num_frames, left_frames: int, key_valid: torch.Tensor, chunk_frames) -> ChunkLayout:
-        """Chunk arithmetic for a call of num_frames (a multiple of C) frames with left_frames of left context."""
+    def _layout(self, batch, num_chunks, left_frames: int, key_valid: torch.Tensor | None, chunk_frames,
+                device=None) -> ChunkLayout:
+        """Chunk arithmetic for a call of num_chunks chunks of C frames with left_frames of left context;
+        key_valid None: every key is visible (a primed model: no mask).  On the graph path `batch` is the (1,)
+        int64 tensor of B."""
         C, L = chunk_frames, left_frames
-        device = key_valid.device
-        num_chunks = num_frames // C
-        window = torch.arange(L + C, device=device)  # (L + C,)
+        span = C + L  # one node for every use of L + C in the graph
+        window = torch.arange(span, device=device)  # (L + C,)
         key_index = torch.arange(num_chunks, device=device)[:, None] * C + window[None, :]  # (K, L + C)
         if isinstance(C, int) and isinstance(num_chunks, int) and num_chunks > 0:
             hidden = torch.finfo(torch.float32).min
-            key_mask = torch.where(key_valid[:, key_index], 0.0, hidden)[:, :, None, None, :]  # (B, K, 1, 1, L + C)
+            key_mask = None if key_valid is None else \
+                torch.where(key_valid[:, key_index], 0.0, hidden)[:, :, None, None, :]  # (B, K, 1, 1, L + C)
             return ChunkLayout(batch, num_chunks, C, key_index, self._bias_index(C, L, device), key_mask)
         # Sizes are tensors (the ONNX graph, torch streaming): the chunks fold into the batch of one attention
         # node per layer, with the shapes it needs computed here once for all layers (-1 for the sizes that
         # follow from the others: fewer nodes to compute them).
         D = self.config.model_dim
         one = torch.ones(1, dtype=torch.int64)
-        chunk, width = torch.as_tensor(C).reshape(1), (torch.as_tensor(L) + C).reshape(1)  # C, L + C
+        chunk, width = torch.as_tensor(C).unsqueeze(0), torch.as_tensor(span).unsqueeze(0)  # C, L + C as slices' bounds
         folded = torch.cat([-one, chunk, one * D])  # (B * K, C, D)
-        window_shape = torch.cat([-one, width, one * D])  # (B * K, L + C, D)
-        output_shape = torch.cat([one, torch.as_tensor(batch).reshape(1), -one, one * D])  # (1, B, T, D)
-        key_mask = ShapeReshape.apply(key_valid[:, key_index].to(torch.int32), torch.cat([-one, width]))  # (B * K, L + C)
+        window_shape = torch.cat([-one, width, one * (2 * D)])  # (B * K, L + C, 2D): keys and values
+        batch = batch if torch.is_tensor(batch) else torch.tensor([batch])  # a call with no chunk: torch's int
+        output_shape = torch.cat([one, batch, -one, one * D])  # (1, B, T, D)
+        key_mask = None if key_valid is None else \
+            ShapeReshape.apply(key_valid[:, key_index].to(torch.int32), torch.cat([-one, width]))  # (B * K, L + C)
         return ChunkLayout(batch, num_chunks, C, key_index, None, key_mask, (folded, window_shape, output_shape))
 
     def _bias_index(self, C: int, L: int, device=None) -> torch.Tensor:
@@ -425,22 +453,29 @@ class PhoneTagger(nn.Module):
         offset = L + torch.arange(C, device=device)[:, None] - torch.arange(L + C, device=device)[None, :]
         return offset.clamp(-c.max_relative_future, c.max_relative_past) + c.max_relative_future
 
-    def _encode(self, feats, left_keys, left_values, key_valid, chunk_frames, left_conv=None):
-        """feats (B, T, F), T a multiple of C; left_keys/values (N, B, L', D); key_valid (B, L' + T');
-        left_conv (N, B, W - 1, D) with the convolution module.
+    def _encode(self, feats, left, key_valid, chunk_frames, left_conv=None, sizes=None):
+        """feats (B, T, F), T a multiple of C; left (N, B, L', 2D) the left context's keys and values; key_valid
+        (B, L' + T');
+        left_conv (N, B, W - 1, D) with the convolution module; `sizes` (streaming): the (1,) int64 tensor of B
+        and the number of chunks, where the caller has them (fewer graph nodes than reading feats' shape).
 
         Returns log-probabilities (B, T, classes) and, per layer, the left context followed by this call's
-        positions: keys and values (N, B, L' + T', D) and convolution inputs (N, B, W - 1 + T', D) (None without
+        positions: keys and values (N, B, L' + T', 2D) and convolution inputs (N, B, W - 1 + T', D) (None without
         the module).  Hidden states are (1, B, T', D) so that each layer's slice of the stacked state is used
         as it comes (one Split for all layers in the graph, no squeezing) and the layers restack in one Concat.
         """
         S = self.config.frame_subsampling
         B, T, F = feats.shape[0], feats.shape[1], self.config.frontend.feature_dim  # F a plain int, even when traced
-        L = int(left_keys.shape[2])  # L': a constant of the graph (the cache's size), not a computed shape
-        layout = self._layout(B, T // S, L, key_valid, chunk_frames // S)
+        L = int(left.shape[2])  # L': a constant of the graph (the cache's size), not a computed shape
+        if sizes is None:
+            sizes = (B if isinstance(B, int) else torch._shape_as_tensor(feats)[:1], T // chunk_frames)
+        batch, num_chunks = sizes
+        if isinstance(B, int) and isinstance(num_chunks, int):
+            batch = B
+        layout = self._layout(batch, num_chunks, L, key_valid, chunk_frames // S, feats.device)
         x = self.input_projection(CopyReshape.apply(feats, 0, -1, S * F))[None]  # (B, T', S * F) -> (1, B, T', D)
         N = len(self.layers)
-        new_keys, new_values, new_conv = [], [], []
+        new_kv, new_conv = [], []
         lefts = left_conv.split(1) if left_conv is not None else [None] * N
         biases = [None] * N
         if layout.shapes is not None:  # every layer's relative bias: N x (1, H, C', L' + C')
@@ -449,17 +484,15 @@ class PhoneTagger(nn.Module):
             index = self._bias_index(max(self.config.chunk_frames_choices) // S, L)  # (C'max, L' + C'max)
             table = torch.stack([layer.attention.relative_bias for layer in self.layers])[:, :, index]
             C = layout.chunk_frames
-            biases = table[:, :, :C, : L + C].split(1)
-        for layer, keys, values, conv, bias in zip(self.layers, left_keys.split(1), left_values.split(1), lefts,
-                                                   biases):
-            x, layer_keys, layer_values, conv_sequence = layer(x, keys, values, layout, conv, bias)
-            new_keys.append(layer_keys)
-            new_values.append(layer_values)
+            biases = table[:, :, :C, : C + L].split(1)
+        for layer, layer_left, conv, bias in zip(self.layers, left.split(1), lefts, biases):
+            x, layer_kv, conv_sequence = layer(x, layer_left, layout, conv, bias)
+            new_kv.append(layer_kv)
             new_conv.append(conv_sequence)
         logits = self.classifier(self.final_norm(x[0]))  # (B, T', S * classes)
         logits = CopyReshape.apply(logits, 0, -1, self.config.num_classes)  # (B, T, classes)
         conv_sequences = torch.cat(new_conv) if left_conv is not None else None
-        return torch.log_softmax(logits, dim=-1), torch.cat(new_keys), torch.cat(new_values), conv_sequences
+        return torch.log_softmax(logits, dim=-1), torch.cat(new_kv), conv_sequences
 
     def forward(self, feats: torch.Tensor, lengths: torch.Tensor, chunk_frames: int | None) -> torch.Tensor:
         """Batched, padded: feats (B, T, F), lengths (B,) -> log-probs (B, T, classes).
@@ -477,14 +510,17 @@ class PhoneTagger(nn.Module):
         L = 0 if full_context else self.config.left_context_positions
         position_valid = frame_valid[:, ::S]  # a position is real when its first frame is
         primed = self.primed and not full_context
-        key_valid = torch.cat([torch.full((B, L), primed, dtype=torch.bool, device=feats.device), position_valid], 1)
-        left_keys = left_values = feats.new_zeros(self.config.num_layers, B, L, self.config.model_dim)
+        # Primed, no key is hidden: the left context is silence's, the keys past an item's end come after every real
+        # query but those of its last chunk, which see them as `step`'s flush sees its padding (zeros)
+        key_valid = None if primed else \
+            torch.cat([torch.full((B, L), False, dtype=torch.bool, device=feats.device), position_valid], 1)
+        left = feats.new_zeros(self.config.num_layers, B, L, 2 * self.config.model_dim)
         left_conv = self._zero_conv_state(B, feats)
         if primed:  # the stream starts after silence, as `step` starts a primed stream
-            keys, values, conv = self._primed_caches(C)
-            left_keys, left_values = keys.expand(-1, B, -1, -1), values.expand(-1, B, -1, -1)
+            kv, conv = self._primed_caches(C)
+            left = kv.expand(-1, B, -1, -1)
             left_conv = conv.expand(-1, B, -1, -1) if conv is not None else None
-        log_probs, _, _, _ = self._encode(feats, left_keys, left_values, key_valid, C, left_conv)
+        log_probs, _, _ = self._encode(feats, left, key_valid, C, left_conv)
         return log_probs[:, :T]
 
     def tag(self, audio: torch.Tensor, lengths: torch.Tensor, chunk_frames: int | None) -> torch.Tensor:
@@ -502,11 +538,10 @@ class PhoneTagger(nn.Module):
 
     def initial_state(self, batch_size: int = 1) -> EncoderState:
         c = self.config
-        cache = torch.zeros(c.num_layers, batch_size, c.left_context_positions, c.model_dim)
+        cache = torch.zeros(c.num_layers, batch_size, c.left_context_positions, 2 * c.model_dim)
         return EncoderState(
             pending_features=torch.zeros(batch_size, 0, c.frontend.feature_dim),
-            key_cache=cache,
-            value_cache=cache.clone(),
+            kv_cache=cache,
             cached_frames=torch.zeros(batch_size, dtype=torch.int64),
             conv_cache=self._zero_conv_state(batch_size, cache),
         )
@@ -529,40 +564,43 @@ class PhoneTagger(nn.Module):
         S = self.config.frame_subsampling
         L = self.config.left_context_positions
         if self.primed:  # a stream's first call (nothing cached yet) starts from the caches silence leaves
-            keys, values, conv = self._primed_caches(C)
+            kv, conv = self._primed_caches(C)
             start = state.cached_frames == 0  # (B,)
             state = EncoderState(
                 state.pending_features,
-                torch.where(start[None, :, None, None], keys, state.key_cache),
-                torch.where(start[None, :, None, None], values, state.value_cache),
-                torch.where(start, torch.full_like(state.cached_frames, L), state.cached_frames),
+                torch.where(start[None, :, None, None], kv, state.kv_cache),
+                state.cached_frames,  # every slot holds a position from here on (silence's, then the stream's)
                 torch.where(start[None, :, None, None], conv, state.conv_cache) if conv is not None else None,
             )
         frames = torch.cat([state.pending_features, feats], dim=1)  # (B, n, F)
         n = frames.shape[1]
         complete = (n // C) * C
         ready = complete + final * (n - complete)  # frames emitted now
-        padded = (ready + C - 1) // C * C  # a final short chunk is padded with masked frames
-        frame = torch.arange(padded, device=feats.device)
-        frame_valid = (frame < ready)[None, :, None]  # (1, padded, 1)
-        chunk_input = frames[:, frame.clamp(max=n - 1)] * frame_valid  # (B, padded, F); padding is zeros, as in forward
-        ready_positions = (ready + S - 1) // S
+        chunks = (ready + C - 1) // C
+        padded = chunks * C  # a final short chunk is padded with zeros
+        chunk_input = ZeroPadded.apply(frames, ready, padded)  # (B, padded, F); padding is zeros, as in forward
+        ready_positions = (ready + (S - 1)) // S
         # Keys are the L' cache slots, then this call's padded / S positions: a slot is real when it holds one of the
         # newest cached_frames cached positions, a position when it is one of the first ready_positions.
-        slot = torch.arange(L + padded // S, device=feats.device)[None, :]  # (1, L' + padded / S)
-        key_valid = (slot >= (L - state.cached_frames)[:, None]) & (slot < L + ready_positions)  # (B, L' + padded / S)
-        log_probs, all_keys, all_values, all_conv = self._encode(chunk_input, state.key_cache, state.value_cache,
-                                                                 key_valid, C, state.conv_cache)
-        # all_* hold the old state followed by this call's positions (N, B, L' + padded', D); the new state is the
-        # last L' (W - 1) of them that are real: positions ready' - L' .. ready' - 1 of this call, cache included.
+        if self.primed:  # nothing hidden: the cache holds positions from the start, a flush's padding is seen as
+            # forward sees what follows an item's end (fewer graph nodes, no mask for the attention)
+            key_valid = None
+            cached_frames = torch.clamp(state.cached_frames + L, max=L)  # L, whether the stream starts (0) or not
+        else:
+            slot = torch.arange(L + padded // S, device=feats.device)[None, :]  # (1, L' + padded / S)
+            key_valid = (slot >= (L - state.cached_frames)[:, None]) & (slot < L + ready_positions)
+            cached_frames = torch.clamp(state.cached_frames + ready_positions, max=L)
+        sizes = (torch._shape_as_tensor(frames)[:1], chunks) if torch.is_tensor(chunks) else None
+        log_probs, every, all_conv = self._encode(chunk_input, state.kv_cache, key_valid, C, state.conv_cache, sizes)
+        # every (N, B, L' + padded', 2D) and all_conv hold the old state followed by this call's positions; the new
+        # state is the last L' (W - 1) of them that are real: positions ready' - L' .. ready' - 1, cache included.
         new_conv = None
         if state.conv_cache is not None:
             new_conv = all_conv[:, :, ready_positions : ready_positions + (self.config.conv_kernel - 1)]
         new_state = EncoderState(
             pending_features=frames[:, ready:],
-            key_cache=all_keys[:, :, ready_positions : ready_positions + L],
-            value_cache=all_values[:, :, ready_positions : ready_positions + L],
-            cached_frames=torch.clamp(state.cached_frames + ready_positions, max=L),
+            kv_cache=every[:, :, ready_positions : ready_positions + L],
+            cached_frames=cached_frames,
             conv_cache=new_conv,
         )
         return log_probs[:, :ready], new_state

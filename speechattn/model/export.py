@@ -123,7 +123,7 @@ def _trace(model: PhoneTagger, path: Path) -> None:
         _gate_stream_start(path)
 
 
-CACHE_STATES = ("key_cache", "value_cache", "conv_cache")
+CACHE_STATES = ("kv_cache", "conv_cache")
 
 
 def _gate_stream_start(path: Path) -> None:
@@ -132,7 +132,8 @@ def _gate_stream_start(path: Path) -> None:
     Traced, `PhoneTagger.step`'s start (each cache replaced by the silence caches where cached_frames is 0) is a
     Gather of the primed caches for the chunk size and a Where over each whole cache on every call: about 5 % of a
     40 ms call (docs/benchmarks.md, "The stream start").  Here those nodes (every Where that reads a cache input, and the
-    nodes that feed nothing else) move into the then-branch of an If on "any row has cached_frames 0"; the
+    nodes that feed nothing else) move into the then-branch of an If on "any row has cached_frames 0" (their
+    fewest is 0: one ReduceMin and an Equal); the
     else-branch passes the caches through.  A cache whose one reader is the Split into layers is split in both
     branches, so the If gives the layers' pieces and the else-branch reads the cache input straight into them
     instead of copying it whole through an Identity first.  Either branch gives exactly what the Where gave, row by
@@ -188,11 +189,9 @@ def _gate_stream_start(path: Path) -> None:
         node.output[:] = [o + "_started" if o in outputs else o for o in node.output]
     then_outputs = [helper.make_tensor_value_info(o + "_started", TensorProto.FLOAT, None) for o in outputs]
     else_outputs = [helper.make_tensor_value_info(o + "_running", TensorProto.FLOAT, None) for o in outputs]
-    gate = [
-        helper.make_node("Equal", ["cached_frames", "stream_start_zero"], ["stream_start_rows"]),
-        helper.make_node("Cast", ["stream_start_rows"], ["stream_start_count_rows"], to=TensorProto.INT64),
-        helper.make_node("ReduceSum", ["stream_start_count_rows"], ["stream_start_count"], keepdims=0),
-        helper.make_node("Cast", ["stream_start_count"], ["stream_start_any"], to=TensorProto.BOOL),
+    gate = [  # some row starts: the fewest cached frames is 0 (no row: the int64 maximum, no start)
+        helper.make_node("ReduceMin", ["cached_frames"], ["stream_start_fewest"], keepdims=0),
+        helper.make_node("Equal", ["stream_start_fewest", "stream_start_zero"], ["stream_start_any"]),
         helper.make_node(
             "If", ["stream_start_any"], outputs, name="stream_start",
             then_branch=helper.make_graph(then_nodes, "started", [], then_outputs),

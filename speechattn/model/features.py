@@ -49,7 +49,7 @@ LEVEL_GATE = 1e-10  # frames whose mean square is at most this (-100 dBFS: digit
 # decimal, and the weight-only int8 file, which quantizes each frame's activations on their own, turned that into
 # 0.05 of log-probability between one call and random pieces.
 LEVEL_GAIN_STEPS = 2.0 ** 16
-LEVEL_STATE = 6
+LEVEL_STATE = (2, 3)  # the three sums' float32 parts, then the float32 of what each leaves over
 LEVEL_BLOCK_FRAMES = 512  # forward() estimates the level in blocks this long (a call's decays shrink with its length)
 BLOCK_SAMPLES = 80  # the largest length that divides the tail (240), the hop (160) and the window (400)
 assert not (TAIL_SAMPLES % BLOCK_SAMPLES or HOP_SAMPLES % BLOCK_SAMPLES or WINDOW_SAMPLES % BLOCK_SAMPLES)
@@ -288,10 +288,9 @@ class Frontend(nn.Module):
         self.register_buffer("fft_twiddles", twiddles, persistent=False)
         self.register_buffer("fft_stage2", stage2, persistent=False)
         self.register_buffer("fft_bins", torch.tensor(fft_bin_order()), persistent=False)
-        # level normalisation: a frame's mean square as one matmul, and the state's two float32 parts added as one
+        # level normalisation: a frame's mean square as one matmul
         self.register_buffer("level_mean", torch.full((WINDOW_SAMPLES, 1), 1.0 / WINDOW_SAMPLES, dtype=torch.float64),
                              persistent=False)
-        self.register_buffer("level_merge", torch.eye(3, dtype=torch.float64).repeat(2, 1), persistent=False)
         if config.kind == "mfcc":
             dct = dct_matrix(config.num_mel_bins, config.num_ceps, config.cepstral_lifter)
             self.register_buffer("dct", torch.tensor(dct, dtype=f32))
@@ -314,13 +313,13 @@ class Frontend(nn.Module):
         return torch.zeros(batch_size, TAIL_SAMPLES), history
 
     def initial_level(self, batch_size: int = 1) -> torch.Tensor:
-        """level_estimate (B, 6): the level's two forgetting sums and the frames heard, each as a float32 and the
-        float32 of its remainder (see LEVEL_STATE); zeros (nothing heard)."""
-        return torch.zeros(batch_size, LEVEL_STATE)
+        """level_estimate (B, 2, 3): the level's two forgetting sums and the frames heard, each as a float32 (first
+        row) and the float32 of its remainder (second row; see LEVEL_STATE); zeros (nothing heard)."""
+        return torch.zeros(batch_size, *LEVEL_STATE)
 
     def _level_gains(self, centered: torch.Tensor, level: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
-        """centered (B, m, 400) float64 (the frames after DC removal), level (B, 6) -> (power gain (B, m, 1)
-        float64, new level (B, 6)).
+        """centered (B, m, 400) float64 (the frames after DC removal), level (B, 2, 3) -> (power gain (B, m, 1)
+        float64, new level (B, 2, 3)).
 
         Per frame k: p_k its mean square, on_k = p_k > LEVEL_GATE, h_k the frames heard so far (those with on).  The
         level is the forgetting mean of the powers heard, u_k / v_k with u_k = a u_(k-1) + w_k p_k and v_k = a v_(k-1)
@@ -331,24 +330,22 @@ class Frontend(nn.Module):
         silence, whatever their level.  Digital silence changes nothing.
 
         All m frames at once, in few graph nodes (each costs its dispatch more than its arithmetic at four frames a
-        call): the carried sums and each frame's terms weighted by a^(h_last - h_j), their decay to the call's last
-        frame (at most 1: nothing overflows), one cumulative sum; the ratio u_k / v_k needs no decay back to frame
-        k, and the sums at the last frame are the new state.  In float64, the sums carried in six float32 numbers
-        and the gain's log rounded (LEVEL_GAIN_STEPS): any split of the frames into calls gives the same gains,
-        bit for bit."""
+        call): the state's two rows (the sums' float32 parts, then their remainders) and each frame's terms, u, v
+        and h, weighted by a^(h_last - h_j), their decay to the call's last frame (at most 1: nothing overflows), in
+        one cumulative sum; the ratio u_k / v_k needs no decay back to frame k, and the sums at the last frame are
+        the new state.  The gains are worked out for the state's rows too and dropped at the end (one slice, not
+        two).  In float64, the sums carried in six float32 numbers and the gain's log rounded (LEVEL_GAIN_STEPS):
+        any split of the frames into calls gives the same gains, bit for bit."""
         c = self.config
         power = (centered * centered) @ self.level_mean  # (B, m, 1): each frame's mean square
         on = (power > LEVEL_GATE).to(torch.float64)
         weight = on * power if c.level_weighting == "power" else on
-        state = level.double()[:, None, :] @ self.level_merge  # (B, 1, 3): u, v, heard, each its two parts added
-        sums, heard_before = torch.split(state, [2, 1], dim=2)
-        heard = torch.cumsum(on, dim=1) + heard_before  # (B, m, 1)
-        heard_all = torch.cat([heard_before, heard], dim=1)  # (B, 1 + m, 1): the state's row, then the frames'
-        heard_last = heard_all[:, -1:]
-        decay = torch.exp((heard_all - heard_last) * (HOP_SAMPLES / SAMPLE_RATE / c.level_time_constant_s))
-        rows = torch.cat([sums, torch.cat([weight * power, weight], dim=2)], dim=1)  # (B, 1 + m, 2)
-        totals = torch.cumsum(rows * decay, dim=1)  # u_k, v_k times a^(h_last - h_k)
-        u, v = torch.split(totals[:, 1:], 1, dim=2)
+        rows = torch.cat([level.double(), torch.cat([weight * power, weight, on], dim=2)], dim=1)  # (B, 2 + m, 3)
+        heard = torch.cumsum(rows[:, :, 2:], dim=1)  # (B, 2 + m, 1): frames heard (whole numbers: exact)
+        heard_last = heard[:, -1:]
+        decay = torch.exp((heard - heard_last) * (HOP_SAMPLES / SAMPLE_RATE / c.level_time_constant_s))
+        totals = torch.cumsum(rows * decay, dim=1)  # u_k, v_k (and h_k decayed: not used) times a^(h_last - h_k)
+        u, v, _ = torch.split(totals, 1, dim=2)
         estimate = u / torch.clamp(v, min=1e-300)  # nothing heard yet: 0, the largest gain (of silence: nothing)
         # the target in steps of the rounding: onset + ramp * (target - onset), the ramp min(heard / frames, 1)
         steps = LEVEL_GAIN_STEPS * math.log(10.0) / 10.0
@@ -358,10 +355,10 @@ class Frontend(nn.Module):
         if c.level_band_db > 0:  # the dead band: only the distance beyond it is made up
             wanted = torch.sign(wanted) * torch.clamp(wanted.abs() - c.level_band_db * steps, min=0.0)
         log_gain = torch.round(torch.clamp(wanted, min=-c.level_max_cut_db * steps, max=c.level_max_gain_db * steps))
-        gain = torch.exp(log_gain * (1.0 / LEVEL_GAIN_STEPS))
-        last = torch.cat([totals[:, -1:], torch.clamp(heard_last, max=1e6)], dim=2)  # (B, 1, 3)
+        gain = torch.exp(log_gain * (1.0 / LEVEL_GAIN_STEPS))[:, 2:]  # the frames' (the state's two rows dropped)
+        last = torch.cat([totals[:, -1:, :2], heard_last], dim=2)  # (B, 1, 3)
         high = last.to(level.dtype)
-        return gain, torch.cat([high, (last - high.double()).to(level.dtype)], dim=2).reshape(-1, LEVEL_STATE)
+        return gain, torch.cat([high, (last - high.double()).to(level.dtype)], dim=1)
 
     def set_normalization(self, mean: torch.Tensor, std: torch.Tensor) -> None:
         self.feature_mean.copy_(mean)
@@ -382,7 +379,10 @@ class Frontend(nn.Module):
         # on how many frames one call held).  Each frame is transformed on its own, so calls never matter.
         samples = self._centered(frames) if centered is None else centered
         a = self.config.preemphasis  # Kaldi: x[0] -= a * x[0]; x[t] -= a * x[t - 1]
-        samples = samples - a * torch.cat([samples[..., :1], samples[..., :-1]], dim=-1)
+        if samples.shape[1]:  # one Pad node in the graph (torch's own refuses no frames)
+            samples = samples - a * nn.functional.pad(samples[..., :-1], (1, 0), mode="replicate")
+        else:
+            samples = samples - a * torch.cat([samples[..., :1], samples[..., :-1]], dim=-1)
         squares = SquaredSpectrum.apply(samples * self.window, self.fft_stage1, self.fft_twiddles,
                                          self.fft_stage2)
         if gain is not None:

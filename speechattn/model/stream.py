@@ -5,12 +5,12 @@ to ONNX; `StreamingSession` drives the same code from torch.
 State (all zeros at the start of a stream; B batch, N layers, L left context, D model dim):
   audio_tail        (B, 240)         float32  the last 240 samples, the start of the next frame's window
   feature_history   (B, H, S)        float32  recent static features, only when deltas are on
-  level_estimate    (B, 6)           float32  the input level's two forgetting sums and the frames heard (each as
-                                              a float32 and the float32 of its remainder), only
+  level_estimate    (B, 2, 3)        float32  the input level's two forgetting sums and the frames heard (as
+                                              float32s, then the float32 of each one's remainder), only
                                               with level normalisation (frontend.level_target_dbfs)
   pending_features  (B, P, F)        float32  frames waiting for their chunk to fill (P grows 0..C-1)
-  key_cache         (N, B, L', D)    float32  attention keys of the last L' = L / S encoder positions, layer first
-  value_cache       (N, B, L', D)    float32
+  kv_cache          (N, B, L', 2D)   float32  attention keys, then values, of the last L' = L / S encoder positions,
+                                              layer first
   cached_frames     (B,)             int64    how many of the L' cache slots hold real positions
   conv_cache        (N, B, W-1, D)   float32  each layer's convolution input at the last W - 1 positions (only
                                               with the convolution module, model.conv_kernel = W)
@@ -38,12 +38,11 @@ def state_specs(model: PhoneTagger) -> list[dict]:
             {"name": "feature_history", "shape": [BATCH, frontend.history_frames, frontend.static_dim], "dtype": "float32"}
         )
     if frontend.level_norm:
-        specs.append({"name": "level_estimate", "shape": [BATCH, LEVEL_STATE], "dtype": "float32"})
-    cache_shape = [c.num_layers, BATCH, c.left_context_positions, c.model_dim]
+        specs.append({"name": "level_estimate", "shape": [BATCH, *LEVEL_STATE], "dtype": "float32"})
     specs += [
         {"name": "pending_features", "shape": [BATCH, 0, frontend.feature_dim], "dtype": "float32"},
-        {"name": "key_cache", "shape": cache_shape, "dtype": "float32"},
-        {"name": "value_cache", "shape": list(cache_shape), "dtype": "float32"},
+        {"name": "kv_cache", "shape": [c.num_layers, BATCH, c.left_context_positions, 2 * c.model_dim],
+         "dtype": "float32"},
         {"name": "cached_frames", "shape": [BATCH], "dtype": "int64"},
     ]
     if c.conv_kernel:
@@ -82,7 +81,7 @@ class StreamingGraph(nn.Module):
         feats, new_tail, new_history = outputs[:3]
         new_level = outputs[3] if len(outputs) > 3 else None
         encoder_state = EncoderState(
-            state["pending_features"], state["key_cache"], state["value_cache"], state["cached_frames"],
+            state["pending_features"], state["kv_cache"], state["cached_frames"],
             state.get("conv_cache"),
         )
         log_probs, encoder_state = self.model.step(feats, encoder_state, chunk_frames, flush)
