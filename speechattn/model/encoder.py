@@ -467,11 +467,7 @@ class PhoneTagger(nn.Module):
         S = self.config.frame_subsampling
         B, T, F = feats.shape[0], feats.shape[1], self.config.frontend.feature_dim  # F a plain int, even when traced
         L = int(left.shape[2])  # L': a constant of the graph (the cache's size), not a computed shape
-        if sizes is None:
-            sizes = (B if isinstance(B, int) else torch._shape_as_tensor(feats)[:1], T // chunk_frames)
-        batch, num_chunks = sizes
-        if isinstance(B, int) and isinstance(num_chunks, int):
-            batch = B
+        batch, num_chunks = sizes if sizes is not None else (B, T // chunk_frames)
         layout = self._layout(batch, num_chunks, L, key_valid, chunk_frames // S, feats.device)
         x = self.input_projection(CopyReshape.apply(feats, 0, -1, S * F))[None]  # (B, T', S * F) -> (1, B, T', D)
         N = len(self.layers)
