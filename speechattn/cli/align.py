@@ -8,7 +8,7 @@ from pathlib import Path
 
 import click
 
-from speechattn.cli.common import PATH, load_onnx, model_option, option, progress_wanted
+from speechattn.cli.common import OUTPUT_FILE, PATH, load_onnx, model_option, option, progress_wanted
 from speechattn.errors import UsageError
 
 ALIGN_FORMAT_NAMES = ("text", "json", "textgrid", "ctm")
@@ -57,7 +57,7 @@ def _align_one(model, lexicon, audio: Path, text_source, output_format: str, tar
              "phones; ctm: a line per word  [default: text for one file, textgrid for a corpus]")
 @option("--output-dir", type=PATH, default=None, metavar="DIR",
         help="write one file per recording here (a corpus: the same relative paths)")
-@option("-o", "--output", "output_file", type=PATH, default=None, metavar="FILE", help="one recording's result")
+@option("-o", "--output", "output_file", type=OUTPUT_FILE, default=None, metavar="FILE", help="one recording's result")
 @option("--dictionary", type=PATH, default=None, metavar="FILE",
         help="your pronunciations (WORD PH1 PH2 ..., CMUdict or MFA layout, one variant per line): added to and "
              "overriding the bundled CMUdict")

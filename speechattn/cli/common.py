@@ -173,6 +173,30 @@ class FiniteFloatRange(click.FloatRange):
 PATH = click.Path(path_type=Path)
 
 
+def directory_spelling(raw: str) -> str | None:
+    """The one line for an output file spelled as a directory ("victim.wav/"), or None.  Path() drops a trailing
+    separator, so "victim.wav/" would otherwise name the file victim.wav: a recording replaced by text."""
+    if raw not in ("", "-") and (raw.endswith("/") or raw.endswith(os.sep) or raw.rstrip("/") in (".", "..")
+                                 or raw.endswith("/.") or raw.endswith("/..")):
+        return f"{raw}: ends as a directory does; give a file name (nothing was written)"
+    return None
+
+
+class OutputFile(click.Path):
+    """An option or argument naming a file to write: refused in one line (exit 2) when spelled as a directory."""
+
+    def __init__(self) -> None:
+        super().__init__(path_type=Path, dir_okay=True)
+
+    def convert(self, value, param, ctx):
+        if isinstance(value, str) and (problem := directory_spelling(value)) is not None:
+            self.fail(problem, param, ctx)
+        return super().convert(value, param, ctx)
+
+
+OUTPUT_FILE = OutputFile()  # every option that writes one file (-o, --plot, --confusion, --wav, --save-audio ...)
+
+
 def option(*names, **settings):
     settings.setdefault("show_default", True)
     return click.option(*names, **settings)

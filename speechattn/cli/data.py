@@ -7,7 +7,7 @@ from pathlib import Path
 
 import click
 
-from speechattn.cli.common import (PATH, check_writable, command_sources_option, manifest_cuts,
+from speechattn.cli.common import (OUTPUT_FILE, PATH, check_writable, command_sources_option, manifest_cuts,
                                    option, parse_overrides, progress_wanted, refuse_overwriting_inputs, seed_option,
                                    set_option)
 from speechattn.errors import SpeechattnError, UsageError
@@ -48,7 +48,7 @@ def _png(plot: Path | None) -> None:
 
 @click.command("data-stats")
 @click.argument("manifest", type=PATH)
-@option("--plot", type=PATH, default=None, metavar="PNG", help="write a bar chart of the phone distribution")
+@option("--plot", type=OUTPUT_FILE, default=None, metavar="PNG", help="write a bar chart of the phone distribution")
 def data_stats(manifest, plot):
     """Utterances, speakers, hours and 10 ms frames per phone of a supervisions manifest."""
     from speechattn.data.datastats import format_stats, manifest_stats, plot_phone_distribution
@@ -71,8 +71,8 @@ def data_stats(manifest, plot):
 @click.command("show-item")
 @click.argument("supervisions", type=PATH)
 @click.argument("item_id", metavar="ID")
-@option("--plot", type=PATH, default=None, metavar="PNG", help="write waveform, spectrogram and labels here")
-@option("--wav", type=PATH, default=None, help="write the (augmented) audio here")
+@option("--plot", type=OUTPUT_FILE, default=None, metavar="PNG", help="write waveform, spectrogram and labels here")
+@option("--wav", type=OUTPUT_FILE, default=None, help="write the (augmented) audio here")
 @option("--augment", is_flag=True, help="apply the default training augmentation")
 @command_sources_option
 @seed_option

@@ -7,7 +7,7 @@ import sys
 
 import click
 
-from speechattn.cli.common import PATH, FiniteFloatRange, chunk_option, check_writable, option, parse_overrides, progress_wanted, \
+from speechattn.cli.common import OUTPUT_FILE, PATH, FiniteFloatRange, chunk_option, check_writable, option, parse_overrides, progress_wanted, \
     refuse_overwriting_inputs, \
     seed_option, set_option
 
@@ -15,7 +15,7 @@ MAX_CHECK_SECONDS = 3600  # stream-check keeps the signal and every result in me
 
 
 @click.command()
-@option("-o", "--output", type=PATH, required=True, help="checkpoint to write (.pt)")
+@option("-o", "--output", type=OUTPUT_FILE, required=True, help="checkpoint to write (.pt)")
 @seed_option
 @set_option("num_layers=4 --set frontend.kind=mfcc")
 def init(output, seed, overrides):
@@ -36,7 +36,7 @@ def init(output, seed, overrides):
 
 @click.command()
 @click.argument("checkpoints", nargs=-1, required=True, type=PATH)
-@option("-o", "--output", type=PATH, required=True, help="checkpoint to write (.pt)")
+@option("-o", "--output", type=OUTPUT_FILE, required=True, help="checkpoint to write (.pt)")
 @set_option("frontend.level_target_dbfs=-18.0")
 def average(checkpoints, output, overrides):
     """Average the weights of CHECKPOINTS (runs of one architecture fine-tuned from the same weights: a "model
@@ -76,7 +76,7 @@ def average(checkpoints, output, overrides):
 
 @click.command()
 @click.argument("checkpoint", type=PATH)
-@option("-o", "--output", type=PATH, required=True, help="ONNX file to write")
+@option("-o", "--output", type=OUTPUT_FILE, required=True, help="ONNX file to write")
 @option("--int8", is_flag=True,
         help="8-bit weights for the encoder's matmuls (onnxruntime MatMulNBits; no calibration; chunking-exact)")
 @chunk_option

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import click
 
-from speechattn.cli.common import (PATH, FiniteFloatRange, chunk_option, decoder_option, decoding_options, load_onnx,
+from speechattn.cli.common import (OUTPUT_FILE, PATH, FiniteFloatRange, chunk_option, decoder_option, decoding_options, load_onnx,
                                    min_frames_option, model_option, option, progress_wanted, same_file, threads_option)
 from speechattn.errors import SpeechattnError, UsageError, one_line
 
@@ -118,7 +118,7 @@ def refuse_special_texts(**texts) -> None:
         help=f"output format: {formats_help()}")
 @option("--output-dir", type=PATH, default=None, metavar="DIR",
         help="write one file per input here (FILE-stem and the format's extension) instead of stdout")
-@option("-o", "--output", "output_file", type=PATH, default=None, metavar="FILE",
+@option("-o", "--output", "output_file", type=OUTPUT_FILE, default=None, metavar="FILE",
         help="write the one input's result to FILE instead of stdout")
 @option("-q", "--quiet", is_flag=True, help="no progress bar, no 'wrote' lines and no summary; errors only")
 @option("--visemes", type=click.Choice(VISEME_SET_NAMES), default=None,
@@ -132,7 +132,7 @@ def refuse_special_texts(**texts) -> None:
              "[default: 24]")
 @option("--dat-preston-blair", is_flag=True,
         help="rhubarb-dat: Preston Blair's shape names (MBP etc E AI O U FV L rest; OpenToonz needs them)")
-@option("--plot", type=PATH, default=None, metavar="PNG",
+@option("--plot", type=OUTPUT_FILE, default=None, metavar="PNG",
         help="draw waveform, spectrogram, posteriorgram and segments (several files: PNG-stem-FILE-stem.png)")
 @option("--overwrite", is_flag=True, help="replace outputs an earlier run left in --output-dir (refused otherwise)")
 @chunk_option
@@ -358,8 +358,8 @@ def _transcribe_job(files, names, model, output_format, output_dir, options, rhu
 @chunk_option
 @min_frames_option
 @decoder_option
-@option("--output", type=PATH, default=None, metavar="FILE.jsonl", help="also write confirmed segments here")
-@option("--save-audio", type=PATH, default=None, metavar="FILE.wav", help="write the 16 kHz mono audio the model heard")
+@option("--output", type=OUTPUT_FILE, default=None, metavar="FILE.jsonl", help="also write confirmed segments here")
+@option("--save-audio", type=OUTPUT_FILE, default=None, metavar="FILE.wav", help="write the 16 kHz mono audio the model heard")
 @option("--seconds", type=FiniteFloatRange(min=0, max=7 * 24 * 3600, min_open=True), default=None,
         help="stop after this much audio  [default: run until Ctrl-C]")
 @option("--visemes", type=click.Choice(VISEME_SET_NAMES), default=None,

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import click
 
-from speechattn.cli.common import (PATH, ChunkSizes, check_writable, command_sources_option, decoder_option,
+from speechattn.cli.common import (OUTPUT_FILE, PATH, ChunkSizes, check_writable, command_sources_option, decoder_option,
                                    load_onnx, manifest_cuts, min_frames_option, option, parse_overrides,
                                    progress_wanted, set_option)
 from speechattn.errors import SpeechattnError, UsageError
@@ -65,7 +65,7 @@ def train(recipe, out, resume, overwrite, init_from, allow_command_sources, over
 @decoder_option
 @option("--limit", type=click.IntRange(min=1), default=None, help="evaluate only the first N utterances")
 @option("--json", "as_json", is_flag=True, help="print the results as JSON")
-@option("--confusion", type=PATH, default=None, metavar="PNG",
+@option("--confusion", type=OUTPUT_FILE, default=None, metavar="PNG",
         help="write the confusion matrix (at the model's default chunk) here")
 @command_sources_option
 def evaluate(model, data, chunk_frames, min_frames, decoder, limit, as_json, confusion, allow_command_sources):

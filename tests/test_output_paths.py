@@ -1,0 +1,52 @@
+"""An output named as a directory never writes onto the file of that name: `-o victim.wav/` once replaced a
+recording with text and exited 0, because Path() drops the trailing separator.  Every option of every command
+that writes one file refuses such a name in one line (exit 2), before any work, and the file is untouched."""
+
+from __future__ import annotations
+
+import shutil
+
+import pytest
+
+from speechattn.cli import main
+
+SAMPLE = "speechattn/runtime/samples/please-enter-your-password.wav"
+
+# (command line before the output option, the option): every option that names one file to write
+WRITERS = [
+    (["transcribe", SAMPLE], "-o"),
+    (["transcribe", SAMPLE], "--plot"),
+    (["align", SAMPLE, "please enter your password"], "-o"),
+    (["init"], "-o"),
+    (["average", "a.pt", "b.pt"], "-o"),
+    (["export", "model.pt"], "-o"),
+    (["eval", "default", "data.jsonl.gz"], "--confusion"),
+    (["data-stats", "manifest.jsonl.gz"], "--plot"),
+    (["show-item", "supervisions.jsonl.gz", "item"], "--plot"),
+    (["show-item", "supervisions.jsonl.gz", "item"], "--wav"),
+    (["mic"], "--output"),
+    (["mic"], "--save-audio"),
+]
+
+
+@pytest.mark.parametrize("spelling", ["{}/", "{}/.", "{}/.."])
+@pytest.mark.parametrize("before, option", WRITERS, ids=[f"{c[0]} {o}" for c, o in WRITERS])
+def test_an_output_spelled_as_a_directory_is_refused_and_the_file_of_that_name_is_untouched(
+        capsys, tmp_path, before, option, spelling):
+    victim = tmp_path / "victim.wav"
+    shutil.copy(SAMPLE, victim)
+    original = victim.read_bytes()
+    code = main([*before, option, spelling.format(victim)])
+    err = capsys.readouterr().err
+    assert code == 2, err
+    lines = [line for line in err.splitlines() if line.strip()]
+    assert len(lines) == 1 and "Traceback" not in err, err
+    assert "ends as a directory does; give a file name" in lines[0]
+    assert victim.read_bytes() == original
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["victim.wav"]
+
+
+def test_an_output_file_name_without_a_trailing_separator_is_still_written(capsys, tmp_path):
+    output = tmp_path / "phones.txt"
+    assert main(["transcribe", SAMPLE, "-o", str(output)]) == 0, capsys.readouterr().err
+    assert output.read_text().split()  # the phones
