@@ -56,8 +56,12 @@ def refuse_overwriting_inputs(outputs: dict, inputs: list) -> None:
                                  "write elsewhere")
 
 
-def check_writable(output: Path) -> None:
-    """One line now, before the work, if `output` cannot be written as a file."""
+def check_writable(output: str | Path) -> None:
+    """One line now, before the work, if `output` cannot be written as a file (given as the user's string, a name
+    spelled as a directory, "x.wav/", is refused too: Path() would drop the separator and name the file x.wav)."""
+    if isinstance(output, str) and (problem := directory_spelling(output)) is not None:
+        raise UsageError(problem)
+    output = Path(output)
     directory = output.parent if str(output.parent) else Path(".")
     if output.is_dir() or output.name in ("", ".", ".."):
         raise UsageError(f"{output}: a directory; give a file name")
