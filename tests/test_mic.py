@@ -209,7 +209,59 @@ def test_no_such_device_is_one_clear_error(pulse, utterance):
     result = subprocess.run([sys.executable, "-m", "speechattn.cli", "mic", "--model", str(utterance[1]),
                              "--device", "no-such-microphone"], env=pulse, capture_output=True, text=True, timeout=60)
     assert result.returncode == 1 and "no input device matches 'no-such-microphone'" in result.stderr
-    assert "Traceback" not in result.stderr
+    assert "Traceback" not in result.stderr and "\\n" not in result.stderr  # the inputs named in the line, no escapes
+    assert len(result.stderr.strip().splitlines()) == 1 and "the inputs are" in result.stderr
+
+
+@pytest.mark.parametrize("columns", [80, 40])
+def test_the_live_status_line_fits_the_terminal_it_redraws_in(pulse, utterance, columns):
+    """8 s of speech in an 80-column terminal once left 184 lines: a 110-column status line wrapped on every
+    redraw.  Under a real pseudo-terminal of `columns`, every redraw fits one line and nothing scrolls."""
+    import fcntl
+    import pty
+    import re
+    import struct
+    import termios
+
+    master, slave = pty.openpty()
+    fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", 24, columns, 0, 0))
+    env = {key: value for key, value in pulse.items() if key not in ("COLUMNS", "LINES")}
+    mic = subprocess.Popen([sys.executable, "-m", "speechattn.cli", "mic", "--model", str(utterance[1])], env=env,
+                           stdin=slave, stdout=slave, stderr=subprocess.PIPE, text=True)
+    os.close(slave)
+    shown = bytearray()
+
+    def read_terminal():  # the terminal's screen: read as it is drawn, or the writer blocks on a full buffer
+        while True:
+            try:
+                chunk = os.read(master, 65536)
+            except OSError:  # the other end is closed: everything has been read
+                return
+            if not chunk:
+                return
+            shown.extend(chunk)
+
+    import threading
+
+    reader = threading.Thread(target=read_terminal, daemon=True)
+    reader.start()
+    try:
+        assert mic.stderr.readline().startswith("listening on")
+        for _ in range(3):  # about 10 s of speech
+            subprocess.run(["paplay", "-d", "speechattn_test", str(utterance[0])], env=pulse, check=True, timeout=60)
+        mic.send_signal(signal.SIGINT)
+        mic.wait(timeout=60)
+        reader.join(timeout=10)
+    finally:
+        if mic.poll() is None:
+            mic.kill()
+        os.close(master)
+    assert mic.returncode == 0
+    text = re.sub(r"\x1b\[[0-9;]*[A-Za-z]", "", shown.decode("utf-8", "replace"))
+    redraws = [piece for line in text.split("\n") for piece in line.split("\r") if piece.strip()]
+    assert len(redraws) > 20  # the status line was drawn, again and again
+    assert max(len(piece) for piece in redraws) < columns
+    assert text.count("\n") <= 2  # nothing scrolled: the last redraw and the end of the session
 
 
 def test_a_device_that_disappears_ends_with_a_message_and_flushed_output(tmp_path, utterance):

@@ -84,7 +84,9 @@ def choose_device(devices: list[dict], wanted: str | None) -> dict:
         exact = [d for d in matches if d["name"].lower() == wanted.lower()]
         matches = exact or matches
     if not matches:
-        raise SpeechattnError(f"no input device matches {wanted!r}; inputs:\n{format_devices(devices)}")
+        inputs = ", ".join(f"{d['index']} {d['name']!r}" for d in devices)
+        raise SpeechattnError(f"no input device matches {wanted!r}; the inputs are {inputs} "
+                              "(`speechattn mic --list-devices` shows them in full)")
     return matches[0]
 
 
@@ -180,21 +182,39 @@ class Display:
     def status(self, provisional: list[str], level_db: float, summary: SessionSummary) -> None:
         if not self.live:
             return
+        width = terminal_width()
         follower = getattr(self, "follower", None)
         if follower is not None:  # --script: the text, not the phones
             latency = follower.latencies.percentile(50)
-            status = f"  [{level_db:5.0f} dB  word delay p50 {'--' if latency is None else f'{latency:.0f}'} ms]"
-            sys.stdout.write("\r\033[K" + follower.line(110 - len(status)) + status)
+            status = fit_status([f"  [{level_db:5.0f} dB  word delay p50 {'--' if latency is None else f'{latency:.0f}'} ms]",
+                                 f"  [{level_db:4.0f} dB]", ""], width)
+            sys.stdout.write("\r\033[K" + follower.line(width - len(status)) + status)
             sys.stdout.flush()
             return
         latency = "--" if summary.latency_p50_ms is None else f"{summary.latency_p50_ms:.0f}/{summary.latency_p95_ms:.0f}"
-        status = f"  [{level_db:5.0f} dB  latency p50/p95 {latency} ms  RTF {summary.real_time_factor:.3f}]"
-        width = 110
+        status = fit_status([f"  [{level_db:5.0f} dB  latency p50/p95 {latency} ms  RTF {summary.real_time_factor:.3f}]",
+                             f"  [{level_db:4.0f} dB  {latency} ms]", f"  [{level_db:4.0f} dB]", ""], width)
         text = " ".join(self.confirmed)
         pending = " ".join(p for p in provisional if p != "sil")
-        room = max(10, width - len(status) - len(pending) - 1)
-        sys.stdout.write("\r\033[K" + text[-room:] + " \033[2m" + pending + "\033[0m" + status)
+        room = width - len(status)
+        pending = pending[-max(0, room - 12):] if room > 12 else ""  # the newest phones, and room for confirmed ones
+        room -= len(pending) + 1
+        shown = text[-room:] if room > 0 else ""
+        sys.stdout.write("\r\033[K" + shown + " \033[2m" + pending + "\033[0m" + status)
         sys.stdout.flush()
+
+
+def terminal_width() -> int:
+    """The columns a status line may use: one less than the terminal's (a line that reaches the last column wraps
+    on some terminals, and every redraw then leaves a line behind)."""
+    import shutil
+
+    return max(20, shutil.get_terminal_size(fallback=(80, 24)).columns - 1)
+
+
+def fit_status(choices: list[str], width: int) -> str:
+    """The longest of `choices` (longest first) that leaves half the line for the phones or words."""
+    return next((choice for choice in choices if len(choice) <= width // 2), choices[-1])
 
 
 class Follower(KitFollower):
