@@ -10,6 +10,8 @@ never waits for audio beyond the hop it is labelling.
 
 from __future__ import annotations
 
+import os
+import sys
 from pathlib import Path
 
 import numpy as np
@@ -76,6 +78,53 @@ def to_mono_16k(samples: np.ndarray, sample_rate: int, source: str = "audio", st
     return np.ascontiguousarray(samples)
 
 
+class DecoderMessages:
+    """What a codec library writes straight to the process's stderr (libmpg123 on a truncated MP3: "Warning: Xing
+    stream size off by more than 1% ...") kept out of the terminal while soundfile runs it, for the caller to say
+    in its own one line.  A context manager, entered around each call into the decoder; `lines` has the text."""
+
+    def __init__(self) -> None:
+        import tempfile
+
+        self.lines: list[str] = []
+        self.said = False
+        self._capture = tempfile.TemporaryFile()
+        self._saved: int | None = None
+
+    def __enter__(self) -> "DecoderMessages":
+        try:
+            sys.stderr.flush()
+            self._saved = os.dup(2)
+            os.dup2(self._capture.fileno(), 2)
+        except (OSError, ValueError):  # no descriptor 2 (a closed stderr): nothing to keep out
+            self._saved = None
+        return self
+
+    def __exit__(self, *exc) -> None:
+        if self._saved is None:
+            return
+        os.dup2(self._saved, 2)
+        os.close(self._saved)
+        self._saved = None
+        if self._capture.tell():
+            self._capture.seek(0)
+            text = self._capture.read(4096).decode("utf-8", "replace")
+            self._capture.seek(0)
+            self._capture.truncate()
+            self.lines += [line.strip() for line in text.splitlines() if line.strip()]
+
+    def first_unsaid(self) -> str | None:
+        """The decoder's first line, cut to 120 characters, once per file (None after it has been said)."""
+        if self.said or not self.lines:
+            return None
+        self.said = True
+        line = self.lines[0]
+        return line if len(line) <= 120 else line[:117] + "..."
+
+    def close(self) -> None:
+        self._capture.close()
+
+
 def load_audio(path: str | Path) -> np.ndarray:
     """Read any file soundfile can read (wav, flac, ogg, mp3 ...) as mono 16 kHz float32."""
     import soundfile as sf
@@ -86,10 +135,19 @@ def load_audio(path: str | Path) -> np.ndarray:
     if not path.exists():
         raise AudioError(f"{path}: no such file")
     refuse_special(path, "audio", AudioError)  # read whole: /dev/zero never ends, a FIFO may never open
+    decoder = DecoderMessages()
     try:
-        samples, sample_rate = sf.read(str(path), dtype="float32", always_2d=True)
+        with decoder:
+            samples, sample_rate = sf.read(str(path), dtype="float32", always_2d=True)
     except Exception as error:  # soundfile raises several types for unreadable files
         raise AudioError(f"{path}: cannot read audio ({error})") from None
+    finally:
+        decoder.close()
+    if (said := decoder.first_unsaid()) is not None:
+        import logging
+
+        logging.getLogger(__name__).warning("%s: the decoder reports a damaged stream (%s); using what it decodes",
+                                            path, said)
     if samples.shape[0] == 0:
         raise AudioError(f"{path}: the file holds no audio samples")
     check_file_rate(path, sample_rate)

@@ -159,7 +159,8 @@ def transcribe(files, model, output_format, output_dir, output_file, quiet, vise
     """Phone segments of audio files, streamed through the ONNX model.
 
     Each FILE (wav, flac, ogg, mp3 ...; m4a/AAC and other FFmpeg formats with PyAV installed; any sample rate
-    and channel count: downmixed and resampled to 16 kHz; - reads WAV or FLAC from standard input; a directory:
+    and channel count: downmixed and resampled to 16 kHz; - reads standard input (WAV, FLAC, Ogg
+    Vorbis or Opus, MP3, AIFF, AU, CAF, W64 or NIST; spooled to a temporary file, up to 8 GiB); a directory:
     the audio files below it, recursively) is streamed through the model and its phone segments
     (start, end, phone, mean posterior as confidence) are printed.  The bigram decoder turns frame
     posteriors into phones (see --decoder).  Memory stays bounded for any length.  Formats: text (the

@@ -18,7 +18,8 @@ from typing import Callable, Iterator
 
 import numpy as np
 
-from speechattn.audio import FRAME_SHIFT_MS, FRAMES_PER_SECOND, SAMPLE_RATE, AudioError, check_file_rate, to_mono_16k
+from speechattn.audio import (FRAME_SHIFT_MS, FRAMES_PER_SECOND, SAMPLE_RATE, AudioError, DecoderMessages, check_file_rate,
+                              to_mono_16k)
 from speechattn.errors import SpeechattnError
 from speechattn.files import refuse_special
 from speechattn_export.registry import bundled_names, resolve
@@ -103,6 +104,7 @@ PIPE_WAIT_SECONDS = 10.0  # a FIFO nobody writes to gets this long before it is 
 MAX_PIPED_BYTES = 8 << 30  # 8 GiB copied from a pipe at most: 74 h of 16 kHz 16-bit mono, 12 h of 48 kHz stereo
 PIPED_AUDIO_STARTS = (b"RIFF", b"RIFX", b"RF64", b"BW64", b"fLaC", b"OggS", b"FORM", b".snd", b"caff", b"riff",
                       b"NIST", b"ID3")  # WAV, FLAC, Ogg, AIFF, AU, CAF, W64, NIST, MP3: what soundfile reads
+PIPED_FORMATS = "WAV, FLAC, Ogg (Vorbis or Opus), MP3, AIFF, AU, CAF, W64 or NIST"  # what a pipe may carry (help)
 
 
 def spooled_pipe(path: Path) -> Path | None:
@@ -142,7 +144,7 @@ def spooled_pipe(path: Path) -> Path | None:
                 head += chunk[: 12 - len(head)]
                 if len(head) >= 12 and not is_audio_start(head):
                     raise AudioError(f"{path}: what arrives does not start as audio (it starts with {head[:4]!r}); "
-                                     "pipe WAV, FLAC or Ogg, or give a file")
+                                     f"pipe {PIPED_FORMATS}, or give a file")
             size += len(chunk)
             if size > MAX_PIPED_BYTES:
                 raise AudioError(f"{path}: more than {MAX_PIPED_BYTES:,} bytes arrived from the pipe; give a file")
@@ -186,15 +188,18 @@ def read_blocks(path: Path, block_seconds: float = BLOCK_SECONDS) -> tuple[int, 
             raise AudioError(f"{path}: no such file")
         if path.is_dir():
             raise AudioError(f"{path}: a directory, not an audio file")
+    decoder = DecoderMessages()  # libmpg123's warnings on a damaged MP3 said in our one line, not among our lines
     try:
-        handle = sf.SoundFile(str(source if source is not None else path))
+        with decoder:
+            handle = sf.SoundFile(str(source if source is not None else path))
     except Exception as soundfile_error:  # formats libsndfile lacks (AAC/M4A, WMA, video files): PyAV's FFmpeg
+        decoder.close()
         declared = wav_declared_rate(path) if source is None else None
         if declared is not None:
             check_file_rate(path, declared)  # 0 Hz or 4,294,967,295 Hz: named, not FFmpeg's 'Invalid data'
         if source is not None:
             raise AudioError(f"{path}: cannot read audio from a pipe ({soundfile_error}); "
-                             "pipe WAV, FLAC or Ogg, or give a file") from None
+                             f"pipe {PIPED_FORMATS}, or give a file") from None
         return ffmpeg_blocks(path, block_seconds, soundfile_error)
     finally:
         if source is not None:
@@ -215,10 +220,15 @@ def read_blocks(path: Path, block_seconds: float = BLOCK_SECONDS) -> tuple[int, 
         with handle:
             while True:
                 try:
-                    block = handle.read(int(block_seconds * handle.samplerate), dtype="float32", always_2d=True)
+                    with decoder:
+                        block = handle.read(int(block_seconds * handle.samplerate), dtype="float32", always_2d=True)
                 except Exception as error:
+                    decoder.close()
                     raise AudioError(f"{path}: cannot read audio after {position / handle.samplerate:.2f} s "
                                      f"({error}); the file is damaged") from None
+                if (said := decoder.first_unsaid()) is not None:
+                    log.warning("%s: the decoder reports a damaged stream (%s); transcribing what it decodes", path,
+                                said)
                 last = len(block) == 0
                 finite = np.isfinite(block).all(axis=1)
                 if not finite.all():
@@ -232,6 +242,7 @@ def read_blocks(path: Path, block_seconds: float = BLOCK_SECONDS) -> tuple[int, 
                 if len(mono):
                     yield mono
                 if last:
+                    decoder.close()
                     return
 
     return handle.samplerate, handle.channels, SizedBlocks(blocks(), handle.frames / handle.samplerate)
