@@ -211,9 +211,9 @@ def test_a_stream_set_refuses_a_key_twice_and_an_unknown_key(model):
         streams.push("b", np.zeros(160, dtype=np.float32))
 
 
-def test_the_readmes_embedding_snippet_runs_as_written_and_gives_what_transcribe_prints(capsys):
-    """The README's Python block, executed as it stands (given `audio_pieces`: the bundled 16 kHz sample in
-    pieces of 1,234 samples), prints the segments `speechattn transcribe --format json` prints and the cues of
+def test_the_readmes_embedding_snippet_runs_as_written_and_gives_what_transcribe_prints(capsys, monkeypatch):
+    """The README's Python block, executed as it stands from the clone's root (it reads the bundled 16 kHz sample
+    itself, in pieces), prints the segments `speechattn transcribe --format json` prints and the cues of
     --format rhubarb-json."""
     import ast
     import json
@@ -227,9 +227,9 @@ def test_the_readmes_embedding_snippet_runs_as_written_and_gives_what_transcribe
     root = Path(__file__).resolve().parent.parent
     snippet = re.search(r"```python\n(.*?)```", (root / "README.md").read_text(), re.S).group(1)
     sample = root / "speechattn" / "runtime" / "samples" / "this-no-longer-appears-to-be-the-case.wav"
-    audio, rate = sf.read(sample, dtype="float32")
-    assert rate == 16000
-    exec(compile(snippet, "README.md", "exec"), {"audio_pieces": [audio[i:i + 1234] for i in range(0, len(audio), 1234)]})
+    assert sf.info(sample).samplerate == 16000 and sample.name in snippet
+    monkeypatch.chdir(root)
+    exec(compile(snippet, "README.md", "exec"), {})
     printed = capsys.readouterr().out.splitlines()
     segments, cues = ast.literal_eval(printed[0]), ast.literal_eval(printed[1])
     assert main(["transcribe", str(sample), "--model", "default-int8", "--format", "json"]) == 0
