@@ -1,6 +1,7 @@
 """The `speechattn` command: a click group whose commands live one module per area and call the library directly.
 
     runtime.py   transcribe, mic, web          (numpy + onnxruntime; never torch)
+    serve.py     serve                         (websockets, prometheus-client: the [serve] extra)
     align.py     align                         (numpy + onnxruntime)
     model.py     init, export, stream-check    (torch)
     training.py  train, eval, pseudo-label     (torch, lhotse)
@@ -25,7 +26,7 @@ from contextlib import contextmanager
 
 import click
 
-from speechattn.cli import align, data, model, runtime, training
+from speechattn.cli import align, data, model, runtime, serve, training
 from speechattn.cli.common import parse_overrides  # noqa: F401  (bench scripts read --set as train does)
 from speechattn.errors import SpeechattnError, UsageError, one_line
 
@@ -41,6 +42,8 @@ INSTALL_HINTS = {
     "av": "pip install av (PyAV, with FFmpeg inside: the formats soundfile cannot read)",
     "sounddevice": "pip install sounddevice",
     "ray": "pip install '.[cluster]' in a clone of speechattn (Ray Data), on every node",
+    **{name: "pip install '.[serve]' in a clone of speechattn (websockets, prometheus-client)"
+       for name in ("websockets", "prometheus_client")},
 }
 
 
@@ -90,7 +93,7 @@ def cli(debug) -> None:
     `speechattn COMMAND --help` explains each command."""
 
 
-for command in (runtime.transcribe, align.align, runtime.mic, runtime.web, training.evaluate, training.train, model.export,
+for command in (runtime.transcribe, align.align, runtime.mic, runtime.web, serve.serve, training.evaluate, training.train, model.export,
                 model.stream_check, model.init, model.average, data.prepare, training.pseudo_label, data.data_stats, data.show_item):
     cli.add_command(command)
 

@@ -1,0 +1,667 @@
+"""`speechattn serve`: many live streams from one server, every stream with a whole chunk ready stepped together in
+one onnxruntime call (the batch dimension of the ONNX contract).
+
+One asyncio event loop holds the connections (the `websockets` library); one batcher task collects the streams'
+audio, waits at most `max_wait_ms` for a batch to fill, and hands the work to one worker thread (run_in_executor),
+so the loop keeps reading and writing while the graph runs.  The worker steps the kit's StreamSet (one graph call per
+chunk for every ready stream, at most `max_batch` streams a call) and decodes each stream's frames through its own
+kit PhoneStream (or FollowStream), so a stream's labels are the kit's own.  Only the worker touches the streams'
+state; the loop only appends raw audio to a session's `pending` list and sends the messages the worker returns.
+
+Protocol (export/serve.schema.json, docs/server.md), on ws://HOST:PORT/stream:
+  client -> {"type": "start", "sample_rate": 16000, "format": "int16"|"float32", "options": {...}}   (text)
+  server -> {"type": "ready", ...}
+  client -> audio, little-endian, mono, in binary frames of any size (a sample may straddle two frames)
+  server -> {"type": "update", "segments": [...], "cues": [...], "weights": [[...]], "words": [...], ...}
+  client -> {"type": "end"}
+  server -> the last update, then {"type": "result", ...}, and closes with 1000
+HTTP on the same port: /healthz, /readyz, /metrics (Prometheus).
+
+Close codes: 1000 done; 1001 the server is shutting down (after the final result); 1003 a text frame where audio
+belongs; 1007 a start message or audio that cannot be read; 1008 idle, or the client stopped reading its results;
+1009 a frame over max_frame_bytes (websockets); 1011 a bug; 1013 the server is full (max_streams) or draining.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hmac
+import itertools
+import json
+import logging
+import time
+import urllib.parse
+from collections import deque
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from speechattn.audio import FRAME_SHIFT_MS, FRAMES_PER_SECOND
+from speechattn.errors import UsageError
+from speechattn_export.decoder import PhoneBigram
+from speechattn_export.pipeline import DecodingOptions, FollowStream, PhoneStream, Update
+from speechattn_export.stream_client import Frames, StreamSet
+
+log = logging.getLogger(__name__)
+PROTOCOL_VERSION = 1
+SAMPLE_FORMATS = {"int16": np.dtype("<i2"), "float32": np.dtype("<f4")}
+MIN_RATE, MAX_RATE = 8000, 192000  # what the kit's resampler is made for
+MAX_SCRIPT_CHARACTERS = 100_000
+# Buckets for the latency budget (a phone's label within 300 ms of its end), not prometheus' defaults.
+DELAY_BUCKETS = (0.025, 0.05, 0.075, 0.1, 0.15, 0.2, 0.25, 0.3, 0.4, 0.5, 0.75, 1.0, 2.0)
+STEP_BUCKETS = (0.001, 0.0025, 0.005, 0.01, 0.02, 0.03, 0.05, 0.075, 0.1, 0.2, 0.5)
+BATCH_BUCKETS = (1, 2, 4, 8, 16, 32, 64, 128, 256)
+
+
+class Refused(Exception):
+    """A client's mistake: the connection is closed with `code` and the one-line reason."""
+
+    def __init__(self, code: int, reason: str) -> None:
+        super().__init__(reason)
+        self.code, self.reason = code, reason
+
+
+@dataclass(frozen=True)
+class ServeOptions:
+    """The server's settings (`speechattn serve --help` says each one's use)."""
+
+    host: str = "127.0.0.1"
+    port: int = 8765
+    max_streams: int = 256
+    token: str | None = None
+    idle_timeout_seconds: float = 30.0  # no message from a client for this long closes its stream (1008)
+    max_frame_bytes: int = 1 << 20  # websockets' max_size: 33 s of 16 kHz int16 in one frame
+    max_ahead_seconds: float = 10.0  # a live stream may send this much audio ahead of real time, then is not read
+    max_batch: int = 64  # streams in one graph call (1: one call per stream chunk, no batching)
+    max_wait_ms: float = 5.0  # how long the batcher waits for a batch to fill once one stream is ready
+    max_queued_messages: int = 256  # results waiting for a client that does not read them; past it: closed (1008)
+    drain_seconds: float = 10.0  # on SIGTERM, how long open streams get to receive their final result
+    decoding: DecodingOptions = field(default_factory=DecodingOptions)  # for streams that ask for nothing else
+
+    def __post_init__(self) -> None:
+        if not self.host.strip():
+            raise UsageError("--host is empty: give 127.0.0.1, or 0.0.0.0 for every interface")
+        if self.token is not None and not self.token.strip():
+            raise UsageError("--token is empty: give a secret, or leave the option out for no token")
+
+
+class Metrics:
+    """Prometheus metrics in a registry of the server's own (several servers in one process stay apart)."""
+
+    def __init__(self) -> None:
+        from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram
+
+        self.registry = CollectorRegistry()
+        r = self.registry
+        self.streams_open = Gauge("speechattn_streams_open", "live streams open now", registry=r)
+        self.streams = Counter("speechattn_streams", "live streams opened", registry=r)
+        self.audio_seconds = Counter("speechattn_audio_seconds", "seconds of audio received", registry=r)
+        self.refusals = Counter("speechattn_refusals", "connections and streams refused or closed by the server",
+                                ["reason"], registry=r)
+        self.batch_size = Histogram("speechattn_batch_streams", "streams in one graph call", buckets=BATCH_BUCKETS,
+                                    registry=r)
+        self.step_seconds = Histogram("speechattn_graph_call_seconds", "seconds of one graph call",
+                                      buckets=STEP_BUCKETS, registry=r)
+        self.delay = Histogram("speechattn_final_label_delay_seconds", "from the arrival of the audio that ends a "
+                               "phone to its final segment leaving the server", buckets=DELAY_BUCKETS, registry=r)
+
+    def text(self) -> bytes:
+        from prometheus_client import generate_latest
+
+        return generate_latest(self.registry)
+
+
+class CountedModel:
+    """The shared model as a StreamSet sees it, with every graph call's batch size and time counted."""
+
+    def __init__(self, model, metrics: Metrics) -> None:
+        self._model, self._metrics = model, metrics
+
+    def __getattr__(self, name: str):
+        return getattr(self._model, name)
+
+    def run(self, audio, chunk_frames, final, state):
+        started = time.perf_counter()
+        result = self._model.run(audio, chunk_frames, final, state)
+        self._metrics.step_seconds.observe(time.perf_counter() - started)
+        self._metrics.batch_size.observe(audio.shape[0])
+        return result
+
+
+@dataclass
+class Session:
+    """One live stream: the kit's PhoneStream (and FollowStream with a script), its audio not yet stepped, and the
+    queue of messages for its client."""
+
+    key: int
+    peer: str
+    phone_stream: PhoneStream
+    follow: FollowStream | None
+    sample_rate: int
+    sample_format: np.dtype
+    weights: bool
+    outbox: asyncio.Queue
+    started: float = field(default_factory=time.monotonic)
+    partial: bytes = b""  # the bytes of a sample split across two frames
+    pending: list = field(default_factory=list)  # arrays at the client's rate, appended by the loop
+    pending_samples: int = 0
+    leftover_samples: int = 0  # model-rate samples in its Stream's buffer after the worker's last run
+    received_samples: int = 0
+    arrivals: deque = field(default_factory=deque)  # (seconds of audio received, monotonic time), for the delay
+    finishing: bool = False  # end asked for (or the server is draining): the worker finishes it next
+    finished: bool = False
+    gone: bool = False  # the client vanished: the worker drops it
+    close_code: int = 1000
+    close_reason: str = ""
+    last_position: tuple | None = None  # follow-along: the reader's position last sent
+    connection: object = None
+
+    @property
+    def chunk_frames(self) -> int:
+        return self.phone_stream.chunk_frames
+
+    def samples_of(self, data: bytes) -> np.ndarray:
+        """The frame's samples (a trailing partial sample kept for the next frame), checked."""
+        data = self.partial + data
+        usable = len(data) // self.sample_format.itemsize * self.sample_format.itemsize
+        self.partial = data[usable:]
+        samples = np.frombuffer(data[:usable], dtype=self.sample_format)
+        if samples.dtype.kind == "f" and samples.size:
+            if not np.isfinite(samples).all():
+                raise Refused(1007, "float32 audio holds NaN or infinite samples (are these int16 bytes?)")
+            if float(np.abs(samples).max()) > 2.0:
+                raise Refused(1007, f"float32 audio must lie in [-1, 1] but reaches {float(np.abs(samples).max()):.3g} "
+                                    "(int16 bytes sent as float32? say \"format\": \"int16\")")
+        return samples
+
+
+class Server:
+    """The model, the streams and the batcher.  `serve()` runs it until `shutdown()` (SIGTERM in the CLI)."""
+
+    def __init__(self, model, options: ServeOptions = ServeOptions()) -> None:
+        self.model, self.options = model, options
+        self.metrics = Metrics()
+        self.counted = CountedModel(model, self.metrics)
+        self.bigram = PhoneBigram.load()
+        self.lexicon = None  # loaded on the first follow-along stream
+        self.sessions: dict[int, Session] = {}
+        self.joining: list[Session] = []  # opened since the worker last ran
+        self.leaving: list[Session] = []  # gone (the client left, or was closed) before their stream finished
+        self.stream_sets: dict[int, StreamSet] = {}  # chunk_frames -> the streams stepped with it
+        self.ready_keys: set[int] = set()  # streams holding a whole chunk (an estimate, kept by the loop)
+        self.urgent = False  # a stream joined, left or ended: the worker runs without waiting for a batch
+        self.keys = itertools.count(1)
+        self.worker = ThreadPoolExecutor(max_workers=1, thread_name_prefix="speechattn-graph")
+        self.wake = asyncio.Event()
+        self.draining = False
+        self.ready = asyncio.Event()
+        self.address: tuple[str, int] | None = None
+        self._stop = asyncio.Event()
+
+    # ---- HTTP ---------------------------------------------------------------------------------------------------
+    def process_request(self, connection, request):
+        path = urllib.parse.urlsplit(request.path).path
+        if path == "/healthz":
+            return connection.respond(200, "ok\n")
+        if path == "/readyz":
+            full = len(self.sessions) >= self.options.max_streams
+            if self.draining or full:
+                return connection.respond(503, "draining\n" if self.draining else "full\n")
+            return connection.respond(200, "ready\n")
+        if path == "/metrics":
+            response = connection.respond(200, self.metrics.text().decode())
+            del response.headers["Content-Type"]  # websockets' Headers add a value on assignment
+            response.headers["Content-Type"] = "text/plain; version=0.0.4; charset=utf-8"
+            return response
+        if path != "/stream":
+            return connection.respond(404, "not found: the stream is at /stream; /healthz /readyz /metrics\n")
+        if self.options.token is not None and not self._token_ok(request):
+            self.metrics.refusals.labels("token").inc()
+            log.info("event=refused peer=%s reason=token", _peer(connection))
+            return connection.respond(401, "a wrong or missing token: Authorization: Bearer TOKEN, or ?token=TOKEN\n")
+        return None
+
+    def _token_ok(self, request) -> bool:
+        given = request.headers.get("Authorization", "")
+        token = given[7:] if given.startswith("Bearer ") else None
+        if token is None:
+            query = urllib.parse.parse_qs(urllib.parse.urlsplit(request.path).query)
+            token = (query.get("token") or [""])[0]
+        return hmac.compare_digest(token.encode(), self.options.token.encode())
+
+    # ---- a connection -------------------------------------------------------------------------------------------
+    async def handle(self, connection) -> None:
+        peer = _peer(connection)
+        if self.draining or len(self.sessions) >= self.options.max_streams:
+            reason = "the server is shutting down" if self.draining else \
+                f"the server is full ({self.options.max_streams} streams); try again later"
+            self.metrics.refusals.labels("draining" if self.draining else "full").inc()
+            log.info("event=refused peer=%s reason=%s", peer, "draining" if self.draining else "full")
+            await connection.close(1013, reason)
+            return
+        session = None
+        try:
+            session = await self._open(connection, peer)
+            sender = asyncio.create_task(self._send_loop(connection, session))
+            try:
+                await self._read_loop(connection, session)
+            except _connection_closed():
+                if not session.finishing:
+                    raise
+            finally:
+                if not session.finishing:  # the client left without "end", or was refused
+                    sender.cancel()
+            await sender  # the last update and the result, then the close
+        except Refused as refused:
+            self.metrics.refusals.labels(f"{refused.code}").inc()
+            log.info("event=closed peer=%s stream=%s code=%d reason=%s", peer, session.key if session else "-",
+                     refused.code, json.dumps(refused.reason))
+            await connection.close(refused.code, refused.reason[:120])
+        except _connection_closed() as closed:
+            code = closed.rcvd.code if closed.rcvd else closed.sent.code if closed.sent else 1006
+            if code == 1009:
+                self.metrics.refusals.labels("1009").inc()
+            log.info("event=left peer=%s stream=%s code=%d", peer, session.key if session else "-", code)
+        finally:
+            if session is not None:
+                if not session.finished:  # its stream leaves the set at the worker's next run
+                    session.gone = self.urgent = True
+                    self.leaving.append(session)
+                    self.wake.set()
+                self.sessions.pop(session.key, None)
+                self.metrics.streams_open.set(len(self.sessions))
+
+    async def _open(self, connection, peer: str) -> Session:
+        try:
+            start = await asyncio.wait_for(connection.recv(), self.options.idle_timeout_seconds)
+        except asyncio.TimeoutError:
+            raise Refused(1008, f"no start message in {self.options.idle_timeout_seconds:g} s") from None
+        if not isinstance(start, str):
+            raise Refused(1003, 'the first message is a text frame {"type": "start", "sample_rate": ...}, not audio')
+        request = _json_object(start)
+        if request.get("type") != "start":
+            raise Refused(1007, f'the first message must have "type": "start", not {request.get("type")!r}')
+        rate, sample_format = request.get("sample_rate"), request.get("format", "int16")
+        if not isinstance(rate, int) or isinstance(rate, bool) or not MIN_RATE <= rate <= MAX_RATE:
+            raise Refused(1007, f"sample_rate must be an integer from {MIN_RATE} to {MAX_RATE} (Hz), not {rate!r}")
+        if sample_format not in SAMPLE_FORMATS:
+            raise Refused(1007, f"format must be int16 or float32, not {sample_format!r}")
+        asked = request.get("options", {})
+        if not isinstance(asked, dict):
+            raise Refused(1007, "options must be an object")
+        phone_stream, follow = self._streams(asked)
+        session = Session(next(self.keys), peer, phone_stream, follow, rate, SAMPLE_FORMATS[sample_format],
+                          bool(asked.get("weights", False)), asyncio.Queue(self.options.max_queued_messages),
+                          connection=connection)
+        await connection.send(json.dumps({
+            "type": "ready", "protocol_version": PROTOCOL_VERSION, "stream": session.key,
+            "model": _model_identity(self.model.path), "model_sample_rate": self.model.sample_rate,
+            "chunk_frames": session.chunk_frames, "frame_shift_ms": FRAME_SHIFT_MS,
+            "phones": list(self.model.phones),
+            "shapes": list(phone_stream.visemes.shapes) if phone_stream.visemes is not None else None}))
+        self.sessions[session.key] = session  # only now: a client gone before ready leaves nothing behind
+        self.joining.append(session)
+        self.urgent = True
+        self.metrics.streams.inc()
+        self.metrics.streams_open.set(len(self.sessions))
+        log.info("event=open peer=%s stream=%d rate=%d format=%s chunk=%d follow=%s", peer, session.key, rate,
+                 sample_format, session.chunk_frames, follow is not None)
+        return session
+
+    def _streams(self, asked: dict) -> tuple[PhoneStream, FollowStream | None]:
+        known = {"decoder", "min_frames", "chunk_frames", "visemes", "weights", "script"}
+        unknown = sorted(set(asked) - known)
+        if unknown:
+            raise Refused(1007, f"unknown option {unknown[0]!r} (known: {', '.join(sorted(known))})")
+        base = self.options.decoding
+        try:
+            options = DecodingOptions(decoder=asked.get("decoder", base.decoder),
+                                      min_frames=asked.get("min_frames", base.min_frames),
+                                      chunk_frames=self.model.check_chunk(asked.get("chunk_frames", base.chunk_frames)),
+                                      visemes=asked.get("visemes", base.visemes), cue_rules=base.cue_rules)
+        except (ValueError, TypeError) as error:
+            raise Refused(1007, str(error)) from None
+        if asked.get("weights") and options.visemes is None:
+            raise Refused(1007, 'weights are mouth-shape weights: ask for "visemes" too')
+        phone_stream = PhoneStream(self.model, options, self.bigram if options.decoder == "bigram" else None)
+        script = asked.get("script")
+        if script is None:
+            return phone_stream, None
+        if not isinstance(script, str) or not 0 < len(script) <= MAX_SCRIPT_CHARACTERS:
+            raise Refused(1007, f"script must be the text read aloud, 1 to {MAX_SCRIPT_CHARACTERS:,} characters")
+        from speechattn_export.words import Lexicon, sentence_starts
+
+        if self.lexicon is None:
+            self.lexicon = Lexicon.load()
+        words = self.lexicon.words(script)
+        try:
+            return phone_stream, FollowStream(phone_stream, words, sentence_starts(script, words))
+        except ValueError as error:
+            raise Refused(1007, str(error)) from None
+
+    async def _read_loop(self, connection, session: Session) -> None:
+        rate, ahead = session.sample_rate, self.options.max_ahead_seconds
+        while not session.finishing:
+            try:
+                message = await asyncio.wait_for(connection.recv(), self.options.idle_timeout_seconds)
+            except asyncio.TimeoutError:
+                raise Refused(1008, f"idle for {self.options.idle_timeout_seconds:g} s") from None
+            if session.finishing:  # the server is draining: what comes after the final result is not read
+                return
+            if isinstance(message, str):
+                if _json_object(message, "a text frame where audio belongs: audio goes in binary frames, text "
+                                         'frames carry {"type": "end"}', 1003).get("type") != "end":
+                    raise Refused(1003, 'the only text frame after "start" is {"type": "end"}; audio goes in '
+                                        "binary frames")
+                session.finishing = self.urgent = True
+                self.wake.set()
+                return
+            samples = session.samples_of(message)
+            if not samples.size:
+                continue
+            now = time.monotonic()
+            session.pending.append(samples)
+            session.pending_samples += samples.size
+            session.received_samples += samples.size
+            session.arrivals.append((session.received_samples / rate, now))
+            self.metrics.audio_seconds.inc(samples.size / rate)
+            if session.key not in self.ready_keys and self._holds_chunk(session):
+                self.ready_keys.add(session.key)
+                self.wake.set()
+            # Not read past real time + max_ahead_seconds (nor while that much waits for the graph): the client's
+            # sends back up through websockets' bounded queue into TCP, so no client grows the server's memory.
+            early = session.received_samples / rate - (now - session.started) - ahead
+            if early > 0:
+                await asyncio.sleep(early)
+            while session.pending_samples / rate > ahead and not session.gone:
+                await asyncio.sleep(0.01)
+
+    async def _send_loop(self, connection, session: Session) -> None:
+        while True:
+            message = await session.outbox.get()
+            if message is None:  # the result went out: close
+                await connection.close(session.close_code, session.close_reason)
+                log.info("event=closed peer=%s stream=%d code=%d seconds=%.2f", session.peer, session.key,
+                         session.close_code, session.received_samples / session.sample_rate)
+                return
+            await connection.send(json.dumps(message))
+
+    # ---- the batcher --------------------------------------------------------------------------------------------
+    async def batcher(self) -> None:
+        loop = asyncio.get_running_loop()
+        wait = self.options.max_wait_ms / 1000
+        while True:
+            await self.wake.wait()
+            self.wake.clear()
+            if not self.ready_keys and not self.urgent:
+                continue
+            deadline = loop.time() + wait
+            while len(self.ready_keys) < self.options.max_batch and not self.urgent and loop.time() < deadline:
+                try:  # more streams may complete a chunk: wait for them, up to max_wait_ms
+                    await asyncio.wait_for(self.wake.wait(), deadline - loop.time())
+                except asyncio.TimeoutError:
+                    break
+                self.wake.clear()
+            work = self._collect()
+            if work is None:
+                continue
+            messages = await loop.run_in_executor(self.worker, self._step, *work)
+            self.ready_keys = set()
+            for s in self.sessions.values():  # what the worker left in each stream's buffer
+                s.leftover_samples = s.phone_stream.stream.leftover.shape[1]
+                if self._holds_chunk(s):
+                    self.ready_keys.add(s.key)
+            self._deliver(messages)
+            if self.ready_keys:
+                self.wake.set()
+
+    def _holds_chunk(self, s: Session) -> bool:
+        """Whether a stream holds a whole chunk: its buffer plus the audio waiting, at the model's rate."""
+        waiting = s.pending_samples * self.model.sample_rate / s.sample_rate
+        return s.leftover_samples + waiting >= s.chunk_frames * self.model.hop_samples
+
+    def _collect(self):
+        joining, self.joining = self.joining, []
+        leaving, self.leaving = self.leaving, []
+        self.urgent = False
+        audio = []
+        for s in self.sessions.values():
+            if s.pending and not s.gone and not s.finished:
+                audio.append((s, s.pending))
+                s.pending, s.pending_samples = [], 0
+        finishing = [s for s in self.sessions.values() if s.finishing and not s.finished and not s.gone]
+        if not (joining or leaving or audio or finishing):
+            return None
+        return joining, audio, finishing, leaving
+
+    def _step(self, joining, audio, finishing, gone) -> list[tuple[Session, list[dict]]]:
+        """The worker thread: streams join and leave, audio goes in, every ready stream steps, ended ones finish."""
+        out: dict[int, tuple[Session, list[dict]]] = {}
+
+        def say(session: Session, message: dict) -> None:
+            out.setdefault(session.key, (session, []))[1].append(message)
+
+        for s in joining:
+            stream_set = self.stream_sets.setdefault(s.chunk_frames, StreamSet(self.counted, s.chunk_frames,
+                                                                                self.options.max_batch))
+            stream_set.streams[s.key] = s.phone_stream.stream  # the PhoneStream's own Stream, stepped in the set
+        for s in gone:
+            self.stream_sets[s.chunk_frames].streams.pop(s.key, None)
+        for s, pieces in audio:
+            try:
+                for piece in pieces:
+                    self._feed(s, piece)
+            except ValueError as error:  # the kit's checks of the audio
+                s.gone = True
+                self.stream_sets[s.chunk_frames].streams.pop(s.key, None)
+                say(s, {"type": "error", "code": 1007, "message": str(error)})
+        for stream_set in self.stream_sets.values():
+            for key, frames in stream_set.step().items():
+                s = self.sessions.get(key)
+                if s is not None and not s.gone:
+                    update = self._update_message(s, frames, final=False)
+                    if update is not None:
+                        say(s, update)
+        for s in finishing:
+            try:
+                say(s, self._update_message(s, self._finish(s), final=True))
+                say(s, self._result(s))
+            except ValueError as error:
+                say(s, {"type": "error", "code": 1007, "message": str(error)})
+            s.finished = True
+        return list(out.values())
+
+    def _feed(self, s: Session, samples: np.ndarray) -> None:
+        """PhoneStream.push up to the graph call: resampled by the kit's resampler, counted, buffered in the set."""
+        ps = s.phone_stream
+        if samples.dtype == np.int16:  # as PhoneStream.push reads int16, before the resampler
+            samples = samples.astype(np.float32) / 32768.0
+        samples = ps._resampled(samples, s.sample_rate)
+        ps.samples += samples.shape[-1]
+        self.stream_sets[s.chunk_frames].push(s.key, samples)
+
+    def _finish(self, s: Session) -> Frames:
+        """PhoneStream.finish on a stream in a set: the resampler's tail, then the buffered audio and the last
+        partial chunk, alone (StreamSet.remove)."""
+        ps = s.phone_stream
+        stream_set = self.stream_sets[s.chunk_frames]
+        if ps.resampler is not None:
+            tail = ps.resampler.flush()[:max(0, ps._expected_samples() - ps.samples)]
+            ps.samples += len(tail)
+            stream_set.push(s.key, tail)
+        return stream_set.remove(s.key)
+
+    def _update_message(self, s: Session, frames: Frames, final: bool) -> dict | None:
+        ps = s.phone_stream
+        update: Update = ps._update(frames, final)
+        message: dict = {"type": "update", "frames": int(ps.stream.frames_emitted)}
+        fps = FRAMES_PER_SECOND
+        if update.segments:
+            message["segments"] = _segment_dicts(update, ps)
+        if update.cues:
+            message["cues"] = [{"start": c.start_frame / fps, "end": c.end_frame / fps, "value": c.shape}
+                               for c in update.cues]
+        if s.weights and update.weights is not None and len(update.weights):
+            message["first_frame"] = int(frames.frame_indices[0])
+            message["weights"] = np.round(update.weights, 3).tolist()
+        moved = False
+        if s.follow is not None:
+            followed = s.follow._update(update, final)
+            if followed.words:
+                message["words"] = s.follow.word_events(followed.words, followed.not_heard)
+            position = (int(followed.position.index), bool(followed.position.inside))
+            moved, s.last_position = position != s.last_position, position
+            message["position"] = {"index": position[0], "inside": position[1]}
+            message["not_heard"] = [int(i) for i in followed.not_heard]
+        says = moved or final or any(k in message for k in ("segments", "cues", "weights", "words"))
+        return message if says else None
+
+    def _result(self, s: Session) -> dict:
+        ps = s.phone_stream
+        result = {"type": "result", "protocol_version": PROTOCOL_VERSION, "stream": s.key,
+                  "model": _model_identity(self.model.path), "sample_rate": s.sample_rate,
+                  "duration": round(ps.duration_seconds, 4), "chunk_frames": ps.chunk_frames,
+                  "frame_shift_ms": FRAME_SHIFT_MS, "segments": ps.segment_dicts()}
+        if ps.visemes is not None:
+            result["visemes"], result["cues"] = ps.visemes.name, ps.cue_dicts()
+        if s.follow is not None:
+            result["not_heard"] = [int(i) for i in s.follow.follower.alignment.not_heard]
+        return result
+
+    def _deliver(self, messages: list[tuple[Session, list[dict]]]) -> None:
+        now = time.monotonic()
+        for s, items in messages:
+            if s.gone and not any(m["type"] == "error" for m in items):
+                continue
+            for message in items:
+                for segment in message.get("segments", ()):
+                    self._observe_delay(s, segment["end"], now)
+                try:
+                    s.outbox.put_nowait(message)
+                except asyncio.QueueFull:
+                    self._close(s, 1008, f"the client stopped reading its results ({self.options.max_queued_messages} "
+                                         "messages waiting)")
+                    break
+                if message["type"] == "error":
+                    self._close(s, message["code"], message["message"])
+                    break
+            else:
+                if s.finished:
+                    s.close_code, s.close_reason = (1001, "the server is shutting down") if self.draining else \
+                        (1000, "done")
+                    try:
+                        s.outbox.put_nowait(None)
+                    except asyncio.QueueFull:
+                        self._close(s, 1008, "the client stopped reading its results")
+
+    def _observe_delay(self, s: Session, end_seconds: float, now: float) -> None:
+        """From the arrival of the audio holding a phone's end to its final segment leaving (server side)."""
+        input_end = end_seconds  # seconds of the stream are seconds of the client's audio at any rate
+        while len(s.arrivals) > 1 and s.arrivals[0][0] < input_end:
+            s.arrivals.popleft()
+        if s.arrivals and s.arrivals[0][0] >= input_end:
+            self.metrics.delay.observe(now - s.arrivals[0][1])
+
+    def _close(self, s: Session, code: int, reason: str) -> None:
+        """Close a stream from the loop (a client that stopped reading, bad audio): one log line, the close code."""
+        s.gone = self.urgent = True
+        self.metrics.refusals.labels(str(code)).inc()
+        log.info("event=closed peer=%s stream=%d code=%d reason=%s", s.peer, s.key, code, json.dumps(reason))
+        self.leaving.append(s)
+        self.wake.set()
+        task = asyncio.get_running_loop().create_task(s.connection.close(code, reason[:120]))
+        self._closing.add(task)
+        task.add_done_callback(self._closing.discard)
+
+    # ---- running ------------------------------------------------------------------------------------------------
+    async def serve(self, ready=None) -> None:
+        """Listen until shutdown(); `ready(host, port)` once the socket listens."""
+        from websockets.asyncio.server import serve
+
+        for name in ("websockets.server", "websockets.client"):
+            logging.getLogger(name).setLevel(logging.WARNING)
+        self._closing: set = set()
+        batcher = asyncio.create_task(self.batcher())
+        try:
+            async with serve(self.handle, self.options.host, self.options.port, process_request=self.process_request,
+                             max_size=self.options.max_frame_bytes, max_queue=16, open_timeout=10,
+                             ping_interval=20, ping_timeout=20, close_timeout=5) as server:
+                self.address = server.sockets[0].getsockname()[:2]
+                log.info("event=listening host=%s port=%d max_streams=%d max_batch=%d", *self.address,
+                         self.options.max_streams, self.options.max_batch)
+                if ready is not None:
+                    ready(*self.address)
+                self.ready.set()
+                await self._stop.wait()
+                await self._drain()
+        except OSError as error:
+            from speechattn.errors import SpeechattnError
+
+            raise SpeechattnError(f"cannot listen on {self.options.host}:{self.options.port} "
+                                  f"({error.strerror or error})") from None
+        finally:
+            batcher.cancel()
+            self.worker.shutdown(wait=True)
+
+    async def _drain(self) -> None:
+        """SIGTERM: refuse new streams, finish every open one (its final result, then close 1001)."""
+        self.draining = True
+        for s in self.sessions.values():
+            s.finishing = True
+        self.urgent = True
+        self.wake.set()
+        deadline = time.monotonic() + self.options.drain_seconds
+        while self.sessions and time.monotonic() < deadline:
+            await asyncio.sleep(0.02)
+        log.info("event=stopped streams_left=%d", len(self.sessions))
+
+    def shutdown(self) -> None:
+        self._stop.set()
+
+
+def _segment_dicts(update: Update, ps: PhoneStream) -> list[dict]:
+    from speechattn_export.segments import segment_dicts
+
+    return segment_dicts(update.segments, ps.model.phones, ps.duration_seconds, FRAMES_PER_SECOND)
+
+
+def _json_object(text: str, what: str = "the message is not JSON", code: int = 1007) -> dict:
+    try:
+        value = json.loads(text)
+    except ValueError:
+        raise Refused(code, what) from None
+    if not isinstance(value, dict):
+        raise Refused(code, f"{what}: a JSON object is expected")
+    return value
+
+
+def _peer(connection) -> str:
+    address = getattr(connection, "remote_address", None)
+    return f"{address[0]}:{address[1]}" if address else "-"
+
+
+def _connection_closed():
+    from websockets.exceptions import ConnectionClosed
+
+    return ConnectionClosed
+
+
+def _model_identity(path: str) -> dict:
+    from speechattn.runtime.transcribe import model_identity
+
+    return model_identity(str(path))
+
+
+def run(model, options: ServeOptions, ready=None) -> None:
+    """Serve until SIGTERM or SIGINT: open streams get their final result and close 1001."""
+    import signal
+
+    async def main() -> None:
+        server = Server(model, options)
+        loop = asyncio.get_running_loop()
+        for number in (signal.SIGTERM, signal.SIGINT):
+            loop.add_signal_handler(number, server.shutdown)
+        await server.serve(ready)
+
+    asyncio.run(main())

@@ -1,0 +1,355 @@
+"""`speechattn serve`: many live streams over WebSocket, batched across streams, each equal to the kit's stream alone.
+
+The server and its clients run in one asyncio loop (the real `websockets` server and client over TCP on 127.0.0.1),
+on the tiny random model; the SIGTERM test runs the command itself."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import signal
+import subprocess
+import sys
+import threading
+import urllib.error
+import urllib.request
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+pytest.importorskip("websockets")
+pytest.importorskip("prometheus_client")
+
+from speechattn.audio import speechlike_signal  # noqa: E402
+from speechattn.cli.common import load_onnx  # noqa: E402
+from speechattn.runtime.serve import Server, ServeOptions  # noqa: E402
+from speechattn_export.pipeline import DecodingOptions, PhoneStream  # noqa: E402
+
+ROOT = Path(__file__).resolve().parent.parent
+SCHEMA = json.loads((ROOT / "export" / "serve.schema.json").read_text())
+CONFIDENCE_TOLERANCE = 2e-4  # confidences are rounded to 4 decimals; batched and alone differ by float sums only
+
+
+@pytest.fixture(scope="module")
+def model(tiny_onnx):
+    return load_onnx(tiny_onnx)
+
+
+def audio_at(rate: int, seconds: float, seed: int) -> np.ndarray:
+    import soxr
+
+    return soxr.resample(speechlike_signal(seconds, seed=seed), 16000, rate).astype(np.float32) if rate != 16000 \
+        else speechlike_signal(seconds, seed=seed).astype(np.float32)
+
+
+def local_result(model, audio: np.ndarray, rate: int, options: DecodingOptions, piece: int) -> dict:
+    """The same audio through the kit's PhoneStream alone, in the same pieces."""
+    from speechattn_export.decoder import PhoneBigram
+
+    stream = PhoneStream(model, options, PhoneBigram.load() if options.decoder == "bigram" else None)
+    for start in range(0, len(audio), piece):
+        stream.push(audio[start:start + piece], sample_rate=rate)
+    stream.finish()
+    return {"segments": stream.segment_dicts(), "cues": stream.cue_dicts() if options.visemes else None}
+
+
+def same_segments(remote: list[dict], local: list[dict]) -> bool:
+    return len(remote) == len(local) and all(
+        (r["start"], r["end"], r["phone"]) == (lo["start"], lo["end"], lo["phone"])
+        and abs(r["confidence"] - lo["confidence"]) <= CONFIDENCE_TOLERANCE for r, lo in zip(remote, local))
+
+
+def check_schema(message: dict) -> None:
+    import jsonschema
+
+    jsonschema.validate(message, SCHEMA)
+
+
+async def running(model, **settings):
+    server = Server(model, ServeOptions(port=0, **settings))
+    task = asyncio.create_task(server.serve())
+    await asyncio.wait_for(server.ready.wait(), 30)
+    return server, task, f"ws://127.0.0.1:{server.address[1]}/stream"
+
+
+async def stop(server, task) -> None:
+    server.shutdown()
+    await asyncio.wait_for(task, 30)
+
+
+async def stream_one(url, audio, rate, sample_format, piece, options: dict, messages: list | None = None):
+    """A client: start, audio in pieces of `piece` samples, end; (result, close code, every message)."""
+    from websockets.asyncio.client import connect
+
+    seen = [] if messages is None else messages
+    async with connect(url, max_size=None) as ws:
+        start = {"type": "start", "sample_rate": rate, "format": sample_format, "options": options}
+        check_schema(start)
+        await ws.send(json.dumps(start))
+        seen.append(json.loads(await ws.recv()))
+        data = (np.round(audio * 32767).astype("<i2") if sample_format == "int16" else audio.astype("<f4"))
+        for begin in range(0, len(data), piece):
+            await ws.send(data[begin:begin + piece].tobytes())
+            await asyncio.sleep(0)
+        await ws.send(json.dumps({"type": "end"}))
+        async for text in ws:
+            seen.append(json.loads(text))
+        return seen[-1], ws.close_code, seen
+
+
+def test_two_dozen_concurrent_streams_each_equal_the_kit_streamed_alone(model):
+    """24 streams at once, of different lengths, rates (8-48 kHz), sample formats, chunk sizes and piece sizes (one
+    an odd number of bytes): each one's phones and cues equal the kit's PhoneStream of the same audio alone, and the
+    server did step several streams in one call."""
+    rng = np.random.default_rng(0)
+    rates = (8000, 16000, 22050, 44100, 48000)
+    chunks = model.allowed_chunk_frames
+    plans = []
+    for number in range(24):
+        rate = rates[number % len(rates)]
+        options = {"chunk_frames": int(chunks[number % len(chunks)]), "decoder": ("bigram", "hysteresis")[number % 2]}
+        if number % 3 == 0:
+            options["visemes"] = ("rhubarb", "vrm", "oculus")[number % 9 // 3]
+        plans.append((rate, audio_at(rate, float(rng.uniform(0.3, 2.5)), number), ("int16", "float32")[number % 2],
+                      int(rng.integers(37, 3000)), options))
+
+    async def main():
+        server, task, url = await running(model, max_batch=64, max_wait_ms=5)
+        try:
+            results = await asyncio.gather(*(stream_one(url, audio, rate, fmt, piece, options)
+                                             for rate, audio, fmt, piece, options in plans))
+            metrics = server.metrics
+            calls = metrics.batch_size._sum.get(), sum(b.get() for b in metrics.batch_size._buckets)
+        finally:
+            await stop(server, task)
+        return results, calls
+
+    results, (streams_stepped, calls) = asyncio.run(main())
+    assert streams_stepped > calls  # batches of more than one stream happened
+    for (rate, audio, fmt, piece, options), (result, code, messages) in zip(plans, results):
+        assert code == 1000 and result["type"] == "result"
+        heard = np.round(audio * 32767).astype(np.int16) if fmt == "int16" else audio
+        local = local_result(model, heard, rate, DecodingOptions(
+            decoder=options["decoder"], chunk_frames=options["chunk_frames"], visemes=options.get("visemes")),
+            piece)
+        assert same_segments(result["segments"], local["segments"]), (rate, fmt, options)
+        assert same_segments([s for m in messages if m["type"] == "update" for s in m.get("segments", [])],
+                             local["segments"])  # the updates add up to the result
+        if local["cues"] is not None:
+            assert result["cues"] == local["cues"]
+        for message in messages:
+            check_schema(message)
+
+
+def test_health_readiness_and_prometheus_metrics_answer_on_the_stream_port(model):
+    async def main():
+        server, task, url = await running(model)
+        port = server.address[1]
+
+        def get(path):
+            try:
+                with urllib.request.urlopen(f"http://127.0.0.1:{port}{path}", timeout=10) as response:
+                    return response.status, response.headers.get("Content-Type"), response.read().decode()
+            except urllib.error.HTTPError as error:
+                return error.code, None, error.read().decode()
+
+        try:
+            await stream_one(url, audio_at(16000, 0.5, 1), 16000, "int16", 800, {})
+            answers = [await asyncio.to_thread(get, path) for path in ("/healthz", "/readyz", "/metrics", "/nothing")]
+        finally:
+            await stop(server, task)
+        return answers
+
+    (health, _, _), (ready, _, _), (status, kind, metrics), (missing, _, _) = asyncio.run(main())
+    assert (health, ready, status, missing) == (200, 200, 200, 404)
+    assert kind.startswith("text/plain; version=0.0.4")
+    assert "speechattn_streams_total 1.0" in metrics and 'speechattn_final_label_delay_seconds_bucket{le="0.3"}' in metrics
+    values = dict(line.rsplit(" ", 1) for line in metrics.splitlines() if line and not line.startswith("#"))
+    assert abs(float(values["speechattn_audio_seconds_total"]) - 0.5) < 1e-6
+    assert float(values["speechattn_batch_streams_count"]) >= 1
+
+
+def test_a_stream_past_max_streams_is_closed_1013_with_a_reason_and_the_open_ones_go_on(model):
+    from websockets.asyncio.client import connect
+
+    async def main():
+        server, task, url = await running(model, max_streams=2)
+        try:
+            async with connect(url) as first, connect(url) as second:
+                for ws in (first, second):
+                    await ws.send(json.dumps({"type": "start", "sample_rate": 16000}))
+                    await ws.recv()
+                async with connect(url) as third:
+                    await third.wait_closed()
+                    refused = third.close_code, third.close_reason
+                result = None
+                await first.send(np.zeros(1600, "<i2").tobytes())
+                await first.send(json.dumps({"type": "end"}))
+                async for text in first:
+                    result = json.loads(text)
+        finally:
+            await stop(server, task)
+        return refused, result, first.close_code
+
+    (code, reason), result, first_code = asyncio.run(main())
+    assert code == 1013 and "full (2 streams)" in reason
+    assert result["type"] == "result" and first_code == 1000
+
+
+def test_a_wrong_or_missing_token_is_refused_with_401_and_the_right_one_streams(model):
+    from websockets.asyncio.client import connect
+    from websockets.exceptions import InvalidStatus
+
+    async def main():
+        server, task, url = await running(model, token="s3cret")
+        statuses = []
+        try:
+            for headers in (None, {"Authorization": "Bearer wrong"}):
+                try:
+                    async with connect(url, additional_headers=headers):
+                        statuses.append("opened")
+                except InvalidStatus as error:
+                    statuses.append(error.response.status_code)
+            result, code, _ = await stream_one(url + "?token=s3cret", audio_at(16000, 0.3, 3), 16000, "int16", 480, {})
+        finally:
+            await stop(server, task)
+        return statuses, result, code
+
+    statuses, result, code = asyncio.run(main())
+    assert statuses == [401, 401] and result["type"] == "result" and code == 1000
+
+
+def test_bad_clients_each_get_a_close_code_and_a_good_stream_beside_them_is_unharmed(model, caplog):
+    """Audio where the start belongs, a missing or wrong sample rate, an unknown option, text where audio belongs,
+    float32 garbage, a frame over the size bound, silence past the idle timeout: each its close code and one log
+    line; a stream running beside them gets the same result as alone."""
+    from websockets.asyncio.client import connect
+
+    start = json.dumps({"type": "start", "sample_rate": 16000, "format": "float32"})
+    cases = {  # name: (messages sent, expected close code, words in the reason)
+        "audio first": ([b"\x00\x01" * 100], 1003, "first message is a text frame"),
+        "no sample rate": ([json.dumps({"type": "start"})], 1007, "sample_rate must be"),
+        "a wrong sample rate": ([json.dumps({"type": "start", "sample_rate": 3})], 1007, "sample_rate must be"),
+        "not JSON": (["{start"], 1007, "not JSON"),
+        "an unknown option": ([json.dumps({"type": "start", "sample_rate": 16000, "options": {"speed": 2}})], 1007,
+                              "unknown option 'speed'"),
+        "an unserved chunk": ([json.dumps({"type": "start", "sample_rate": 16000, "options": {"chunk_frames": 999}})],
+                              1007, "chunk_frames 999"),
+        "text where audio belongs": ([start, "hello"], 1003, "audio goes in binary frames"),
+        "garbage as float32": ([start, np.random.default_rng(0).bytes(4000)], 1007, "float32 audio"),
+        "a frame over the bound": ([start, b"\x00" * (70 << 10)], 1009, ""),
+        "silence past the idle timeout": ([start], 1008, "idle for 1 s"),
+    }
+    good_audio = audio_at(16000, 1.5, 4)
+
+    async def bad(url, messages):
+        async with connect(url, max_size=None) as ws:
+            for message in messages:
+                await ws.send(message)
+            await ws.wait_closed()
+            return ws.close_code, ws.close_reason
+
+    async def main():
+        server, task, url = await running(model, max_frame_bytes=64 << 10, idle_timeout_seconds=1.0)
+        try:
+            good = asyncio.create_task(stream_one(url, good_audio, 16000, "float32", 160, {}))
+            outcomes = await asyncio.gather(*(bad(url, messages) for messages, _, _ in cases.values()))
+            result, code, _ = await good
+        finally:
+            await stop(server, task)
+        return outcomes, result, code
+
+    with caplog.at_level("INFO", logger="speechattn.runtime.serve"):
+        outcomes, result, code = asyncio.run(main())
+    for (name, (_, expected, words)), (got, reason) in zip(cases.items(), outcomes):
+        assert got == expected and words in reason, (name, got, reason)
+    assert code == 1000 and same_segments(result["segments"], local_result(
+        model, good_audio, 16000, DecodingOptions(), 160)["segments"])
+    closed = [r.getMessage() for r in caplog.records if r.getMessage().startswith(("event=closed", "event=left"))]
+    assert len(closed) == len(cases) + 1  # one line each, and the good stream's
+
+
+def test_a_stream_open_at_shutdown_gets_its_final_result_and_close_1001(model):
+    from websockets.asyncio.client import connect
+
+    audio = audio_at(16000, 1.0, 5)
+
+    async def main():
+        server, task, url = await running(model)
+        async with connect(url) as ws:
+            await ws.send(json.dumps({"type": "start", "sample_rate": 16000, "format": "float32"}))
+            await ws.recv()
+            await ws.send(audio.astype("<f4").tobytes())
+            await asyncio.sleep(0.3)
+            server.shutdown()
+            messages = [json.loads(text) async for text in ws]
+        await asyncio.wait_for(task, 30)
+        return messages, ws.close_code, ws.close_reason
+
+    messages, code, reason = asyncio.run(main())
+    assert code == 1001 and "shutting down" in reason
+    assert messages[-1]["type"] == "result"
+    assert same_segments(messages[-1]["segments"], local_result(model, audio, 16000, DecodingOptions(), len(audio))["segments"])
+
+
+def test_remote_stream_gives_the_local_streams_phones_and_cues(model):
+    """The kit's RemoteStream (push / finish as PhoneStream) against a server in another thread."""
+    from speechattn_export.remote import RemoteError, RemoteStream
+
+    loop = asyncio.new_event_loop()
+    holder = {}
+
+    def serve():
+        asyncio.set_event_loop(loop)
+        holder["server"] = Server(model, ServeOptions(port=0))
+        loop.run_until_complete(holder["server"].serve())
+
+    thread = threading.Thread(target=serve, daemon=True)
+    thread.start()
+    try:
+        for _ in range(300):
+            if holder.get("server") is not None and holder["server"].address:
+                break
+            threading.Event().wait(0.05)
+        url = f"ws://127.0.0.1:{holder['server'].address[1]}/stream"
+        audio = np.round(audio_at(8000, 2.0, 6) * 32767).astype(np.int16)
+        options = DecodingOptions(visemes="rhubarb")
+        remote = RemoteStream(url, options, sample_rate=8000)
+        pieces = [remote.push(audio[i:i + 400]) for i in range(0, len(audio), 400)]
+        last = remote.finish()
+        local = local_result(model, audio, 8000, options, 400)
+        assert same_segments(remote.segment_dicts(), local["segments"])
+        assert remote.cue_dicts() == local["cues"]
+        assert same_segments([s for u in pieces + [last] for s in u.segments], local["segments"])
+        with pytest.raises(RemoteError, match="chunk_frames 999"):
+            RemoteStream(url, DecodingOptions(chunk_frames=999))
+    finally:
+        loop.call_soon_threadsafe(holder["server"].shutdown)
+        thread.join(30)
+
+
+def test_serve_command_on_sigterm_gives_the_open_stream_its_result_and_exits_0(tiny_onnx):
+    from websockets.sync.client import connect
+
+    process = subprocess.Popen([sys.executable, "-m", "speechattn", "serve", "--model", str(tiny_onnx), "--port", "0"],
+                               cwd=ROOT, stderr=subprocess.PIPE, text=True, env={**os.environ, "PYTHONUNBUFFERED": "1"})
+    try:
+        line = ""
+        while "listening on" not in line:
+            line = process.stderr.readline()
+            assert line, "the server stopped before listening"
+        url = line.split()[-1]
+        with connect(url) as ws:
+            ws.send(json.dumps({"type": "start", "sample_rate": 16000}))
+            ws.recv()
+            ws.send(np.round(audio_at(16000, 0.8, 7) * 32767).astype("<i2").tobytes())
+            threading.Event().wait(0.3)
+            process.send_signal(signal.SIGTERM)
+            messages = [json.loads(text) for text in ws]
+            code = ws.close_code
+        assert process.wait(30) == 0
+    finally:
+        process.kill()
+    assert messages[-1]["type"] == "result" and code == 1001
