@@ -15,7 +15,8 @@ and exit 1, where click's parser takes "--" for itself, words its own errors and
     (-f, -r, --consoleLevel/--logLevel, in either case) is not a usage error but a failure, as in Rhubarb.
 
 Exit status 0, or 1 (a mistake on the command line, or a failed run); Rhubarb has no other.  The run itself:
-speechattn.runtime.rhubarb.
+speechattn.runtime.rhubarb, with -o and --logFile checked as every speechattn command checks what it writes
+(check_output).
 """
 
 from __future__ import annotations
@@ -299,8 +300,24 @@ def failure_text(error: ArgError, prog: str) -> str:
             f"For complete usage and help, type `{prog} --help`\n\n")
 
 
+def check_output(request, option: str, path: str) -> None:
+    """-o or --logFile, before anything is written there: speechattn's output checks (a name spelled as a folder,
+    "victim.wav/", a folder that is not there, read-only), not the input audio or the dialog file, and not the
+    other of the two.  Raises SpeechattnError in one line."""
+    from speechattn.cli.common import check_writable, refuse_overwriting_inputs, same_file
+    from speechattn.errors import UsageError
+
+    check_writable(path)
+    refuse_overwriting_inputs({option: path}, [request.input_file, request.dialog_file])
+    other_option, other = ("--logFile", request.log_file) if option == "-o" else ("-o", request.output_file)
+    if other is not None and (same_file(path, other) or Path(path).resolve() == Path(other).resolve()):
+        raise UsageError(f"{option} {path} is also {other_option} ({other}): one would overwrite the other; "
+                         "write them apart")
+
+
 def main(argv: list[str] | None = None, prog: str | None = None) -> int:
     """Entry point of `speechattn-rhubarb` (argv without the program's name; default sys.argv[1:])."""
+    from speechattn.cli import ClosedOutput
     from speechattn.runtime.rhubarb import Entry, NiceSink, Request, failure_entry, run
 
     program = sys.argv[0] if argv is None and sys.argv else (prog or "speechattn-rhubarb")
@@ -309,11 +326,14 @@ def main(argv: list[str] | None = None, prog: str | None = None) -> int:
     early = NiceSink("Error", sys.stderr)  # until the command line says which sink: errors only, as Rhubarb's
     try:
         try:
-            values = parse(arguments, prog, sys.stdout)
+            values = parse(arguments, prog, sys.stdout or ClosedOutput())  # None: started with stdout closed (>&-)
         except HelpShown:
             sys.stdout.flush()
             early.receive(Entry("Info", "Exiting application after help-like command."))
             return 0
+        except OSError as error:  # --help or --version with standard output closed
+            early.receive(failure_entry(f"Could not write to standard output: {error.strerror or error}"))
+            return 1
         except ArgError as error:
             sys.stderr.write(failure_text(error, prog))
             early.receive(failure_entry("Invalid command line."))
@@ -328,7 +348,7 @@ def main(argv: list[str] | None = None, prog: str | None = None) -> int:
             dat_preston_blair=values["datUsePrestonBlair"], recognizer=values["recognizer"], threads=values["threads"],
             quiet=values["quiet"], machine_readable=values["machineReadable"], console_level=values["consoleLevel"],
             log_file=values["logFile"], log_level=values["logLevel"], command_line=(program, *arguments))
-        return run(request)
+        return run(request, check_output=lambda option, path: check_output(request, option, path))
     except KeyboardInterrupt:
         return 130
 

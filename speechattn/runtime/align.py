@@ -121,15 +121,17 @@ SPOOL_BYTES = 64 << 20  # align_file's log posteriors held in memory before they
 
 
 def align_file(model, path: Path, words, sentence_starts=None, options: AlignOptions = AlignOptions(),
-               decoding=None, progress: bool = False, on_progress=None) -> AlignedFile:
+               decoding=None, progress: bool = False, on_progress=None,
+               block_seconds: float | None = None) -> AlignedFile:
     """Stream one file through `model` (a StreamingModel) and align it to `words`; with `decoding` (the kit's
     DecodingOptions), also keep the decoder's free recognition of the same frames (what --dialog falls back to
-    where the speech departs from the script)."""
+    where the speech departs from the script); on_progress(fraction done) every `block_seconds` of audio
+    (default: transcribe's BLOCK_SECONDS)."""
     from tqdm import tqdm
 
-    from speechattn.runtime.transcribe import read_blocks
+    from speechattn.runtime.transcribe import BLOCK_SECONDS, read_blocks
 
-    rate, channels, blocks = read_blocks(path)
+    rate, channels, blocks = read_blocks(path, block_seconds or BLOCK_SECONDS)
     stream = model.new_stream(offline_chunk(model))
     segmenter = None
     if decoding is not None:
@@ -284,7 +286,8 @@ def script_segments(alignment: Alignment, recognised: list[Segment], phones) -> 
     return segments
 
 
-def dialog_transcript(model, path: Path, words, sentence_starts, decoding, progress: bool = False, on_progress=None):
+def dialog_transcript(model, path: Path, words, sentence_starts, decoding, progress: bool = False, on_progress=None,
+                      block_seconds: float | None = None):
     """transcribe --dialog: the file's Transcript whose phones are the script's, aligned (the recognised ones
     where the speech departs from it), so every lip-sync format follows the script: (Transcript, AlignedFile).
     Mouth weights (visemes-json) are the aligned shape's, one per frame."""
@@ -292,7 +295,7 @@ def dialog_transcript(model, path: Path, words, sentence_starts, decoding, progr
     from speechattn_export.visemes import RHUBARB, SETS
 
     aligned = align_file(model, path, words, sentence_starts, decoding=decoding, progress=progress,
-                         on_progress=on_progress)
+                         on_progress=on_progress, block_seconds=block_seconds)
     segments = dialog_segments(aligned)
     visemes = SETS[decoding.visemes] if decoding.visemes else None
     weights = None

@@ -13,8 +13,16 @@ sources (github.com/DanielSWolf/rhubarb-lip-sync, v1.14.0):
     rhubarb/src/tools/textFiles.cpp              the dialog file's errors
     rhubarb/src/exporters/*.cpp                  the files: speechattn.runtime.transcribe's as_rhubarb_* writers
 
-What differs: the phones come from speechattn's model (any --recognizer is accepted and logged as unused), any audio
-format transcribe reads is taken (Rhubarb: .wav and .ogg), and the dialog text is read but not used yet (phones_for).
+What differs: the phones come from speechattn's model (any --recognizer is accepted and logged as unused), the dialog
+text is aligned to the audio as `transcribe --dialog` aligns it (phones_for), and any audio format transcribe reads is
+taken (Rhubarb: .wav and .ogg).  Progress is reported as the model works through the audio, a twentieth of the
+recording at a time (progress_block_seconds), where Rhubarb reports its voice detection's frames and then each
+utterance recognised; the machine-readable sink passes on each whole percent once, as Rhubarb's does.
+
+Nothing on the command line makes a run read without end, wait without end or overwrite what it reads: the dialog
+file is read bounded (a device or a pipe refused), an input pipe is waited for as transcribe waits for one, --threads
+is bounded as speechattn's, and -o and --logFile are checked by the command line's own output checks (the `check_output`
+run takes) before anything is written.
 """
 
 from __future__ import annotations
@@ -27,12 +35,17 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Callable, TextIO
 
-from speechattn.runtime.transcribe import DAT_FRAME_RATES, RhubarbOptions, Transcript, transcribe_file
+from speechattn.runtime.transcribe import BLOCK_SECONDS, DAT_FRAME_RATES, RhubarbOptions, Transcript, transcribe_file
 
 APP_NAME = "Rhubarb Lip Sync"
 RHUBARB_VERSION = "1.14.0"  # the command line kept; the After Effects script wants 1.x with x >= 9
 LEVELS = ("Trace", "Debug", "Info", "Warn", "Error", "Fatal")  # logging/Level.cpp, lowest first
 EXPORT_FORMATS = {"tsv": "rhubarb-tsv", "xml": "rhubarb-xml", "json": "rhubarb-json", "dat": "rhubarb-dat"}
+MAX_THREADS = 256  # --threads at most, as `speechattn transcribe --threads` (cli/common.py's threads_option)
+PROGRESS_STEPS = 20  # a progress report per twentieth of the audio: every 5 %, where Rhubarb's come about every 10 %
+MIN_BLOCK_SECONDS = 0.25  # a graph call at least per block: on a minute of audio 0.25 s blocks took 40-55 % longer than
+# 5 s ones, 0.6 s blocks (a report a percent) 10-20 %; 3 s blocks (every 5 %) cost next to nothing; the phones are equal
+CheckOutput = Callable[[str, str], None]  # (option, path): raises SpeechattnError when the path must not be written
 
 
 class RhubarbError(Exception):
@@ -187,20 +200,36 @@ class QuietSink:
 
 class FileSink:
     """--logFile (logging/formatters.cpp, SimpleFileFormatter): "[YYYY-MM-DD hh:mm:ss] 1 [Level] message" from
-    --logLevel up, each line flushed.  Rhubarb numbers its threads; every entry here comes from the main one."""
+    --logLevel up, each line flushed.  Rhubarb numbers its threads; every entry here comes from the main one.  A
+    write that fails (a full disk) is the run's failure, reported on the console only: the sink closes itself."""
 
     def __init__(self, path: str, minimum: str) -> None:
         try:
             self.handle = open(path, "w", encoding="utf-8")  # created at once, as Rhubarb's: an empty log is news too
         except OSError as error:
             raise RhubarbError(f"Could not open log file {path}.\n{error.strerror or error}") from None
-        self.minimum = minimum
+        self.path, self.minimum = path, minimum
+        self.failure: str | None = None  # why a write failed: the run fails with it
 
     def receive(self, entry: Entry) -> None:
-        if at_least(entry.level, self.minimum):
+        if self.handle is not None and at_least(entry.level, self.minimum):
             stamp = time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(entry.time))
-            self.handle.write(f"[{stamp}] 1 [{entry.level}] {entry.message}\n")
-            self.handle.flush()
+            try:
+                self.handle.write(f"[{stamp}] 1 [{entry.level}] {entry.message}\n")
+                self.handle.flush()
+            except OSError as error:
+                self.close()
+                self.failure = f"Could not write log file {self.path}: {error.strerror or error}"
+                raise RhubarbError(self.failure) from None
+
+    def close(self) -> None:
+        """Closes the file; what could not be written then (a full disk) was reported when it was written."""
+        handle, self.handle = self.handle, None
+        if handle is not None:
+            try:
+                handle.close()
+            except OSError:
+                pass
 
 
 class Log:
@@ -229,7 +258,10 @@ class PythonLogBridge(logging.Handler):
         self.log = log
 
     def emit(self, record: logging.LogRecord) -> None:
-        self.log.say(self.LEVEL.get(record.levelno, "Warn"), record.getMessage())
+        try:
+            self.log.say(self.LEVEL.get(record.levelno, "Warn"), record.getMessage())
+        except RhubarbError:  # the log file's write failed; the sink keeps why, and the run fails with it after
+            pass
 
 
 @dataclass(frozen=True)
@@ -262,13 +294,18 @@ def console_sink(request: Request, stream: TextIO):
 
 
 def read_dialog(path: str) -> str:
-    """The dialog file's text, or Rhubarb's error for it (tools/textFiles.cpp)."""
+    """The dialog file's text, or Rhubarb's error for it (tools/textFiles.cpp); read as `transcribe --dialog` reads
+    one: at most MAX_TEXT_BYTES, a device (/dev/zero) or a pipe (a FIFO nobody writes to) refused."""
+    from speechattn.errors import SpeechattnError
+    from speechattn.files import read_bounded
+    from speechattn.runtime.align import MAX_TEXT_BYTES
+
     if not os.path.exists(path):
         raise RhubarbError(f"File {path} does not exist.")
     try:
-        data = Path(path).read_bytes()
-    except OSError as error:
-        raise RhubarbError(f"Error reading file {path}.\n{error.strerror or error}") from None
+        data = read_bounded(path, "dialog", MAX_TEXT_BYTES)
+    except SpeechattnError as error:
+        raise RhubarbError(f"Error reading file {path}.\n{error}") from None
     try:
         return data.decode("utf-8")
     except UnicodeDecodeError:
@@ -279,7 +316,9 @@ def phones_for(model, audio: Path, dialog: str | None, log: Log,
                on_progress: Callable[[float], None] | None = None) -> Transcript:
     """The phones of one recording, which Rhubarb's mouth cues are made from: with a dialog text (Rhubarb's
     --dialogFile), the text aligned to the audio (`transcribe --dialog`: the recognised phones where the speech
-    departs from it); without one, or with nothing speakable in it, the phones recognised from the audio alone."""
+    departs from it); without one, or with nothing speakable in it, the phones recognised from the audio alone.
+    on_progress(fraction of the audio done) as the model works through it (progress_block_seconds)."""
+    block_seconds = progress_block_seconds(audio)
     if dialog is not None and dialog.strip():
         from speechattn.runtime.align import TextError, dialog_transcript, script_words
         from speechattn_export.pipeline import DecodingOptions
@@ -291,12 +330,30 @@ def phones_for(model, audio: Path, dialog: str | None, log: Log,
             log.say("Warn", f"{error}; recognizing the phones from the audio alone.")
         else:
             transcript, aligned = dialog_transcript(model, audio, words, starts, DecodingOptions(),
-                                                    on_progress=on_progress)
+                                                    on_progress=on_progress, block_seconds=block_seconds)
             log.say("Info", f"Dialog: {len(words) - len(aligned.not_heard)} of {len(words)} words aligned.")
             if aligned.not_heard:
                 log.say("Warn", f"Not heard in the recording: {' '.join(aligned.not_heard)}.")
             return transcript
-    return transcribe_file(model, audio, on_progress=on_progress)
+    return transcribe_file(model, audio, on_progress=on_progress, block_seconds=block_seconds)
+
+
+def progress_block_seconds(audio: Path) -> float:
+    """The audio handed to the model between two progress reports: a PROGRESS_STEPS-th of the recording, from
+    MIN_BLOCK_SECONDS (a pipe, whose length is known only once read, gets that) to transcribe's BLOCK_SECONDS."""
+    import soundfile
+
+    from speechattn.files import special_kind
+
+    seconds = None
+    if special_kind(audio) is None:  # soundfile would read a pipe away
+        try:
+            seconds = soundfile.info(str(audio)).duration
+        except Exception:  # a format only FFmpeg reads, or no audio at all: the reading says which, later
+            seconds = None
+    if not seconds or seconds != seconds:
+        return MIN_BLOCK_SECONDS
+    return min(BLOCK_SECONDS, max(MIN_BLOCK_SECONDS, seconds / PROGRESS_STEPS))
 
 
 def load_model(threads: int | None, log: Log):
@@ -317,7 +374,13 @@ def load_model(threads: int | None, log: Log):
 
 
 def open_sound_file(path: str) -> None:
-    """Rhubarb's first check of the audio (tools/fileTools.cpp, openFile): readable at all, else the system's words."""
+    """Rhubarb's first check of the audio (tools/fileTools.cpp, openFile): readable at all, else the system's words.
+    A device or a pipe is left to transcribe's reading, which refuses a device and waits for a pipe's first bytes
+    PIPE_WAIT_SECONDS at most (an open here would wait for a FIFO's writer for ever)."""
+    from speechattn.files import special_kind
+
+    if special_kind(path) is not None:
+        return
     try:
         with open(path, "rb"):
             pass
@@ -330,14 +393,21 @@ def absolute(path: str) -> str:
     return path if os.path.isabs(path) else os.path.join(os.getcwd(), path)
 
 
-def animate_and_export(request: Request, options: RhubarbOptions, log: Log, stdout: TextIO) -> None:
+def animate_and_export(request: Request, options: RhubarbOptions, log: Log, stdout: TextIO,
+                       check_output: CheckOutput | None = None) -> None:
     """The inner part of Rhubarb's run, whose failures it reports as "Error processing file X." and their cause."""
     from speechattn import __version__
     from speechattn.audio import AudioError
+    from speechattn.errors import SpeechattnError, one_line
     from speechattn.files import atomic_write_text
     from speechattn.runtime.formats import render
 
     log.say("Info", "Starting animation.")
+    if request.output_file is not None and check_output is not None:
+        try:  # before the work: an input named as the output, "victim.wav/", a folder that is not there
+            check_output("-o", request.output_file)
+        except SpeechattnError as error:
+            raise RhubarbError(f"Could not write output file {request.output_file}.\n{one_line(error)}") from None
     dialog = read_dialog(request.dialog_file) if request.dialog_file is not None else None
     log.say("Info", f"Recognizer: speechattn {__version__}'s phone model (the -r/--recognizer option, "
                     f"{request.recognizer}, is accepted and has no effect).")
@@ -357,8 +427,12 @@ def animate_and_export(request: Request, options: RhubarbOptions, log: Log, stdo
     log.say("Info", "Starting export.")
     text = render(EXPORT_FORMATS[request.export_format], transcript, options)
     if request.output_file is None:
-        stdout.write(text)
-        stdout.flush()  # before "success": an integration reads the result then
+        try:
+            stdout.write(text)
+            stdout.flush()  # before "success": an integration reads the result then
+        except OSError as error:  # a closed pipe, a full disk behind ">"
+            discard_output(stdout)
+            raise RhubarbError(f"Could not write to standard output: {error.strerror or error}") from None
     else:
         try:
             atomic_write_text(request.output_file, text)
@@ -367,8 +441,24 @@ def animate_and_export(request: Request, options: RhubarbOptions, log: Log, stdo
     log.say("Info", "Done exporting.")
 
 
-def run(request: Request, stdout: TextIO | None = None, stderr: TextIO | None = None) -> int:
-    """One Rhubarb run after its command line is read (main.cpp from the sinks on): 0, or 1 after a failure entry."""
+def discard_output(stdout: TextIO) -> None:
+    """Standard output that failed points at /dev/null from now on, so the text left in its buffer does not fail
+    again at exit, as a second message and a traceback."""
+    try:
+        null = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(null, stdout.fileno())
+        os.close(null)
+    except (OSError, ValueError, AttributeError):  # not a file descriptor (a StringIO): nothing to fail at exit
+        pass
+
+
+def run(request: Request, stdout: TextIO | None = None, stderr: TextIO | None = None,
+        check_output: CheckOutput | None = None) -> int:
+    """One Rhubarb run after its command line is read (main.cpp from the sinks on): 0, or 1 after a failure entry.
+    check_output(option, path) is asked about --logFile before it is opened and about -o before the work; it raises
+    SpeechattnError for a path that must not be written (speechattn.cli.rhubarb passes the command line's checks)."""
+    from speechattn.errors import SpeechattnError, one_line
+
     stdout, stderr = stdout or sys.stdout, stderr or sys.stderr
     log = Log(console_sink(request, stderr))
     bridge = PythonLogBridge(log)
@@ -380,9 +470,18 @@ def run(request: Request, stdout: TextIO | None = None, stderr: TextIO | None = 
     try:
         try:
             if request.log_file is not None:
+                if check_output is not None:
+                    try:
+                        check_output("--logFile", request.log_file)
+                    except SpeechattnError as error:
+                        raise RhubarbError(one_line(error)) from None
                 log.sinks.append(FileSink(request.log_file, request.log_level))
             if request.threads is not None and request.threads < 1:
                 raise RhubarbError("Thread count must be 1 or higher.")
+            if request.threads is not None and request.threads > MAX_THREADS:
+                raise RhubarbError(f"Thread count must be {MAX_THREADS} or lower.")
+            if request.output_file is None and stdout is None:
+                raise RhubarbError("Standard output is closed, so the result has nowhere to go; give -o FILE.")
             options = RhubarbOptions(request.extended_shapes, request.dat_frame_rate, request.dat_preston_blair)
             low, high = DAT_FRAME_RATES
             if request.export_format == "dat" and not low <= request.dat_frame_rate <= high:
@@ -392,7 +491,10 @@ def run(request: Request, stdout: TextIO | None = None, stderr: TextIO | None = 
         log(start_entry(request.input_file))
         log.say("Debug", "Command line: " + " ".join(f'"{argument}"' for argument in request.command_line))
         try:
-            animate_and_export(request, options, log, stdout)
+            animate_and_export(request, options, log, stdout, check_output)
+            for sink in log.sinks:
+                if isinstance(sink, FileSink) and sink.failure is not None:  # found by a log entry from below
+                    raise RhubarbError(sink.failure)
         except RhubarbError as error:
             raise RhubarbError(f"Error processing file {request.input_file}.\n{error}") from None
         except Exception as error:  # a bug: reported as Rhubarb reports any failure, so integrations show it
@@ -411,4 +513,4 @@ def run(request: Request, stdout: TextIO | None = None, stderr: TextIO | None = 
         logging.captureWarnings(False)
         for sink in log.sinks:
             if isinstance(sink, FileSink):
-                sink.handle.close()
+                sink.close()

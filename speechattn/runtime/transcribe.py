@@ -334,16 +334,17 @@ class Transcript:
 
 
 def transcribe_file(model, path: Path, options: DecodingOptions = DecodingOptions(), keep: bool = False,
-                    progress: bool = False, on_progress: Callable[[float], None] | None = None) -> Transcript:
+                    progress: bool = False, on_progress: Callable[[float], None] | None = None,
+                    block_seconds: float = BLOCK_SECONDS) -> Transcript:
     """Stream one file through `model` (a StreamingModel) and the kit's PhoneStream with `options`; with
     options.visemes, also keep each frame's shape weights of that set ((T, S), a few numbers per 10 ms: bounded by
     the file's length, not the model's).  on_progress(fraction of the file done) is called after each block when
-    the file's length is known."""
+    the file's length is known (every `block_seconds` of audio)."""
     from tqdm import tqdm
 
     import tempfile
 
-    rate, channels, blocks = read_blocks(path)
+    rate, channels, blocks = read_blocks(path, block_seconds)
     phone_stream = model.open(options) if hasattr(model, "open") else PhoneStream(model, options)
     visemes = phone_stream.visemes
     kept_audio, kept_log_probs = [], []
