@@ -23,11 +23,21 @@ from speechattn.errors import SpeechattnError
 @contextmanager
 def atomic_path(path: str | Path) -> Iterator[Path]:
     """Yields a temporary path beside `path` for a writer that takes a file name; renamed onto `path` when the
-    block ends without an exception, removed otherwise.  The suffix is kept (some writers choose the format by it)."""
+    block ends without an exception, removed otherwise.  The suffix is kept (some writers choose the format by it).
+
+    A path naming a device or a pipe (-o /dev/stdout, /dev/null, a FIFO) is yielded itself and written in place:
+    renaming onto it would replace the device node or the link to it (as root, /dev/stdout itself).  A symbolic
+    link to a file is followed: the file it names is replaced, and the link stays."""
     path = Path(path)
+    if special_kind(path) is not None:
+        yield path
+        return
+    if path.is_symlink():
+        path = path.resolve()
     suffix = "".join(path.suffixes)[-20:]  # x.jsonl.gz keeps .jsonl.gz: writers choose the format by it
     base = path.name[: len(path.name) - len(suffix)] if suffix else path.name
-    handle, temporary = tempfile.mkstemp(prefix=f".{base}.", suffix=f".partial{suffix}",
+    # the base cut short: a final name near the 255-byte limit still gets a temporary name that fits
+    handle, temporary = tempfile.mkstemp(prefix=f".{base[:100]}.", suffix=f".partial{suffix}",
                                          dir=path.parent if str(path.parent) else ".")
     os.close(handle)
     temporary = Path(temporary)
@@ -59,8 +69,15 @@ def atomic_write_bytes(path: str | Path, data: bytes) -> None:
     with atomic_path(path) as temporary:
         with open(temporary, "wb") as handle:
             handle.write(data)
-            handle.flush()
-            os.fsync(handle.fileno())
+            flush_to_disk(handle)
+
+
+def flush_to_disk(handle) -> None:
+    """Flush an open file and sync it to the disk, before atomic_path renames it; a pipe, a terminal or /dev/null
+    (written in place) has nothing to sync."""
+    handle.flush()
+    if stat.S_ISREG(os.fstat(handle.fileno()).st_mode):
+        os.fsync(handle.fileno())
 
 
 def atomic_write_text(path: str | Path, text: str) -> None:

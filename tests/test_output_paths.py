@@ -50,3 +50,40 @@ def test_an_output_file_name_without_a_trailing_separator_is_still_written(capsy
     output = tmp_path / "phones.txt"
     assert main(["transcribe", SAMPLE, "-o", str(output)]) == 0, capsys.readouterr().err
     assert output.read_text().split()  # the phones
+
+
+def test_an_output_through_a_link_replaces_the_file_it_names_and_the_link_stays(capsys, tmp_path):
+    target, link = tmp_path / "real.txt", tmp_path / "link.txt"
+    target.write_text("before")
+    link.symlink_to(target)
+    assert main(["transcribe", SAMPLE, "-o", str(link)]) == 0, capsys.readouterr().err
+    assert link.is_symlink() and link.resolve() == target
+    assert target.read_text().split()[0].endswith(".wav:")
+
+
+def test_an_output_naming_a_device_is_written_in_place_and_the_device_stays(capsys, tmp_path):
+    """`-o /dev/stdout` once meant a temporary file in /dev renamed onto the link /dev/stdout (as root): the output
+    is written to the device itself, through any link, and neither the device nor the link is replaced."""
+    import os
+    import stat
+
+    link = tmp_path / "to-null"
+    link.symlink_to("/dev/null")
+    assert main(["transcribe", SAMPLE, "-o", str(link)]) == 0, capsys.readouterr().err
+    assert link.is_symlink() and os.readlink(link) == "/dev/null" and stat.S_ISCHR(os.stat("/dev/null").st_mode)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["to-null"]  # no temporary file left beside it
+
+
+def test_an_output_naming_a_fifo_is_written_into_it_and_it_stays_a_fifo(capsys, tmp_path):
+    import os
+    import stat
+    import threading
+
+    fifo = tmp_path / "phones.fifo"
+    os.mkfifo(fifo)
+    received = []
+    reader = threading.Thread(target=lambda: received.append(fifo.read_text()), daemon=True)
+    reader.start()
+    assert main(["transcribe", SAMPLE, "-o", str(fifo)]) == 0, capsys.readouterr().err
+    reader.join(timeout=30)
+    assert stat.S_ISFIFO(os.stat(fifo).st_mode) and received and received[0].split()[1:4] == ["N", "IY", "DH"]

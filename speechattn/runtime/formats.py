@@ -66,10 +66,9 @@ def render_pieces(name: str, transcript, rhubarb=None):
 def write_transcript(transcript, name: str, target=None, rhubarb=None) -> None:
     """The transcript in format `name`, written in pieces (visemes-json grows with the audio: never held whole) to
     standard output, or, whole or not at all (a temporary file renamed), to the path `target`."""
-    import os
     import sys
 
-    from speechattn.files import atomic_path
+    from speechattn.files import atomic_path, flush_to_disk
 
     if target is None:
         for piece in render_pieces(name, transcript, rhubarb):
@@ -80,8 +79,7 @@ def write_transcript(transcript, name: str, target=None, rhubarb=None) -> None:
         with open(temporary, "w", encoding="utf-8") as handle:
             for piece in render_pieces(name, transcript, rhubarb):
                 handle.write(piece)
-            handle.flush()
-            os.fsync(handle.fileno())
+            flush_to_disk(handle)
 
 
 def formats_help() -> str:
