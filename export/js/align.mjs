@@ -35,7 +35,7 @@ export class AlignOptions {
 
   constructor(overrides = {}) {
     for (const key of Object.keys(overrides)) {
-      if (!(key in DEFAULTS)) throw new Error(`unknown align option ${key} (one of ${Object.keys(DEFAULTS).join(", ")})`);
+      if (!Object.hasOwn(DEFAULTS, key)) throw new Error(`unknown align option ${key} (one of ${Object.keys(DEFAULTS).join(", ")})`);
     }
     Object.assign(this, DEFAULTS, overrides);
     const integer = (value, low, high) => Number.isInteger(value) && value >= low && value <= high;

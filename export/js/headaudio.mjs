@@ -59,7 +59,7 @@ export class HeadAudio extends Base {
     this.audioCtx = audioCtx;
     this.ort = o.ort ?? globalThis.ort ?? null;
     this.visemes = o.visemes ?? "oculus";
-    if (!(this.visemes in BLENDSHAPE_NAMES)) {
+    if (typeof this.visemes !== "string" || !Object.hasOwn(BLENDSHAPE_NAMES, this.visemes)) { // not "constructor"
       throw new Error(`visemes must be one of ${Object.keys(BLENDSHAPE_NAMES).join(", ")}, not ${this.visemes}`);
     }
     this.gain = o.gain ?? 1;

@@ -43,19 +43,20 @@ export const VISEME_SETS = {
 
 export const CUE_RULES = { minHoldFrames: 7, bridgeFrames: 10 };
 
+// a set's name (the table's own keys only: "constructor" is no set) or a set itself
 function visemeSet(set) {
-  const found = typeof set === "string" ? VISEME_SETS[set] : set;
+  const found = typeof set === "string" ? (Object.hasOwn(VISEME_SETS, set) ? VISEME_SETS[set] : null) : set;
   if (!found) throw new Error(`viseme set must be one of ${Object.keys(VISEME_SETS).join(", ")}, not ${set}`);
   return found;
 }
 
 // phone index -> shape index of the set, for the model's phone order
 export function shapeColumns(set, phones) {
-  const s = visemeSet(set), table = {};
-  for (const [shape, covered] of Object.entries(s.covers)) for (const phone of covered) table[phone] = shape;
+  const s = visemeSet(set), table = new Map(); // a Map: a model's phone named "toString" is no shape's
+  for (const [shape, covered] of Object.entries(s.covers)) for (const phone of covered) table.set(phone, shape);
   return phones.map((phone) => {
-    if (!(phone in table)) throw new Error(`the ${s.name} viseme set has no shape for ${phone}`);
-    return s.shapes.indexOf(table[phone]);
+    if (!table.has(phone)) throw new Error(`the ${s.name} viseme set has no shape for ${phone}`);
+    return s.shapes.indexOf(table.get(phone));
   });
 }
 

@@ -7,11 +7,12 @@ import { dirname, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { fold, Lexicon, parseUserDictionary, PHONES, TOKEN_PATTERN } from "../js/words.mjs";
 import { BUNDLED_LEXICON, G2P_MODEL, loadBundledLexicon } from "./lexicon.mjs";
+import { readJsonOrExit } from "./files.mjs";
 
 const root = resolve(dirname(fileURLToPath(import.meta.url)), "..", "..");
 const args = process.argv.slice(2);
 const web = args.includes("--web");
-const vectors = JSON.parse(readFileSync(args.find((a) => a !== "--web") ?? resolve(root, "tests", "words-vectors.json"), "utf8"));
+const vectors = readJsonOrExit(args.find((a) => a !== "--web") ?? resolve(root, "tests", "words-vectors.json"), "words vectors");
 
 let ort, plain, withUser;
 if (web) {

@@ -9,22 +9,28 @@
 // {"type": "summary", "words": W, "heard": H, "not_heard": [{"index", "word"}], "final_after_ms": {"p50", "max"}}:
 // final_after_ms is how much audio had been streamed past a word's end when it became final (algorithmic, without
 // compute time).  The same words and times as the Python kit's Model.follow (tests/test_js_clients.py).
-import { existsSync, readFileSync, statSync } from "node:fs";
+import { existsSync } from "node:fs";
 import { parseArgs } from "node:util";
 import * as ort from "onnxruntime-node";
 import { StreamingModel } from "../js/speechattn.mjs";
 import { Follower, wordEvent } from "../js/align.mjs";
 import { sentenceStarts } from "../js/words.mjs";
 import { loadBundledLexicon } from "./lexicon.mjs";
-import { fail, modelPath, openWav, registry, regularFile, wavPieces, writeOut } from "./transcribe.mjs";
+import { fail, openWav, readModel, registry, wavPieces, writeOut } from "./transcribe.mjs";
+import { InputError, readUtf8 } from "./files.mjs";
 
 const PIECE_MS = 40; // what a microphone delivers at a time
 
-// TEXT is a file when one of that name exists (as `speechattn mic --script` and `align` read it), else the words
+// TEXT is a file when one of that name exists (as `speechattn mic --script` and `align` read it), else the words.
+// The file is read as they read it: at most 50 MB, UTF-8 or refused, a device or a pipe refused in one line.
 function readText(source) {
   if (!source.trim() || !existsSync(source)) return source;
-  if (!statSync(source).isFile()) fail(`${source}: not a text file`);
-  return readFileSync(source, "utf8").replace(/^\ufeff/, "");
+  try {
+    return readUtf8(source, "script");
+  } catch (error) {
+    if (error instanceof InputError) fail(error.message);
+    throw error;
+  }
 }
 
 async function main() {
@@ -47,12 +53,15 @@ async function main() {
   const wav = openWav(path);
   if (wav.header.frames === 0) fail(`${path}: the file holds no audio samples`);
   let model, lexicon;
-  regularFile(modelPath(args.values.model), "model");
+  const modelBytes = readModel(args.values.model);
   try {
-    model = await StreamingModel.create(ort, readFileSync(modelPath(args.values.model)),
-      { intraOpNumThreads: 1, interOpNumThreads: 1 });
-    lexicon = await loadBundledLexicon(ort, { userDictionary: args.values.dictionary });
+    model = await StreamingModel.create(ort, modelBytes, { intraOpNumThreads: 1, interOpNumThreads: 1 });
   } catch (error) {
+    fail(`${args.values.model}: ${error.message}`);
+  }
+  try {
+    lexicon = await loadBundledLexicon(ort, { userDictionary: args.values.dictionary });
+  } catch (error) { // a dictionary that is no file, too big, not UTF-8, or a line that is no pronunciation
     fail(error.message);
   }
   const words = await lexicon.words(text);

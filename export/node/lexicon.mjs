@@ -11,17 +11,20 @@ import { dirname, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { gunzipSync } from "node:zlib";
 import { Lexicon } from "../js/words.mjs";
+import { readUtf8 } from "./files.mjs";
 
 const kit = resolve(dirname(fileURLToPath(import.meta.url)), "..");
 export const BUNDLED_LEXICON = resolve(kit, "lexicon", "cmudict.txt.gz");
 export const G2P_MODEL = resolve(kit, "models", "g2p.onnx");
 
+// userDictionary: a file's path, read as speechattn reads one (at most 50 MB, UTF-8; a device or a pipe refused);
+// its errors name the file, in one line.
 export async function loadBundledLexicon(ort, { userDictionary } = {}) {
   return Lexicon.load({
     ort,
     dictionaryText: gunzipSync(readFileSync(BUNDLED_LEXICON)).toString("utf8"),
     g2pBytes: readFileSync(G2P_MODEL),
-    userDictionaryText: userDictionary == null ? undefined : readFileSync(userDictionary, "utf8"),
+    userDictionaryText: userDictionary == null ? undefined : readUtf8(userDictionary, "dictionary"),
     userDictionaryName: userDictionary,
   });
 }

@@ -8,7 +8,7 @@
 // With --visemes SET it prints the mouth instead, as `speechattn transcribe --format visemes-json --visemes SET`
 // does: a row of shape weights per 10 ms frame and the mouth cues (export/js/visemes.mjs).
 import { createHash } from "node:crypto";
-import { closeSync, fstatSync, openSync, readFileSync, readSync, statSync, writeSync } from "node:fs";
+import { closeSync, fstatSync, readFileSync, readSync, writeSync } from "node:fs";
 import { basename, dirname, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { parseArgs } from "node:util";
@@ -17,12 +17,15 @@ import { DECODERS, StreamingModel, newSegmenter, segmentDicts } from "../js/spee
 import { decodeWavFrames, nonfiniteError, readWavHeader } from "../js/wav.mjs";
 import { Resampler } from "../js/resample.mjs";
 import { CueMaker, VISEME_SETS, cueDicts, frameWeights } from "../js/visemes.mjs";
+import { InputError, MAX_MODEL_BYTES, openRegular, readBounded, readUtf8 } from "./files.mjs";
 
 const root = resolve(dirname(fileURLToPath(import.meta.url)), "..", "..");
 const models = resolve(root, "export", "models");
-// the bundled models' table, shared with the Python CLI and the web page: a name there, or a path
+// the bundled models' table, shared with the Python CLI and the web page: a name there (its own keys only: not
+// "constructor"), or a path
 export const registry = JSON.parse(readFileSync(resolve(models, "models.json"), "utf8"));
-export const modelPath = (name) => (name in registry.models ? resolve(models, registry.models[name].file) : name);
+export const modelPath = (name) => (Object.hasOwn(registry.models, name) ? resolve(models, registry.models[name].file)
+  : name);
 
 // One line on stderr and the exit status: 1 when an input (the audio, the model, the bigram) fails, 2 for a usage
 // error (an option), as `speechattn` exits.
@@ -89,17 +92,14 @@ class WeightRows {
 
 const sha256 = (bytes) => createHash("sha256").update(bytes).digest("hex");
 
-// A path that must be a regular file: a FIFO would wait for a writer forever and /dev/zero never ends.
-export function regularFile(path, what) {
-  let status;
+// The model's bytes (--model: a bundled model's name or a file; a device or a pipe refused, at most 2 GB), or one
+// line and exit 1.
+export function readModel(name) {
   try {
-    status = statSync(path);
+    return readBounded(modelPath(name), "model", MAX_MODEL_BYTES);
   } catch (error) {
-    fail(`${path}: ${error.code === "ENOENT" ? "no such file" : `cannot read (${error.code ?? error.message})`}`);
-  }
-  if (status.isDirectory()) fail(`${path}: a directory, not ${what === "audio" ? "a WAV file" : `a ${what} file`}`);
-  if (!status.isFile()) {
-    fail(`${path}: ${status.isFIFO() || status.isSocket() ? "a pipe" : "a device"}, not a file; give the ${what} as a file`);
+    if (error.code !== "ENOENT") fail(error.message);
+    fail(`${name}: no such model file (or bundled model name: ${Object.keys(registry.models).join(", ")})`);
   }
 }
 
@@ -157,17 +157,16 @@ export function* wavPieces(wav, outputRate, size) {
 // The WAV file's format, then its samples in blocks of about a second (mono, at the file's rate): memory stays
 // bounded however long the file.  Errors name the file in one line.
 export function openWav(path) {
-  regularFile(path, "audio");
   let descriptor, header;
   try {
-    descriptor = openSync(path, "r");
+    descriptor = openRegular(path, "audio"); // a FIFO or /dev/zero refused, not waited on or read forever
     const readAt = (at, count) => {
       const buffer = Buffer.alloc(count);
       return buffer.subarray(0, readSync(descriptor, buffer, 0, count, at));
     };
     header = readWavHeader(readAt, fstatSync(descriptor).size);
   } catch (error) {
-    fail(`${path}: ${error.code ? `cannot read (${error.code})` : error.message}`);
+    fail(error instanceof InputError ? error.message : `${path}: ${error.code ? `cannot read (${error.code})` : error.message}`);
   }
   function* blocks() {
     const frames = Math.max(1, header.rate); // about a second
@@ -217,19 +216,13 @@ async function main() {
   const { decoder } = args.values;
   if (!DECODERS.includes(decoder)) usage(`--decoder must be one of ${DECODERS.join(", ")}, not ${decoder}`);
   const visemes = args.values.visemes;
-  if (visemes !== undefined && !(visemes in VISEME_SETS)) {
+  if (visemes !== undefined && !Object.hasOwn(VISEME_SETS, visemes)) {
     usage(`--visemes must be one of ${Object.keys(VISEME_SETS).join(", ")}, not ${visemes}`);
   }
   const wav = openWav(path);
   const { rate, channels } = wav.header;
   if (wav.header.frames === 0) fail(`${path}: the file holds no audio samples`);
-  let modelBytes;
-  regularFile(modelPath(args.values.model), "model");
-  try {
-    modelBytes = readFileSync(modelPath(args.values.model));
-  } catch (error) {
-    fail(`${args.values.model}: cannot read the model (${error.code ?? error.message})`);
-  }
+  const modelBytes = readModel(args.values.model);
   let model;
   try {
     model = await StreamingModel.create(ort, modelBytes, { intraOpNumThreads: 1, interOpNumThreads: 1 });
@@ -242,11 +235,11 @@ async function main() {
   }
   let bigram = null;
   if (decoder === "bigram") {
-    regularFile(args.values.bigram, "bigram");
     try {
-      bigram = JSON.parse(readFileSync(args.values.bigram, "utf8"));
+      bigram = JSON.parse(readUtf8(args.values.bigram, "bigram"));
       if (!Array.isArray(bigram?.phones) || !Array.isArray(bigram?.log_probs)) throw new Error("no phones and log_probs");
     } catch (error) { // the parser's message quotes the file: say what it is instead
+      if (error instanceof InputError) fail(error.message);
       fail(`${args.values.bigram}: not a phone bigram file (${error.code ?? (error instanceof SyntaxError ? "not JSON" : error.message)})`);
     }
   }

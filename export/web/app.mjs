@@ -12,7 +12,8 @@ import { Lexicon, sentenceStarts } from "../js/words.mjs";
 const params = new URLSearchParams(location.search);
 ort.env.wasm.wasmPaths = new URL("./node_modules/onnxruntime-web/dist/", import.meta.url).href;
 // ?threads=N: threaded WebAssembly, possible where the page is cross-origin isolated (`speechattn web` serves it so)
-ort.env.wasm.numThreads = crossOriginIsolated ? Math.max(1, Number(params.get("threads") ?? 1)) : 1;
+const threads = params.get("threads") ?? "1", threadsValid = /^[1-9][0-9]{0,2}$/.test(threads);
+ort.env.wasm.numThreads = crossOriginIsolated && threadsValid ? Number(threads) : 1;
 
 const modelsUrl = new URL(params.get("models") ?? "../models/", location.href);
 const $ = (id) => document.getElementById(id);
@@ -48,7 +49,10 @@ async function loadModel() {
   $("model").value = name;
   say(`loading ${name} ...`);
   const response = await fetch(new URL(name, modelsUrl));
-  if (!response.ok) throw new Error(`${name}: HTTP ${response.status}`);
+  if (!response.ok) {
+    const named = params.has("model") ? `?model=${name}` : name;
+    throw new Error(`${named}: ${response.status === 404 ? "no such model (HTTP 404)" : `HTTP ${response.status}`}`);
+  }
   const bytes = new Uint8Array(await response.arrayBuffer());
   page.model = await StreamingModel.create(ort, bytes, { executionProviders: ["wasm"] });
   page.bigram = await (await fetch(new URL(page.bigramFile ?? "phone-bigram.json", modelsUrl))).json();
@@ -353,7 +357,10 @@ drop.ondrop = (event) => {
   }
 };
 
-fillModelMenu()
-  .then(loadModel)
-  .then(() => (params.has("autostart") ? startMicrophone() : null))
-  .catch((error) => say(error.message, true));
+if (!threadsValid) say(`?threads=${threads}: must be a whole number from 1 to 999`, true); // not NaN threads
+else {
+  fillModelMenu()
+    .then(loadModel)
+    .then(() => (params.has("autostart") ? startMicrophone() : null))
+    .catch((error) => say(error.message, true));
+}

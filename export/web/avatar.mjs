@@ -4,13 +4,14 @@
 // ?record (keep every update's frame and values, speech start and end events, and the 16 kHz audio the node
 // heard, for tests).
 import * as ort from "./node_modules/onnxruntime-web/dist/ort.wasm.min.mjs";
-import { HeadAudio, CAPTURE_WORKLET_URL } from "../js/headaudio.mjs"; // swap: HeadAudio's import
+import { HeadAudio, CAPTURE_WORKLET_URL, BLENDSHAPE_NAMES } from "../js/headaudio.mjs"; // swap: HeadAudio's import
 
 const params = new URLSearchParams(location.search);
 ort.env.wasm.wasmPaths = new URL("./node_modules/onnxruntime-web/dist/", import.meta.url).href;
 ort.env.wasm.numThreads = 1;
 const modelsUrl = new URL(params.get("models") ?? "../models/", location.href);
 const record = params.has("record");
+const visemes = params.get("visemes") ?? "oculus";
 const $ = (id) => document.getElementById(id);
 const page = { status: "loading", error: null, node: null, updates: [], events: [], startMicrophone, playSample, stop };
 window.avatar = page;
@@ -64,7 +65,7 @@ function makeBars(names) {
 async function makeNode() {
   const context = new AudioContext();
   await context.audioWorklet.addModule(CAPTURE_WORKLET_URL); // swap: HeadAudio's "./modules/headworklet.mjs"
-  const node = new HeadAudio(context, { ort, visemes: params.get("visemes") ?? "oculus", keepAudio: record });
+  const node = new HeadAudio(context, { ort, visemes, keepAudio: record });
   await node.loadModel(new URL(params.get("model") ?? "default.onnx", modelsUrl)); // swap: the model's URL
   let changed = false;
   Object.assign(values, node.values); // the rest shape, sent before onvalue was set
@@ -148,7 +149,12 @@ function buttons(running) {
 $("mic").onclick = () => startMicrophone().catch((error) => say(`microphone: ${error.message}`, true));
 $("sample").onclick = () => playSample().catch((error) => say(error.message, true));
 $("stop").onclick = () => stop().then(() => say("stopped"), (error) => say(error.message, true));
-page.status = "ready";
-buttons(false);
-say("ready");
-if (params.has("autostart")) startMicrophone().catch((error) => say(`microphone: ${error.message}`, true));
+if (!Object.hasOwn(BLENDSHAPE_NAMES, visemes)) { // its own keys: ?visemes=constructor is no set
+  $("mic").disabled = $("sample").disabled = $("stop").disabled = true;
+  say(`?visemes=${visemes}: must be one of ${Object.keys(BLENDSHAPE_NAMES).join(", ")}`, true);
+} else {
+  page.status = "ready";
+  buttons(false);
+  say("ready");
+  if (params.has("autostart")) startMicrophone().catch((error) => say(`microphone: ${error.message}`, true));
+}
