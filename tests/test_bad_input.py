@@ -428,7 +428,7 @@ def test_outputs_are_written_whole_or_not_at_all(tmp_path, monkeypatch):
 
 
 def test_a_plot_path_that_is_a_folder_or_not_png_is_refused_before_the_work(capsys, tmp_path, tiny_onnx):
-    for plot, message in ((".", "give a .png file name"), (str(tmp_path), "give a .png file name"),
+    for plot, message in ((".", "ends as a directory does; give a file name"), (str(tmp_path), "give a .png file name"),
                           (str(tmp_path / "no" / "p.png"), "does not exist"),
                           (str(tmp_path / "p.png" / "q.png"), "does not exist")):
         code = main(["transcribe", str(SAMPLE), "--model", str(tiny_onnx), "--plot", plot])
