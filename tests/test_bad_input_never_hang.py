@@ -145,7 +145,7 @@ def test_what_does_not_start_as_audio_on_standard_input_is_refused_before_it_is_
     result = subprocess.run(f"cat /dev/zero | {sys.executable} -m speechattn transcribe - -q --model {tiny_onnx}",
                             shell=True, capture_output=True, text=True, timeout=60, env={**os.environ, "TMPDIR": str(tmp_path)})
     assert result.returncode == 1 and result.stdout == ""
-    assert "-: what arrives does not start as audio (it starts with b'\\x00\\x00\\x00\\x00'); pipe WAV, FLAC or Ogg" \
+    assert "-: what arrives does not start as audio (it starts with b'\\x00\\x00\\x00\\x00'); pipe WAV, FLAC, Ogg" \
         in result.stderr and "Traceback" not in result.stderr
     assert not list(tmp_path.glob("speechattn-pipe-*"))  # no spooled copy left behind (onnxruntime leaves its .ses)
 
