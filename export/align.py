@@ -46,6 +46,8 @@ from typing import NamedTuple
 
 import numpy as np
 
+from speechattn_export.words import shorten
+
 NEG = -np.inf
 SILENCE = "sil"
 # offline alignment divides the posteriors by the recording's phone prior to this power: on the dev sets 1.2-2.0
@@ -179,8 +181,9 @@ class Script:
             for pronunciation in word.pronunciations:
                 unknown = [p for p in pronunciation if p not in index or p == SILENCE]
                 if unknown or not pronunciation:
-                    raise ValueError(f"word {w} ({self.texts[w]!r}): pronunciation {' '.join(pronunciation)} has "
-                                     f"phones the model lacks: {' '.join(unknown) or '(empty)'}")
+                    raise ValueError(f"word {w} ({shorten(self.texts[w])!r}): pronunciation "
+                                     f"{shorten(' '.join(pronunciation))} has phones the model lacks: "
+                                     f"{shorten(' '.join(unknown)) or '(empty)'}")
                 start = len(phone_of)
                 for k, p in enumerate(pronunciation):
                     for d in range(D):
@@ -192,7 +195,7 @@ class Script:
                         last.append(k == len(pronunciation) - 1 and d == D - 1)
                 variants.append((start, len(phone_of), tuple(pronunciation)))
             if not variants:
-                raise ValueError(f"word {w} ({self.texts[w]!r}) has no pronunciation")
+                raise ValueError(f"word {w} ({shorten(self.texts[w])!r}) has no pronunciation")
             self.variants.append(variants)
         self.N = len(phone_of)
         self.phone_of = np.asarray(phone_of, dtype=np.int64)

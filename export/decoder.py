@@ -32,6 +32,7 @@ import numpy as np
 from speechattn_export.segments import Segment
 
 DEFAULT_BIGRAM = Path(__file__).parent / "models" / "phone-bigram.json"  # data, built by speechattn/data/phonotactics.py
+MAX_BIGRAM_BYTES = 10_000_000  # the bundled table is a few kB; a bigger file is no bigram
 
 
 @dataclass(frozen=True)
@@ -56,7 +57,11 @@ class PhoneBigram:
 
     @classmethod
     def load(cls, path: str | Path = DEFAULT_BIGRAM) -> "PhoneBigram":
-        data = json.loads(Path(path).read_text())
+        """The table of a JSON file ({"phones": [...], "log_probs": [[...]]}, as data/phonotactics.py writes it); a
+        ValueError in one line for a path that is no readable file of at most MAX_BIGRAM_BYTES."""
+        from speechattn_export.stream_client import read_bounded
+
+        data = json.loads(read_bounded(path, "phone bigram", MAX_BIGRAM_BYTES))
         return cls(data["phones"], np.asarray(data["log_probs"]))
 
     def for_phones(self, phones: list[str]) -> np.ndarray:

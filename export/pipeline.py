@@ -32,7 +32,7 @@ from speechattn_export.align import LIVE, AlignedWord, AlignOptions, Follower, P
 from speechattn_export.decoder import DECODERS, DecoderConfig, PhoneBigram, new_segmenter
 from speechattn_export.registry import resolve
 from speechattn_export.segments import Segment, segment_dicts
-from speechattn_export.stream_client import Frames, StreamingModel
+from speechattn_export.stream_client import Frames, StreamingModel, mono
 from speechattn_export.visemes import SETS, Cue, CueMaker, CueRules, cue_dicts, frame_weights
 
 MAX_MIN_FRAMES = 100  # a phone of a second: anything longer is a typo, and the decoder's state grows with it
@@ -95,13 +95,22 @@ class PhoneStream:
         return self.stream.chunk_frames
 
     def push(self, samples, sample_rate=None) -> Update:
-        """Audio in (mono; float32 in [-1, 1] or int16), at the model's rate or at `sample_rate`, resampled here
-        with the same windowed-sinc resampler as the JavaScript kit, so every client hears the same 16 kHz audio."""
-        samples = self._resampled(np.asarray(samples), sample_rate)
+        """Audio in (float32 in [-1, 1] or int16; mono (samples,), or (samples, channels) averaged to mono, at any
+        rate; an ambiguous shape such as (2, 2) is a ValueError), at the model's rate or at `sample_rate`, resampled
+        here with the same windowed-sinc resampler as the JavaScript kit, so every client hears the same 16 kHz
+        audio."""
+        samples = np.asarray(samples)
+        if samples.dtype == np.int16:
+            samples = samples.astype(np.float32) / 32768.0
+        samples = self._resampled(mono(samples), sample_rate)
         self.samples += samples.shape[-1] if samples.ndim else 0
         return self._update(self.stream.push(samples), final=False)
 
     def finish(self) -> Update:
+        """The last frames, segments and cues.  Once only: a second finish() (or a push() after it) raises
+        RuntimeError; it would add frames past the end of the audio."""
+        if self.stream.finished:
+            raise RuntimeError("this stream is already finished; its last update came from the first finish()")
         if self.resampler is not None:  # the resampler's last outputs, cut to the signal's length
             tail = self.resampler.flush()[:max(0, self._expected_samples() - self.samples)]
             frames = self.stream.push(tail)
@@ -128,10 +137,8 @@ class PhoneStream:
                 sample_rate, 0
         elif sample_rate != self.input_rate:
             raise ValueError(f"a stream's audio keeps one sample rate: this one began at {self.input_rate} Hz")
-        if samples.dtype == np.int16:
-            samples = samples.astype(np.float32) / 32768.0
         self.input_samples += samples.shape[-1]
-        return self.resampler.process(samples.reshape(-1))
+        return self.resampler.process(samples)
 
     def _expected_samples(self) -> int:
         return int(round(self.input_samples * self.model.sample_rate / self.input_rate))
@@ -194,6 +201,7 @@ class FollowStream:
         return self._update(self.phone_stream.push(samples, sample_rate), final=False)
 
     def finish(self) -> FollowUpdate:
+        """The last words; `not_heard` is then every word not heard.  Once only, as PhoneStream.finish."""
         return self._update(self.phone_stream.finish(), final=True)
 
     def _update(self, phones: Update, final: bool) -> FollowUpdate:
@@ -220,7 +228,10 @@ class Model(StreamingModel):
                align_options: AlignOptions = LIVE, lexicon=None) -> FollowStream:
         """A stream that follows `text` read aloud: its words from the kit's lexicon (CMUdict, the g2p model for
         the rest; `dictionary`: a CMUdict/MFA file whose words win, or a loaded `lexicon`), sentence and line
-        starts as the places a reader may jump back or ahead to."""
+        starts as the places a reader may jump back or ahead to.  Bounded, checked before any word is pronounced:
+        ValueError for a text of more than words.MAX_TEXT_CHARS characters or words.MAX_WORDS words, a token
+        longer than words.MAX_TOKEN_CHARS, or a dictionary that is not a readable file of at most
+        words.MAX_DICTIONARY_BYTES."""
         from speechattn_export.words import Lexicon, sentence_starts
 
         words = (lexicon or Lexicon.load(dictionary)).words(text)
@@ -228,5 +239,11 @@ class Model(StreamingModel):
 
 
 def load_model(name_or_path=None, threads: int | None = None, providers=None) -> Model:
-    """A bundled model by name (default, default-int8; None: the default) or an ONNX file by path."""
-    return Model(resolve(name_or_path), providers=providers, num_threads=threads)
+    """A bundled model by name (default, default-int8; None: the default) or an ONNX file by path; `threads` 1 to
+    256 (None: all cores).  ValueError in one line for a name or file that is no model (nothing there, a device,
+    a pipe, a directory, metadata that does not describe the graph) or a thread count out of range."""
+    try:
+        path = resolve(name_or_path)
+    except FileNotFoundError as error:
+        raise ValueError(str(error)) from None
+    return Model(path, providers=providers, num_threads=threads)

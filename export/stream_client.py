@@ -27,6 +27,8 @@ See CONTRACT.md beside this file for the graph's inputs, outputs and metadata.
 from __future__ import annotations
 
 import json
+import os
+import stat
 import warnings
 from dataclasses import dataclass
 
@@ -34,6 +36,75 @@ import numpy as np
 
 CONTRACT_VERSION = "1"
 MAX_CALL_FRAMES = 256  # largest piece of audio (in hops) handed to one graph call
+MAX_THREADS = 256  # num_threads: 1 .. this, as the command line's --threads (None: onnxruntime's default, all cores)
+MAX_CHANNELS = 32  # a batch-1 stream takes (samples, channels) arrays of up to this many channels, averaged
+
+
+def input_file(path, what: str) -> str:
+    """`path` as a string when it names a regular file; otherwise ValueError in one line: a device (/dev/zero never
+    ends), a pipe (a FIFO's open waits for a writer that may never come), a directory, or nothing there.  Every path
+    the kit's public API takes (models, dictionaries, the bigram) goes through here."""
+    try:
+        mode = os.stat(path).st_mode
+    except FileNotFoundError:
+        raise ValueError(f"{path}: no such {what} file") from None
+    except (OSError, ValueError, TypeError) as error:  # a name too long, a NUL byte, not a path at all
+        raise ValueError(f"{str(path)[:60]}: cannot read the {what} ({getattr(error, 'strerror', None) or error})") \
+            from None
+    if stat.S_ISCHR(mode) or stat.S_ISBLK(mode) or stat.S_ISFIFO(mode) or stat.S_ISSOCK(mode):
+        kind = "a pipe" if stat.S_ISFIFO(mode) or stat.S_ISSOCK(mode) else "a device"
+        raise ValueError(f"{path}: {kind}, not a file; give the {what} as a file")
+    if stat.S_ISDIR(mode):
+        raise ValueError(f"{path}: a directory, not a {what} file")
+    return str(path)
+
+
+def read_bounded(path, what: str, max_bytes: int) -> bytes:
+    """A regular file's bytes (input_file's checks first), at most `max_bytes`: more is a ValueError naming the file,
+    found after reading max_bytes + 1, never the whole of a huge file."""
+    name = input_file(path, what)
+    try:
+        with open(name, "rb") as handle:
+            data = handle.read(max_bytes + 1)
+    except OSError as error:
+        raise ValueError(f"{path}: cannot read the {what} ({error.strerror or error})") from None
+    if len(data) > max_bytes:
+        raise ValueError(f"{path}: more than {max_bytes / 1e6:g} MB; not a {what}")
+    return data
+
+
+def check_threads(num_threads) -> int | None:
+    """None (onnxruntime's default: all cores) or a thread count from 1 to MAX_THREADS; ValueError otherwise."""
+    if num_threads is None:
+        return None
+    if isinstance(num_threads, bool) or not isinstance(num_threads, (int, np.integer)) or \
+            not 1 <= num_threads <= MAX_THREADS:
+        raise ValueError(f"num_threads must be from 1 to {MAX_THREADS} (None: all cores), not {num_threads!r}")
+    return int(num_threads)
+
+
+def mono(samples: np.ndarray) -> np.ndarray:
+    """One source's audio as (samples,): 1-D as it is; (samples, channels) with 2 .. MAX_CHANNELS channels and more
+    samples than channels averaged to mono; (samples, 1) and (1, samples) (the contract's batch of one) as their one
+    row or column.  Any other 2-D shape is ambiguous (is (2, 2) two stereo frames or two rows?) or channels-first:
+    ValueError naming the shape."""
+    if samples.ndim == 1:
+        return samples
+    if samples.ndim == 2:
+        rows, columns = samples.shape
+        if columns == 1 or rows * columns == 0:
+            return samples.reshape(-1)
+        if rows == 1 and columns > MAX_CHANNELS:
+            return samples[0]
+        if columns <= MAX_CHANNELS and rows > columns:
+            return samples.mean(axis=1, dtype=np.float64).astype(np.float32)  # (samples, channels) -> (samples,)
+        hint = (" (channels first? pass its transpose, audio.T)" if rows <= MAX_CHANNELS < columns else
+                " is ambiguous (frames x channels, or rows of samples?): push mono 1-D audio, or at least one more "
+                "frame than channels")
+    else:
+        hint = ""
+    raise ValueError(f"audio must have shape (samples,) or (1, samples), or (samples, channels) with at most "
+                     f"{MAX_CHANNELS} channels, got {samples.shape}{hint}")
 
 
 @dataclass
@@ -68,8 +139,12 @@ class StreamingModel:
     """One loaded model, shared by any number of streams (the session is thread-safe for run())."""
 
     def __init__(self, path, providers=None, num_threads=None):
+        """`path`: the ONNX file (ValueError in one line for a device, a pipe, a directory or nothing there);
+        `num_threads`: 1 .. MAX_THREADS onnxruntime threads, None for all cores."""
         import onnxruntime as ort
 
+        num_threads = check_threads(num_threads)
+        path = input_file(path, "model")
         options = ort.SessionOptions()
         if num_threads:
             options.intra_op_num_threads = num_threads
@@ -130,6 +205,7 @@ class StreamingModel:
         self.output_delay_frames = int(meta.get("output_delay_frames", "0"))
         if not 0 <= self.output_delay_frames <= 1000:
             raise ValueError(f"output_delay_frames = {self.output_delay_frames} is outside 0..1000")
+        self._check_delay(meta)
         self.states = json.loads(meta["states"])
         io = json.loads(meta["inputs"])
         self.audio_input, self.chunk_input, self.flush_input = io["audio"], io["chunk_frames"], io["flush"]
@@ -159,6 +235,20 @@ class StreamingModel:
         if elements > 1 << 26:
             raise ValueError(f"the states hold {elements:,} values per stream (at most {1 << 26:,})")
         self._probe()
+
+    def _check_delay(self, meta) -> None:
+        """The delay is in no shape of the graph (it is what the weights learnt), so a wrong one would run and shift
+        every label R frames (a file shorter than R: nothing but the flushed silence, an empty transcript).  It must
+        agree with what the exporter wrote beside it: the model's own config and the graph's reach (an output cannot
+        label a frame it never saw)."""
+        R = self.output_delay_frames
+        config = json.loads(meta.get("model_config") or "{}")
+        if isinstance(config, dict) and "output_delay_frames" in config and config["output_delay_frames"] != R:
+            raise ValueError(f"output_delay_frames = {R} but the model_config it was exported with says "
+                             f"{config['output_delay_frames']!r}")
+        if "receptive_field_frames" in meta and R > int(meta["receptive_field_frames"]):
+            raise ValueError(f"output_delay_frames = {R} but the graph sees only receptive_field_frames = "
+                             f"{meta['receptive_field_frames']} frames back: its output cannot label a frame {R} back")
 
     def _probe(self) -> None:
         """One chunk of silence through the graph: it must give a frame per hop_samples samples and a
@@ -244,8 +334,8 @@ class Stream:
             samples = samples.astype(np.float32) / 32768.0
         elif samples.dtype.kind != "f":
             raise TypeError(f"audio must be float32 in [-1, 1] (or int16 PCM), not {samples.dtype}")
-        if samples.ndim == 1 and self.batch_size == 1:
-            samples = samples[None, :]
+        if self.batch_size == 1:
+            samples = mono(samples)[None, :]  # (samples, channels) downmixed; an ambiguous shape refused
         if samples.ndim != 2 or samples.shape[0] != self.batch_size:
             want = "(samples,) or (1, samples)" if self.batch_size == 1 else f"({self.batch_size}, samples)"
             raise ValueError(f"audio must have shape {want}, got {samples.shape}")
@@ -263,7 +353,8 @@ class Stream:
         return samples
 
     def push(self, samples, sample_rate=None) -> Frames:
-        """Feed audio of any length: (samples,) for batch 1 or (batch, samples); 16 kHz float32 in [-1, 1]."""
+        """Feed audio of any length: (samples,) for batch 1 or (batch, samples); 16 kHz float32 in [-1, 1].  Batch 1
+        also takes (samples, channels), averaged to mono (see mono())."""
         if self.finished:
             raise RuntimeError("this stream is finished; start a new one with model.new_stream()")
         audio = np.concatenate([self.leftover, self._check(samples, sample_rate)], axis=1)
@@ -273,7 +364,10 @@ class Stream:
 
     def finish(self) -> Frames:
         """End the stream: the last partial hop is zero-padded, followed by the output delay's frames of silence,
-        and the last partial chunk is emitted."""
+        and the last partial chunk is emitted.  Once only: a second finish() raises RuntimeError, as push() after it
+        does (it would add frames past the end of the audio)."""
+        if self.finished:
+            raise RuntimeError("this stream is already finished; its last frames came from the first finish()")
         hop = self.model.hop_samples
         audio = self.leftover
         if audio.shape[1]:

@@ -29,6 +29,12 @@ From text to spoken words (one table each below; every spoken word keeps the spa
 A spoken word is looked up in the user dictionary, then CMUdict, then as a possessive ('s after a word either has:
 IH Z, S or Z by its last phone), then given to the g2p model.
 
+Bounded work for bounded input, checked before the work: Lexicon.words refuses (ValueError) a text of more than
+MAX_TEXT_CHARS characters, a token of more than MAX_TOKEN_CHARS (one 800 kB "word" cost 11 GB in g2p) and, counting
+while it normalises and before it pronounces anything, more than MAX_WORDS spoken words (TooManyWords); a user
+dictionary is read with a bound (MAX_DICTIONARY_BYTES) and never from a device or a pipe.  Messages quote the input
+cut to QUOTE_CHARS (shorten).
+
 Spans: start_char and end_char index the text's code points (Python str); JavaScript indexes UTF-16 code units,
 the same for text without characters beyond U+FFFF (each emoji before a word moves JS's spans one further).
 """
@@ -94,6 +100,22 @@ TOKEN = re.compile(TOKEN_PATTERN)
 ONE_LETTER = re.compile(f"[{LETTER}]")
 LETTER_AFTER_SPACES = re.compile(f" *([{LETTER}])")
 APOSTROPHES = "'’"
+
+MAX_TEXT_CHARS = 50_000_000  # as `speechattn align` reads at most 50 MB of a text
+MAX_WORDS = 200_000  # spoken words: about 20 hours of speech; the aligner's word graph is built whole
+MAX_TOKEN_CHARS = 256  # a written token: the longest words in English dictionaries have 45 letters, the vectors hold
+#                        one of 210; g2p's cost grows with the length (an 800 kB "word" took 11 GB)
+MAX_DICTIONARY_BYTES = 20_000_000  # a user dictionary (CMUdict itself is 3.6 MB)
+QUOTE_CHARS = 60  # input quoted in a message is cut to this many characters
+
+
+class TooManyWords(ValueError):
+    """A text with more spoken words than the limit, found while counting, before any word is pronounced."""
+
+
+def shorten(text: str, limit: int = QUOTE_CHARS) -> str:
+    """Input as a message quotes it: at most `limit` characters, an ellipsis where it was cut."""
+    return text if len(text) <= limit else text[:limit - 1] + "…"
 
 
 # ---------------------------------------------------------------------------------------------------------
@@ -189,19 +211,51 @@ def numeric_words(token: str) -> list[str]:
 Span = tuple[int, int, str]  # (start_char, end_char, spoken word)
 
 
-def normalise(text: str, known: Callable[[str], bool]) -> list[Span]:
+def normalise(text: str, known: Callable[[str], bool], max_words: int | None = None) -> list[Span]:
     """Every spoken word of the text with the span of the written token it came from.  known(spoken) says
-    whether the lexicon has a word (the choices about apostrophes, hyphens and capitals depend on it)."""
+    whether the lexicon has a word (the choices about apostrophes, hyphens and capitals depend on it).  ValueError
+    for a token longer than MAX_TOKEN_CHARS; TooManyWords as soon as there are more than `max_words` (None: no
+    limit), so a huge text costs no more than the limit."""
+    if max_words is not None:
+        check_tokens(text, max_words)
     spans: list[Span] = []
     for match in TOKEN.finditer(text):
-        start, end, token = match.start(), match.end(), match.group()
+        start, end = match.start(), match.end()
+        if end - start > MAX_TOKEN_CHARS:
+            raise token_too_long(text, start, end)
+        if max_words is not None and len(spans) > max_words:
+            break
+        token = match.group()
         if token[0] in SYMBOLS and len(token) == 1:
             spans.append((start, end, SYMBOLS[token]))
         elif token[0] in CURRENCIES or token[0] in "0123456789.":
             spans += [(start, end, word) for word in numeric_words(token)]
         else:
             spans += word_spans(text, start, end, known)
+    if max_words is not None and len(spans) > max_words:
+        raise too_many_words(max_words)
     return spans
+
+
+def check_tokens(text: str, max_words: int) -> None:
+    """The limits by the token pattern alone, before any word is looked up: every written token is at least one
+    spoken word, so more than max_words tokens is TooManyWords (a 49 MB text: 0.15 s, where normalising the words
+    up to the limit took 0.8 s); a token past MAX_TOKEN_CHARS is a ValueError."""
+    for count, match in enumerate(TOKEN.finditer(text), 1):
+        if match.end() - match.start() > MAX_TOKEN_CHARS:
+            raise token_too_long(text, match.start(), match.end())
+        if count > max_words:
+            raise too_many_words(max_words)
+
+
+def token_too_long(text: str, start: int, end: int) -> ValueError:
+    return ValueError(f'character {start:,}: "{shorten(text[start:start + QUOTE_CHARS + 1])}" is one word of '
+                      f"{end - start:,} characters (at most {MAX_TOKEN_CHARS}); is this text?")
+
+
+def too_many_words(max_words: int) -> TooManyWords:
+    return TooManyWords(f"more than {max_words:,} words (at most {max_words:,}, about 20 hours of speech): split the "
+                        "text")
 
 
 def word_spans(text: str, start: int, end: int, known: Callable[[str], bool]) -> list[Span]:
@@ -266,9 +320,12 @@ class G2P:
     def __init__(self, path: str | Path = G2P_MODEL):
         import onnxruntime
 
+        from speechattn_export.stream_client import input_file
+
         options = onnxruntime.SessionOptions()
         options.intra_op_num_threads = 1  # one short word at a time: threads cost more than they save
-        self.session = onnxruntime.InferenceSession(str(path), options, providers=["CPUExecutionProvider"])
+        self.session = onnxruntime.InferenceSession(input_file(path, "g2p model"), options,
+                                                    providers=["CPUExecutionProvider"])
         metadata = self.session.get_modelmeta().custom_metadata_map
         if metadata.get("model_type") != "speechattn-g2p":
             raise ValueError(f"{path}: not a speechattn g2p model (metadata model_type is missing)")
@@ -278,7 +335,8 @@ class G2P:
         self.cache: dict[str, tuple[str, ...]] = {}
 
     def phones(self, word: str) -> tuple[str, ...]:
-        """One lower-case word -> its phones; letters outside the model's alphabet are skipped."""
+        """One lower-case word -> its phones; letters outside the model's alphabet are skipped.  Any length: the
+        cost grows with it (800,000 letters took 11 GB), so Lexicon bounds the words it passes (MAX_TOKEN_CHARS)."""
         if word not in self.cache:
             import numpy as np
 
@@ -339,11 +397,12 @@ def parse_user_dictionary(text: str, name: str) -> dict[str, Pronunciations]:
         while symbols and re.fullmatch("[0-9.]+", symbols[0]):  # MFA: pronunciation and silence probabilities
             symbols = symbols[1:]
         if not symbols:
-            raise ValueError(f'{name}:{number}: "{fields[0]}" has no phones (expected WORD PH1 PH2 ...)')
+            raise ValueError(f'{name}:{number}: "{shorten(fields[0])}" has no phones (expected WORD PH1 PH2 ...)')
         phones = tuple(re.sub("[012]$", "", symbol.upper()) for symbol in symbols)
         for symbol, phone in zip(symbols, phones):
             if phone not in PHONES:
-                raise ValueError(f'{name}:{number}: "{symbol}" is not a phone ({" ".join(PHONES)}; stress digits allowed)')
+                raise ValueError(f'{name}:{number}: "{shorten(symbol)}" is not a phone ({" ".join(PHONES)}; stress '
+                                 "digits allowed)")
         if phones not in variants.setdefault(word, []):
             variants[word].append(phones)
     return {word: tuple(v) for word, v in variants.items()}
@@ -351,9 +410,12 @@ def parse_user_dictionary(text: str, name: str) -> dict[str, Pronunciations]:
 
 @functools.lru_cache(maxsize=8)
 def user_entries(path: str, stamp: tuple[int, int]) -> dict[str, Pronunciations]:
-    """Cached per path and (modification time, size): an edited file is read again."""
+    """Cached per path and (modification time, size): an edited file is read again.  At most MAX_DICTIONARY_BYTES,
+    never from a device or a pipe (ValueError)."""
+    from speechattn_export.stream_client import read_bounded
+
     try:
-        text = Path(path).read_bytes().decode("utf-8")  # newlines as they are, as JS reads them
+        text = read_bounded(path, "dictionary", MAX_DICTIONARY_BYTES).decode("utf-8")  # newlines as they are, as JS
     except UnicodeDecodeError:
         raise ValueError(f"{path}: not UTF-8 text") from None
     return parse_user_dictionary(text, path)
@@ -375,23 +437,35 @@ class Lexicon:
 
     @classmethod
     def load(cls, user_dictionary: str | Path | None = None) -> Lexicon:
-        """The bundled lexicon and g2p model (read once per process), with user_dictionary's words in front."""
+        """The bundled lexicon and g2p model (read once per process), with user_dictionary's words in front
+        (ValueError in one line for a path that is not a readable file of at most MAX_DICTIONARY_BYTES: nothing
+        there, a directory, a device such as /dev/zero, a pipe)."""
+        from speechattn_export.stream_client import input_file
+
         user = {}
         if user_dictionary is not None:
-            status = Path(user_dictionary).stat()
-            user = user_entries(str(user_dictionary), (status.st_mtime_ns, status.st_size))
+            path = input_file(user_dictionary, "dictionary")
+            status = Path(path).stat()
+            user = user_entries(path, (status.st_mtime_ns, status.st_size))
         return cls(bundled_entries(), user)
 
-    def words(self, text: str) -> list[Word]:
-        """Normalise the text and pronounce every spoken word (g2p for those no dictionary has)."""
+    def words(self, text: str, max_words: int | None = MAX_WORDS) -> list[Word]:
+        """Normalise the text and pronounce every spoken word (g2p for those no dictionary has).  The limits come
+        first: ValueError for more than MAX_TEXT_CHARS characters or a token past MAX_TOKEN_CHARS, TooManyWords for
+        more than `max_words` spoken words (None: no limit), before any word is pronounced."""
+        if len(text) > MAX_TEXT_CHARS:
+            raise ValueError(f"a text of {len(text):,} characters (at most {MAX_TEXT_CHARS:,}): split it")
         words = []
-        for start, end, spoken in normalise(text, self.known):
+        for start, end, spoken in normalise(text, self.known, max_words):
             pronunciations, source = self.lookup(spoken) or self.guess(spoken)
             words.append(Word(text[start:end], spoken, pronunciations, source, start, end))
         return words
 
     def pronunciations(self, word: str) -> Pronunciations:
-        """One word as written (any case; no numbers or abbreviations expanded) -> its pronunciations."""
+        """One word as written (any case; no numbers or abbreviations expanded) -> its pronunciations; ValueError
+        for a word longer than MAX_TOKEN_CHARS."""
+        if len(word) > MAX_TOKEN_CHARS:
+            raise token_too_long(word, 0, len(word))
         spoken = fold(word)
         return (self.lookup(spoken) or self.guess(spoken))[0]
 

@@ -31,15 +31,12 @@ def corpus_pairs(folder: Path) -> tuple[list[tuple[Path, Path]], list[Path]]:
     return pairs, lonely
 
 
-def _align_one(model, lexicon, audio: Path, text_source, output_format: str, target: Path | None,
-               progress: bool = False):
-    """Align one pair and write it (or return the text for stdout): (seconds of audio, words not heard, text).  A
-    corpus goes through runtime/workers.py's AlignWorker instead."""
+def _align_one(model, audio: Path, words, starts, output_format: str, target: Path | None, progress: bool = False):
+    """Align one recording to its words (runtime.align.script_words) and write it (or return the text for stdout):
+    (seconds of audio, words not heard, text).  A corpus goes through runtime/workers.py's AlignWorker instead."""
     from speechattn.files import atomic_write_text
-    from speechattn.runtime.align import align_file, read_text, render, script_words
+    from speechattn.runtime.align import align_file, render
 
-    text, name = read_text(text_source)
-    words, starts = script_words(text, name, lexicon)
     aligned = align_file(model, audio, words, starts, progress=progress)
     rendered = render(output_format, aligned)
     if target is not None:
@@ -61,21 +58,26 @@ def _align_one(model, lexicon, audio: Path, text_source, output_format: str, tar
 @option("--dictionary", type=PATH, default=None, metavar="FILE",
         help="your pronunciations (WORD PH1 PH2 ..., CMUdict or MFA layout, one variant per line): added to and "
              "overriding the bundled CMUdict")
-@option("--jobs", type=click.IntRange(1, 256), default=1, help="worker processes for a corpus (one thread each)")
+@option("--jobs", type=click.IntRange(1, 256), default=1,
+        help="worker processes for a corpus (at most one per file, one thread each)")
 @option("--ray", "ray_address", default=None, metavar="ADDRESS",
-        help="align a corpus on a Ray cluster: auto, HOST:PORT, ray://HOST:10001 or local (as transcribe's --ray); "
+        help="align a corpus on a Ray cluster: auto, HOST:PORT or local (as transcribe's --ray); "
              "--output-dir must be a folder every node sees; pip install '.[cluster]'")
 @option("--overwrite", is_flag=True, help="align again files whose output exists (a corpus skips them otherwise)")
 @option("-q", "--quiet", is_flag=True, help="no progress bar and no summary; errors only")
 def align(audio, text, model, output_format, output_dir, output_file, dictionary, jobs, ray_address, overwrite, quiet):
     """Word and phone boundaries of speech whose words you know (forced alignment).
 
-    AUDIO TEXT: one recording and its words (TEXT: a file, or the words themselves in quotes).  AUDIO alone, a
+    AUDIO TEXT: one recording and its words (TEXT: a file, or the words themselves in quotes; a TEXT ending in
+    .txt or .lab, or one word with a / in it, is a file name, and an error if no such file exists).  AUDIO alone, a
     folder: a corpus in the Montreal Forced Aligner's layout (each audio file beside a .lab or .txt of the
     same stem), written to --output-dir with the same relative paths, one TextGrid (or --format) each; or a
     lhotse supervisions manifest (its recordings manifest beside it): each recording aligned to the texts of its
     supervisions, one output per recording id.  Files already aligned are skipped, so an interrupted run resumes;
-    --jobs N and --ray ADDRESS spread the corpus over processes or a Ray cluster (docs/cluster.md).
+    --jobs N and --ray ADDRESS spread the corpus over processes or a Ray cluster (docs/cluster.md).  Exit status:
+    0 when every recording's alignment is in --output-dir at the end (written now or by an earlier run), 1 when any
+    is not (it failed, or has no transcript beside it: each is named, and counted in the summary), 2 for a wrong
+    command line.
 
     The words become phones through CMUdict (every pronunciation variant; numbers, abbreviations and
     punctuation normalised) and a grapheme-to-phoneme model for words it lacks; --dictionary adds yours.  The
@@ -114,22 +116,21 @@ def align(audio, text, model, output_format, output_dir, output_file, dictionary
         target = output_dir / (Path(audio).stem + ALIGN_FORMATS[fmt][0])
     if target is not None and (same_file(target, audio) or same_file(target, Path(text))):
         raise UsageError(f"{target} is one of the inputs: it would be overwritten; write elsewhere")
-    if dictionary is not None:
-        from speechattn.files import refuse_special
-        from speechattn.runtime.align import TextError
+    from speechattn.runtime.align import load_lexicon, read_text, script_words
+    from speechattn_export.words import shorten
 
-        refuse_special(dictionary, "dictionary", TextError)
-    from speechattn_export.words import Lexicon
-
-    seconds, not_heard, rendered = _align_one(load_onnx(model_path), Lexicon.load(dictionary), Path(audio), text, fmt,
-                                              target, progress=progress_wanted() and not quiet)
+    # the text and its limits first: before the model loads or any audio is read
+    text, name = read_text(text)
+    words, starts = script_words(text, name, load_lexicon(dictionary))
+    seconds, not_heard, rendered = _align_one(load_onnx(model_path), Path(audio), words, starts, fmt, target,
+                                              progress=progress_wanted() and not quiet)
     if rendered is not None:
         print(rendered, end="", flush=True)
     if not quiet:
         if target is not None:
             print(f"wrote {target}", file=sys.stderr)
         if not_heard:
-            shown = " ".join(not_heard[:NOT_HEARD_SHOWN])
+            shown = " ".join(shorten(word) for word in not_heard[:NOT_HEARD_SHOWN])
             more = f" ... and {len(not_heard) - NOT_HEARD_SHOWN} more" if len(not_heard) > NOT_HEARD_SHOWN else ""
             print(f"speechattn align: not heard: {shown}{more}", file=sys.stderr)
         wall = time.perf_counter() - started
@@ -140,14 +141,27 @@ def align(audio, text, model, output_format, output_dir, output_file, dictionary
 
 def _align_corpus(folder: Path, model, fmt: str, output_dir: Path, dictionary, jobs: int, ray_address: str | None,
                   overwrite: bool, quiet: bool, started: float) -> int:
-    """A corpus in MFA's layout through the batch runner (runtime/batch.py): worker processes or Ray actors, the
-    files already aligned skipped, one progress bar, a summary."""
+    """A corpus in MFA's layout through the batch runner (runtime/batch.py): in this process (--jobs 1), worker
+    processes or Ray actors, the files already aligned skipped, one progress bar, a summary.  Exit status 0 when
+    every audio file's alignment is in output_dir at the end (written now or by an earlier run), 1 when any is not
+    (it failed, or has no transcript beside it)."""
+    from collections import Counter
+
     from tqdm import tqdm
 
-    from speechattn.runtime.align import ALIGN_FORMATS
+    from speechattn.runtime.align import ALIGN_FORMATS, load_lexicon
     from speechattn.runtime.workers import AlignSettings, AlignWorker
     from speechattn.runtime.batch import FileJob, pending, run_job
 
+    from speechattn.runtime.transcribe import resolve_model
+
+    load_onnx(resolve_model(model))  # what every worker needs, checked once here: one line, not one per worker
+    if dictionary is not None:
+        from speechattn.files import refuse_special
+        from speechattn.runtime.align import TextError
+
+        refuse_special(dictionary, "dictionary", TextError)
+        load_lexicon(dictionary)
     everything, lonely = [], []
     if folder.is_dir():
         pairs, lonely = corpus_pairs(folder)
@@ -155,8 +169,12 @@ def _align_corpus(folder: Path, model, fmt: str, output_dir: Path, dictionary, j
             print(f"speechattn align: {audio}: no .lab or .txt beside it; skipped", file=sys.stderr)
         if not pairs:
             raise UsageError(f"{folder}: no audio file with a .lab or .txt transcript beside it (MFA's layout)")
+        stems = Counter(audio.relative_to(folder).with_suffix("") for audio, _ in pairs)
         for audio, text in pairs:
-            target = output_dir / audio.relative_to(folder).with_suffix(ALIGN_FORMATS[fmt][0])
+            relative = audio.relative_to(folder)
+            # a.wav and a.flac beside one a.lab: a.wav.TextGrid and a.flac.TextGrid, not one output for both
+            named = relative.with_suffix("") if stems[relative.with_suffix("")] == 1 else relative
+            target = output_dir / named.with_name(named.name + ALIGN_FORMATS[fmt][0])
             target.parent.mkdir(parents=True, exist_ok=True)
             everything.append(FileJob(str(audio), str(target), str(text)))
     else:  # a lhotse supervisions manifest: one output per recording, named by its id
@@ -186,7 +204,8 @@ def _align_corpus(folder: Path, model, fmt: str, output_dir: Path, dictionary, j
     if not quiet:
         wall = time.perf_counter() - started
         speed = f", {seconds / wall:.0f} x real time" if wall > 0 and seconds else ""
-        print(f"speechattn align: {len(todo) - len(failed)} file(s) aligned, {len(failed)} failed, {done} "
-              f"skipped as done; {seconds / 3600:.2f} h of audio in {wall:.1f} s{speed}; {not_heard} word(s) not "
+        without = f", {len(lonely)} skipped with no transcript" if lonely else ""
+        print(f"speechattn align: {len(todo) - len(failed)} file(s) aligned, {len(failed)} failed, {done} skipped as "
+              f"done{without}; {seconds / 3600:.2f} h of audio in {wall:.1f} s{speed}; {not_heard} word(s) not "
               f"heard; written to {output_dir}", file=sys.stderr)
     return 1 if failed or lonely else 0

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import logging
+import os
 import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -22,11 +23,12 @@ from speechattn.phones import IGNORE, PHONE_TO_INDEX
 from speechattn_export.align import AlignOptions, Alignment, PriorSums, ScriptAligner
 from speechattn_export.align import align as align_log_probs
 from speechattn_export.segments import Segment
-from speechattn_export.words import sentence_starts
+from speechattn_export.words import MAX_WORDS, TooManyWords, sentence_starts, shorten
 
 log = logging.getLogger(__name__)
 MAX_TEXT_BYTES = 50_000_000  # read at most this much of a text (a pipe or device never makes us wait for more)
-MAX_WORDS = 200_000  # about 20 hours of speech: the word graph's layout is built whole (about 100 bytes a state)
+# MAX_WORDS (the kit's, 200,000): about 20 hours of speech; the word graph's layout is built whole (about 100 bytes a
+# state), so the words are counted before any is pronounced
 TEXT_SUFFIXES = (".lab", ".txt")  # a corpus's transcripts, in MFA's layout: beside each audio file, the same stem
 ALIGN_FORMAT_VERSION = 1  # export/alignment.schema.json
 
@@ -35,9 +37,18 @@ class TextError(SpeechattnError, ValueError):
     """A text that cannot be aligned, with a message meant for the user."""
 
 
+def names_a_file(source: str) -> bool:
+    """Whether a TEXT argument is a file name rather than the words: it ends in .txt or .lab (any case), or it is one
+    word (no space) with a / in it.  Such a name that does not exist is an error, never words to align."""
+    source = source.strip()
+    return source.lower().endswith(TEXT_SUFFIXES) or (
+        any(separator in source for separator in {"/", os.sep}) and not any(c.isspace() for c in source))
+
+
 def read_text(source: str | Path, what: str = "text") -> tuple[str, str]:
-    """(the text, its name for messages) of a file, or of the argument itself when no such file exists (a string
-    given on the command line).  Bounded: at most MAX_TEXT_BYTES are read; not UTF-8 is an error."""
+    """(the text, its name for messages) of a file, or of the argument itself when no such file exists and it does
+    not look like a file name (names_a_file: a string given on the command line).  Bounded: at most MAX_TEXT_BYTES
+    are read; not UTF-8 is an error."""
     if not str(source).strip():
         return str(source), "the text given"
     path = Path(str(source))
@@ -49,6 +60,9 @@ def read_text(source: str | Path, what: str = "text") -> tuple[str, str]:
     if is_dir:
         raise TextError(f"{path}: a directory, not a {what}")
     if not exists:
+        if names_a_file(str(source)):
+            raise TextError(f"{shorten(str(source))}: no such {what} file (a name ending in .txt or .lab, or one "
+                            "word with a /, is read as a file; give the words themselves in quotes)")
         return str(source), "the text given"
     from speechattn.files import refuse_special
 
@@ -67,16 +81,32 @@ def read_text(source: str | Path, what: str = "text") -> tuple[str, str]:
                         "save it as UTF-8") from None
 
 
+def load_lexicon(dictionary: str | Path | None = None):
+    """The kit's Lexicon with the user's dictionary on top, or a TextError in one line (nothing there, a directory,
+    a device or a pipe, too big, not UTF-8, a bad line)."""
+    from speechattn_export.words import Lexicon
+
+    try:
+        return Lexicon.load(dictionary)
+    except ValueError as error:
+        raise TextError(str(error)) from None
+
+
 def script_words(text: str, name: str, lexicon) -> tuple[list, list[int]]:
-    """(the words to align, the script positions where a sentence or line starts), or a TextError in one line."""
-    if not text.strip():
+    """(the words to align, the script positions where a sentence or line starts), or a TextError in one line.  The
+    limits come before the work: the kit counts the words (at most MAX_WORDS) and bounds each token's length before
+    it pronounces any (a 49 MB text grew past 10 GB when the count came after)."""
+    if not text or text.isspace():  # not text.strip(): a copy of a 50 MB text
         raise TextError(f"{name}: empty; nothing to align")
-    words = lexicon.words(text)
+    try:
+        words = lexicon.words(text, max_words=MAX_WORDS)
+    except TooManyWords:
+        raise TextError(f"{name}: more than {MAX_WORDS:,} words; align takes at most {MAX_WORDS:,} per recording "
+                        "(about 20 hours of speech): split the recording and its text") from None
+    except ValueError as error:  # a token too long to be a word, a text too long
+        raise TextError(f"{name}: {error}") from None
     if not words:
         raise TextError(f"{name}: nothing speakable in it (no word the lexicon can pronounce)")
-    if len(words) > MAX_WORDS:
-        raise TextError(f"{name}: {len(words):,} words; align takes at most {MAX_WORDS:,} per recording "
-                        "(about 20 hours of speech): split the recording and its text")
     return words, sentence_starts(text, words)
 
 
