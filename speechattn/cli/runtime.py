@@ -237,20 +237,19 @@ def transcribe(files, model, output_format, output_dir, output_file, quiet, vise
                              "aligns a corpus)")
         if plot:
             raise UsageError("--plot draws the recognised phones; give it without --dialog")
-        from speechattn.runtime.align import read_text, script_words
-        from speechattn_export.words import Lexicon
+        from speechattn.runtime.align import load_lexicon, read_text, script_words
 
         refuse_special_texts(dialog=dialog, dictionary=dictionary)
         text, name = read_text(dialog, "dialog")
-        script = script_words(text, name, Lexicon.load(dictionary))
+        script = script_words(text, name, load_lexicon(dictionary))
     elif dictionary is not None:
         raise UsageError("--dictionary gives pronunciations for --dialog's words; give --dialog too")
     if output_dir:
         _prepare_output_dir(output_dir)
     names = output_names(files)
-    if output_dir and (jobs > 1 or ray_address or resume) and dialog is None and not plot:
+    if output_dir and dialog is None and not plot and all(str(f) != "-" for f in files):  # a corpus, any --jobs
         return _transcribe_job(files, names, model, output_format, output_dir, options, rhubarb, jobs, ray_address,
-                               overwrite, quiet, started)
+                               overwrite, resume, threads, quiet, started, stream_model)
     failed, seconds = 0, 0.0
     for path in files:
         target = output_dir / (names[path] + spec.extension) if output_dir else output_file
@@ -423,12 +422,11 @@ def mic(model, device, list_devices, chunk_frames, min_frames, decoder, output, 
     options = DecodingOptions(decoder=decoder, min_frames=min_frames, chunk_frames=chunk_frames, visemes=visemes)
     script = None
     if script_file is not None:
-        from speechattn.runtime.align import read_text, script_words
-        from speechattn_export.words import Lexicon
+        from speechattn.runtime.align import load_lexicon, read_text, script_words
 
         refuse_special_texts(script=script_file, dictionary=dictionary)
         text, name = read_text(script_file, "script")
-        script = (text, *script_words(text, name, Lexicon.load(dictionary)))
+        script = (text, *script_words(text, name, load_lexicon(dictionary)))
     elif dictionary is not None:
         raise UsageError("--dictionary gives pronunciations for --script's words; give --script too")
     summary = run(stream_model, device, options, output, save_audio, seconds, vmc=sender, script=script)
