@@ -133,7 +133,7 @@ def test_average_writes_the_mean_of_the_weights_with_the_settings_given(tmp_path
     for seed, path in zip((1, 2, 3), paths):
         assert main(["init", "-o", str(path), "--seed", str(seed), *small]) == 0
     out = tmp_path / "mean.pt"
-    assert main(["average", *map(str, paths), "-o", str(out), "--set", "frontend.level_target_dbfs=-18"]) == 0
+    assert main(["average", *map(str, paths), "-o", str(out), "--set", "model.frontend.level_target_dbfs=-18"]) == 0
     assert "the mean of 3 checkpoints' weights" in capsys.readouterr().out
     mean, parts = load(out), [load(p).state_dict() for p in paths]
     assert mean.config.frontend.level_target_dbfs == -18.0
@@ -153,7 +153,7 @@ def test_average_refuses_other_shapes_one_checkpoint_and_its_own_input(tmp_path,
             (["average", str(a), str(b), "-o", str(tmp_path / "m.pt")], "another architecture", 1),
             (["average", str(a), "-o", str(tmp_path / "m.pt")], "two checkpoints or more", 2),
             (["average", str(a), str(a), "-o", str(a)], "would be overwritten", 2),
-            (["average", str(a), str(a), "-o", str(tmp_path / "m.pt"), "--set", "model_dim=64"],
+            (["average", str(a), str(a), "-o", str(tmp_path / "m.pt"), "--set", "model.model_dim=64"],
              "changes the shapes of the weights", 2)):
         assert main(argv) == status, argv
         err = capsys.readouterr().err

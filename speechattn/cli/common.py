@@ -118,7 +118,7 @@ def load_onnx(model_path: Path, threads: int | None = None):
 
 def manifest_cuts(paths: list[Path], limit: int | None = None, allow_command_sources: bool = False):
     from speechattn.data.dataset import cuts_from_manifests
-    from speechattn.data.manifests import check_manifest_values, recordings_beside
+    from speechattn.data.manifests import check_manifest_values, recordings_beside, unpaired
     from speechattn.files import refuse_special
 
     cuts = []
@@ -127,8 +127,7 @@ def manifest_cuts(paths: list[Path], limit: int | None = None, allow_command_sou
         if not supervisions.exists():
             raise SpeechattnError(f"{supervisions}: no such manifest")
         if recordings is None or not recordings.exists():
-            raise SpeechattnError(f"{supervisions}: expected a *_supervisions_* manifest from `speechattn prepare` "
-                                  "with its *_recordings_* manifest beside it")
+            raise SpeechattnError(unpaired(supervisions, recordings))
         for manifest in (supervisions, recordings):
             refuse_special(manifest, "manifest")
             check_manifest_values(manifest)

@@ -37,11 +37,12 @@ def init(output, seed, overrides):
 @click.command()
 @click.argument("checkpoints", nargs=-1, required=True, type=PATH)
 @option("-o", "--output", type=OUTPUT_FILE, required=True, help="checkpoint to write (.pt)")
-@set_option("frontend.level_target_dbfs=-18.0")
+@set_option("model.frontend.level_target_dbfs=-18.0")
 def average(checkpoints, output, overrides):
     """Average the weights of CHECKPOINTS (runs of one architecture fine-tuned from the same weights: a "model
-    soup") into one checkpoint, its settings the first's with --set applied.  Settings that change the weights'
-    shapes are refused; the others (frontend, decoder, latency) apply to the averaged weights as they are."""
+    soup") into one checkpoint, its settings the first's with --set applied (the recipe's keys, as `train --set`
+    takes them: model.KEY).  Settings that change the weights' shapes are refused; the others (frontend, decoder,
+    latency) apply to the averaged weights as they are."""
 
     from speechattn.errors import ConfigError
     from speechattn.model.encoder import CheckpointError, ModelConfig, PhoneTagger, load, save_checkpoint, \
@@ -50,6 +51,7 @@ def average(checkpoints, output, overrides):
 
     if len(checkpoints) < 2:
         raise click.UsageError("give two checkpoints or more to average")
+    model_settings = _model_section(parse_overrides(overrides))
     refuse_overwriting_inputs({"--output": output}, list(checkpoints))
     check_writable(output)
     models = [load(path) for path in checkpoints]
@@ -59,7 +61,7 @@ def average(checkpoints, output, overrides):
         if mismatch:
             raise CheckpointError(f"{path}: another architecture than {checkpoints[0]} ({mismatch}): only weights of "
                                   "the same shapes can be averaged")
-    config = ModelConfig.from_dict(_merge(models[0].config.to_dict(), parse_overrides(overrides)), source="--set")
+    config = ModelConfig.from_dict(_merge(models[0].config.to_dict(), model_settings), source="--set model")
     merged = {name: (sum(state[name].double() for state in states) / len(states)).to(tensor.dtype)
               if tensor.is_floating_point() else tensor for name, tensor in states[0].items()}
     model = PhoneTagger(config)
@@ -72,6 +74,27 @@ def average(checkpoints, output, overrides):
     print(f"wrote {output}: the mean of {len(models)} checkpoints' weights ({model.num_parameters():,} parameters)"
           + (f", with {', '.join(overrides)}" if overrides else ""))
     return 0
+
+
+def _model_section(settings: dict) -> dict:
+    """The `model` section of --set settings in the recipe's key space (model.frontend.kind=..., as `train --set`);
+    a usage error naming the key for a bare model key or another section, which a checkpoint does not hold."""
+    from dataclasses import fields
+
+    from speechattn.errors import ConfigError
+    from speechattn.model.encoder import ModelConfig
+    from speechattn.training.recipes import SECTIONS
+
+    for key in settings:
+        if key in SECTIONS and key != "model":
+            raise ConfigError(f"--set {key}.*: a checkpoint holds only the model's settings; give model.KEY=VALUE")
+        if key != "model":
+            bare = key in {f.name for f in fields(ModelConfig)}
+            raise ConfigError(f"--set {key}: " + (f"give the recipe's key, as train --set takes it: model.{key}"
+                                                  if bare else "unknown; give the model's settings as model.KEY=VALUE"))
+    if not isinstance(settings.get("model", {}), dict):
+        raise ConfigError("--set model: a section; give model.KEY=VALUE")
+    return settings.get("model", {})
 
 
 @click.command()

@@ -57,7 +57,7 @@ def train(recipe, out, resume, overwrite, init_from, allow_command_sources, over
 
 
 @click.command("eval")
-@click.argument("model", type=PATH)
+@click.argument("model", metavar="MODEL")
 @click.argument("data", nargs=-1, required=True, type=PATH, metavar="MANIFEST...")
 @option("--chunk-frames", type=ChunkSizes(), multiple=True, default=None, metavar="C[,C...]|full",
         help="chunk sizes in frames, or 'full'  [default: full and every size the model serves]")
@@ -71,8 +71,9 @@ def train(recipe, out, resume, overwrite, init_from, allow_command_sources, over
 def evaluate(model, data, chunk_frames, min_frames, decoder, limit, as_json, confusion, allow_command_sources):
     """Frame accuracy and PER of a checkpoint or ONNX model on labelled data.
 
-    MODEL is a .pt checkpoint (run one-shot per chunk size) or an .onnx file (streamed through the
-    portable client); MANIFEST a *_supervisions_<split>.jsonl.gz from `speechattn prepare`.  Frame
+    MODEL is a .pt checkpoint (run one-shot per chunk size), an .onnx file or a bundled model's name (default,
+    default-int8; streamed through the portable client, as `transcribe --model` takes them); MANIFEST a
+    *_supervisions_<split>.jsonl.gz from `speechattn prepare`.  Frame
     accuracy: the share of 10 ms frames labelled right.  PER (phone error rate): the edit distance of the
     non-silence phone sequences (repeats merged, hypothesis after the decoder) over the reference length."""
     import json
@@ -83,23 +84,23 @@ def evaluate(model, data, chunk_frames, min_frames, decoder, limit, as_json, con
     if confusion:
         check_writable(confusion)
     cuts = manifest_cuts(list(data), limit, allow_command_sources)
-    if not model.exists():
-        raise SpeechattnError(f"{model}: no such model file")
-    if model.suffix == ".onnx":
-        onnx_model = load_onnx(model)
+    path = _eval_model_path(model)
+    if path.suffix == ".onnx":
+        onnx_model = load_onnx(path)
         allowed, default_chunk = onnx_model.allowed_chunk_frames, onnx_model.default_chunk_frames
         delay = onnx_model.output_delay_frames
         chunks = chunks or list(allowed)
         if "full" in chunks:
-            raise UsageError("full context is for checkpoints; an ONNX file streams (give chunk sizes)")
+            raise UsageError(f"full context is for checkpoints; {model} is an ONNX file, which streams (give chunk "
+                             f"sizes{_bundled_checkpoint_hint(model)})")
         bad = [c for c in chunks if c not in allowed]
         if bad:
             raise UsageError(f"chunk size(s) {bad} not allowed by {model}: {list(allowed)}")
-        scores = evaluate_onnx(model, cuts, chunks, min_frames, decoder, progress=progress_wanted())
+        scores = evaluate_onnx(path, cuts, chunks, min_frames, decoder, progress=progress_wanted())
     else:
         from speechattn.model.encoder import load
 
-        checkpoint = load(model)
+        checkpoint = load(path)
         allowed, default_chunk = checkpoint.config.chunk_frames_choices, checkpoint.config.default_chunk_frames
         delay = checkpoint.config.output_delay_frames
         chunks = [None if c == "full" else c for c in (chunks or ["full", *allowed])]
@@ -131,6 +132,29 @@ def evaluate(model, data, chunk_frames, min_frames, decoder, limit, as_json, con
         plot_confusion(shown, confusion)
         print(f"wrote {confusion}", file=sys.stderr)
     return 0
+
+
+def _eval_model_path(model: str) -> Path:
+    """eval's MODEL: a checkpoint path, or what `transcribe --model` takes (an ONNX file or a bundled model's name,
+    resolved by the kit's table, export/models/models.json)."""
+    from speechattn.runtime.transcribe import resolve_model
+
+    if Path(model).suffix == ".pt":
+        if not Path(model).exists():
+            raise SpeechattnError(f"{model}: no such model file")
+        return Path(model)
+    return resolve_model(model)
+
+
+def _bundled_checkpoint_hint(model: str) -> str:
+    """Where full context can be had for a bundled model: its torch checkpoint, when this install has one."""
+    from speechattn.runtime.transcribe import CHECKPOINTS_DIR
+    from speechattn_export.registry import bundled_names, default_name
+
+    checkpoint = CHECKPOINTS_DIR / "default.pt"  # the bundled default model's checkpoint (train --init-from default)
+    if model in bundled_names() and checkpoint.is_file():
+        return f"; for full context evaluate the bundled {default_name()} model's checkpoint: {checkpoint}"
+    return ""
 
 
 @click.command("pseudo-label")

@@ -202,48 +202,69 @@ UNSAFE_SOURCES = ("command", "url")  # lhotse runs a 'command' source through a 
 
 
 def with_audio_found(recordings, manifest: Path):
-    """Relative audio paths are relative to where `speechattn prepare` ran; from another working directory they are
-    found again from the manifest's folder or one of its parents (the same base for every recording), or one line
-    names the first missing file."""
-    from lhotse import RecordingSet
-    from lhotse.audio import AudioSource
-
+    """Every file source, found, or one line naming the first missing file.  `speechattn prepare` writes absolute
+    paths (data/manifests.py).  Older manifests hold paths relative to the folder `prepare` ran in: from another
+    working directory they are found again from the manifest's folder or one of its parents, the first of the
+    working directory and those folders that holds every recording's file (the same base for all)."""
+    from speechattn.data.manifests import sources_based
     from speechattn.errors import SpeechattnError
 
     relative = [(r, s) for r in recordings for s in r.sources if s.type == "file" and not Path(s.source).is_absolute()]
-    if not relative or Path(relative[0][1].source).exists():
-        return recordings
-    first = Path(relative[0][1].source)
-    folder = manifest.resolve().parent
-    base = next((b for b in [folder, *folder.parents][:5] if (b / first).exists()), None)
-    if base is None:
-        raise SpeechattnError(f"{manifest}: recording {relative[0][0].id}'s audio {first} is neither here nor beside "
-                              "the manifest (run from the folder `speechattn prepare` ran in)")
-    fixed = []
-    for recording in recordings:
-        sources = [AudioSource(type=s.type, channels=s.channels, source=str(base / s.source))
-                   if s.type == "file" and not Path(s.source).is_absolute() else s for s in recording.sources]
-        fixed.append(type(recording)(**{**recording.__dict__, "sources": sources}))
-    return RecordingSet.from_recordings(fixed)
+    if relative:
+        folder = manifest.resolve().parent
+        bases = list(dict.fromkeys([Path.cwd(), folder, *folder.parents[:4]]))
+        base = next((b for b in bases if all((b / s.source).exists() for _, s in relative)), None)
+        if base is None:
+            recording, source = next(((r, s) for r, s in relative if not Path(s.source).exists()), relative[0])
+            raise SpeechattnError(f"{manifest}: recording {recording.id}'s audio {source.source} is neither here nor "
+                                  "beside the manifest (its paths are relative to where `speechattn prepare` ran: run "
+                                  "from there, or prepare again, which writes absolute paths)")
+        if base != Path.cwd():
+            recordings = sources_based(recordings, base)
+    missing = next(((r, s) for r in recordings for s in r.sources if s.type == "file" and not Path(s.source).exists()),
+                   None)
+    if missing:
+        raise SpeechattnError(f"{manifest}: recording {missing[0].id}'s audio {missing[1].source}: no such file")
+    return recordings
+
+
+MANIFEST_KINDS = {"RecordingSet": "recordings", "SupervisionSet": "supervisions", "CutSet": "cuts"}
+
+
+def read_manifest(path: Path, kind):
+    """A lhotse RecordingSet or SupervisionSet (`kind`) from a file, or one line saying why not: a damaged file
+    (data/manifests.py: manifest_lines), one of another kind; an empty file is an empty set."""
+    from lhotse import load_manifest
+
+    from speechattn.data.manifests import manifest_lines
+    from speechattn.errors import SpeechattnError
+
+    if not any(True for _ in manifest_lines(path)):  # damaged: one line; empty: lhotse cannot tell its kind
+        return kind.from_items([])
+    try:
+        manifest = load_manifest(path)
+    except Exception as error:  # lhotse's errors for JSON that is not a manifest
+        detail = str(error).splitlines()[0][:120] if str(error) else ""
+        raise SpeechattnError(f"{path}: not a readable lhotse manifest ({type(error).__name__}: {detail})") from None
+    if not isinstance(manifest, kind):
+        held = MANIFEST_KINDS.get(type(manifest).__name__, type(manifest).__name__)
+        raise SpeechattnError(f"{path}: holds lhotse {held}, not {MANIFEST_KINDS[kind.__name__]} (`speechattn "
+                              "prepare` writes NAME_recordings_SPLIT and NAME_supervisions_SPLIT side by side)")
+    return manifest
 
 
 def cuts_from_manifests(recordings_path, supervisions_path, allow_command_sources: bool = False):
     """One cut per supervision (the whole utterance), from the files `speechattn prepare` writes.
 
     A recordings manifest whose audio comes from a shell command or a URL is refused unless the user
-    says they trust it: manifests travel, and lhotse would run such a command as it loads the audio."""
-    from lhotse import CutSet, load_manifest
+    says they trust it: manifests travel, and lhotse would run such a command as it loads the audio.
+    Supervisions without phone alignments, or whose recording is not in the recordings manifest, are refused
+    with the first one named: they would be dropped or fail later."""
+    from lhotse import CutSet, RecordingSet, SupervisionSet
 
     from speechattn.errors import SpeechattnError
 
-    def read(path):
-        try:
-            return load_manifest(path)
-        except Exception as error:  # lhotse/gzip/json errors of a file that is not a manifest
-            detail = str(error).splitlines()[0][:120] if str(error) else ""
-            raise SpeechattnError(f"{path}: not a readable lhotse manifest ({type(error).__name__}: {detail})") from None
-
-    recordings = read(recordings_path)
+    recordings = read_manifest(Path(recordings_path), RecordingSet)
     if not allow_command_sources:
         for recording in recordings:
             for source in getattr(recording, "sources", ()):
@@ -253,7 +274,19 @@ def cuts_from_manifests(recordings_path, supervisions_path, allow_command_source
                         f"({str(source.source)[:60]!r}); refusing to run it (pass --allow-command-sources "
                         "if you trust this manifest)")
     recordings = with_audio_found(recordings, Path(recordings_path))
-    cuts = CutSet.from_manifests(recordings=recordings, supervisions=read(supervisions_path))
+    supervisions = read_manifest(Path(supervisions_path), SupervisionSet)
+    ids = set(recordings.ids)
+    for supervision in supervisions:
+        phones = (supervision.alignment or {}).get("phone")
+        if phones is None:
+            other = ", ".join(supervision.alignment or {}) or "none"
+            raise SpeechattnError(f"{supervisions_path}: supervision {supervision.id} has no phone alignment "
+                                  f"(alignment.phone; alignments it has: {other}): frame labels come from the "
+                                  "phone alignments `speechattn prepare` writes")
+        if supervision.recording_id not in ids:
+            raise SpeechattnError(f"{supervisions_path}: supervision {supervision.id}'s recording "
+                                  f"{supervision.recording_id} is not in {recordings_path}")
+    cuts = CutSet.from_manifests(recordings=recordings, supervisions=supervisions)
     return cuts.trim_to_supervisions(keep_overlapping=False)
 
 

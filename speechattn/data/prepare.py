@@ -15,7 +15,7 @@ import numpy as np
 
 from speechattn.data.corpora import (ASTERISK_SOUNDS, ASTERISK_TRANSCRIPTS, SYMBOL_MAPPINGS, read_asterisk_prompts,
                                      read_htk_lab, read_ljspeech, read_speechocean762, read_textgrid_corpus, read_timit)
-from speechattn.data.manifests import SPLITS, manifest_pair
+from speechattn.data.manifests import SPLITS, absolute_sources, manifest_pair
 from speechattn.data.synth import SynthConfig, read_synth_corpus, synth_audio_directory
 from speechattn.errors import ConfigError
 
@@ -136,9 +136,23 @@ def split_speakers(speakers: list[str], dev_share: float, test_share: float, see
 
 
 def prepare(recipe: Recipe, output: Path | None = None, progress: bool = True) -> list[SplitSummary]:
+    """Read the recipe's corpus and write its manifests into `output`, the six files together: a failure (a full
+    disk) replaces none of an earlier preparation's.  Audio paths are stored absolute, so that the manifests work
+    from any working directory (data/manifests.py)."""
+    import errno
+
+    from speechattn.errors import SpeechattnError
+
     data = recipe.data
     output = Path(output or data.output or Path("data") / recipe.name)
-    recordings, supervisions = CORPORA[data.corpus].read(data, recipe.synth, output, progress)
+    try:
+        recordings, supervisions = CORPORA[data.corpus].read(data, recipe.synth, output, progress)
+    except OSError as error:  # the synthesized audio or an alignment cache: finished work is kept and reused
+        if error.errno != errno.ENOSPC:
+            raise
+        raise SpeechattnError(f"{output}: the disk is full ({error.filename or 'preparing the corpus'}); no manifest "
+                              "was written (finished work is kept and reused by the next run)") from None
+    recordings = absolute_sources(recordings)
     speakers = [s.speaker for s in supervisions]
     fixed_test = {s.speaker for s in supervisions if (s.custom or {}).get("corpus_split") == "test"}
     if data.only_split:
@@ -151,19 +165,22 @@ def prepare(recipe: Recipe, output: Path | None = None, progress: bool = True) -
         own = (supervision.custom or {}).get("fixed_split")
         return own if own in SPLITS and not data.only_split else assignment[supervision.speaker]
 
-    output.mkdir(parents=True, exist_ok=True)
-    summaries = []
-    for split in SPLITS:
-        chosen = supervisions.filter(lambda s: split_of(s) == split)
-        ids = {s.recording_id for s in chosen}
-        chosen_recordings = recordings.filter(lambda r: r.id in ids)
-        recordings_path, supervisions_path = manifest_pair(output / recipe.name, split)
-        from speechattn.files import atomic_path
+    from contextlib import ExitStack
 
-        with atomic_path(recordings_path) as temporary:
-            chosen_recordings.to_file(temporary)
-        with atomic_path(supervisions_path) as temporary:
-            chosen.to_file(temporary)
-        summaries.append(SplitSummary(split, len(chosen), len({s.speaker for s in chosen}),
-                                      sum(s.duration for s in chosen) / 3600))
+    from speechattn.files import atomic_path, write_error
+
+    try:
+        output.mkdir(parents=True, exist_ok=True)
+    except OSError as error:
+        raise write_error(output, error) from None
+    summaries = []
+    with ExitStack() as written:  # every file to a temporary name first; renamed together when all are whole
+        for split in SPLITS:
+            chosen = supervisions.filter(lambda s: split_of(s) == split)
+            ids = {s.recording_id for s in chosen}
+            chosen_recordings = recordings.filter(lambda r: r.id in ids)
+            for path, manifest in zip(manifest_pair(output / recipe.name, split), (chosen_recordings, chosen)):
+                manifest.to_file(written.enter_context(atomic_path(path)))
+            summaries.append(SplitSummary(split, len(chosen), len({s.speaker for s in chosen}),
+                                          sum(s.duration for s in chosen) / 3600))
     return summaries

@@ -125,7 +125,10 @@ class ModelConfig:
     def from_dict(cls, values: dict, source: str = "config") -> "ModelConfig":
         """Build from a plain dict (a checkpoint or a recipe), naming any unknown key or wrong type."""
         values = dict(values)
-        frontend = FrontendConfig(**checked_fields(FrontendConfig, values.pop("frontend", {}) or {}, source, "frontend."))
+        frontend = values.pop("frontend", {}) or {}
+        if not isinstance(frontend, dict):  # --set model.frontend=3
+            raise ConfigError(f"{source}: frontend is a section of settings (frontend.KEY), not {frontend!r}")
+        frontend = FrontendConfig(**checked_fields(FrontendConfig, frontend, source, "frontend."))
         return cls(frontend=frontend, **checked_fields(cls, values, source, ""))
 
 
@@ -713,6 +716,12 @@ def load(path: str | Path, map_location: str = "cpu") -> PhoneTagger:
     mismatch = weights_mismatch(model.state_dict(), payload["model"])
     if mismatch:
         raise CheckpointError(f"{path}: its weights do not fit its own config ({mismatch})")
+    # every command that loads a checkpoint (eval, export, average, --init-from) would otherwise carry NaN on
+    broken = next((name for name, tensor in payload["model"].items() if isinstance(tensor, torch.Tensor)
+                   and tensor.is_floating_point() and not torch.isfinite(tensor).all()), None)
+    if broken:
+        raise CheckpointError(f"{path}: parameter {broken} holds NaN or infinite values (a diverged run?); "
+                              "refusing to use these weights")
     try:
         model.load_state_dict(payload["model"])
     except (RuntimeError, TypeError, AttributeError) as error:  # a value that is no tensor
