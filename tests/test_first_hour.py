@@ -34,10 +34,12 @@ def test_the_package_says_what_it_is_and_its_licence(tmp_path):
     import tomllib
 
     project = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
-    assert project["license"] == {"text": "Apache-2.0"} and "Apache License" in (ROOT / "LICENSE").read_text()[:200]
+    assert project["license"] == "Apache-2.0" and project["license-files"] == ["LICENSE"]  # SPDX (PEP 639)
+    assert "Apache License" in (ROOT / "LICENSE").read_text()[:200]
+    assert not any(c.startswith("License ::") for c in project["classifiers"])  # the expression says it alone
     assert project["authors"] and any("Typed" in c for c in project["classifiers"])
     assert (ROOT / "speechattn" / "py.typed").exists()
-    assert set(project["optional-dependencies"]) == {"plot", "formats", "cluster", "train", "test", "bench"}  # no [mic]: it is base
+    assert set(project["optional-dependencies"]) == {"plot", "formats", "cluster", "serve", "train", "test", "bench"}  # no [mic]: it is base
     assert any(d.startswith("sounddevice") for d in project["dependencies"])
 
 

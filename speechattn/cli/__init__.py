@@ -76,12 +76,25 @@ class ClosedOutput:
         return False
 
 
+class ReaderGone(Exception):
+    """Standard output's reader stopped early (`| head`): not an error of ours.  Raised in place of the
+    BrokenPipeError, which click would turn into exit status 1."""
+
+
+class Group(click.Group):
+    def invoke(self, ctx):
+        try:
+            return super().invoke(ctx)
+        except BrokenPipeError:
+            raise ReaderGone from None
+
+
 def debug_wanted(argv: list[str]) -> bool:
     return "--debug" in argv[: next((i for i, a in enumerate(argv) if a in cli.commands), len(argv))] or \
         os.environ.get("SPEECHATTN_DEBUG", "") not in ("", "0")
 
 
-@click.group(context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100})
+@click.group(cls=Group, context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100})
 @click.option("--version", is_flag=True, expose_value=False, is_eager=True, callback=lambda ctx, _, wanted:
               _print_version(ctx) if wanted and not ctx.resilient_parsing else None,
               help="show the version and the bundled models (name, sha256) and exit")
@@ -133,8 +146,11 @@ def _run(argv: list[str], prefix: str) -> int:
     except SpeechattnError as error:
         print(f"{prefix}: error: {one_line(error)}", file=sys.stderr)
         return 1
-    except BrokenPipeError:  # output piped into a reader that stopped early (head, less): not an error
-        sys.stdout = open(os.devnull, "w")
+    except (BrokenPipeError, ReaderGone):  # output piped into a reader that stopped early (head, less): not an error
+        try:  # what is still buffered for it goes nowhere, not into an error at exit (Python's recipe)
+            os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        except (OSError, ValueError, AttributeError):  # a stdout with no descriptor (a test's capture)
+            sys.stdout = open(os.devnull, "w")
         return 0
     except ModuleNotFoundError as error:
         package = (error.name or "").split(".")[0]

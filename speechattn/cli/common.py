@@ -217,8 +217,10 @@ decoder_option = option("--decoder", type=click.Choice(DECODERS), default="bigra
                         help="phones from frame posteriors: bigram = a Viterbi search over a phone loop weighted by "
                         "English phone pairs (final 100 ms after the frame); hysteresis = each frame's most likely "
                         "phone, a new phone once it has held --min-frames frames")
-threads_option = option("--threads", type=click.IntRange(min=1, max=256), default=None,
-                        help="onnxruntime threads  [default: all cores]")
+threads_option = option("--threads", type=click.IntRange(min=1, max=256), default=1,
+                        help="onnxruntime threads of each stream (of each worker with --jobs): another count may change the "
+                        "confidences written (onnxruntime splits its arithmetic by thread count); --jobs and --ray "
+                        "never do")
 seed_option = option("--seed", type=click.IntRange(0, 2**32 - 1), default=0, help="random seed")
 command_sources_option = option(
     "--allow-command-sources", is_flag=True,

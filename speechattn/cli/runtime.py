@@ -112,7 +112,7 @@ def refuse_special_texts(**texts) -> None:
 
 
 @click.command()
-@click.argument("files", nargs=-1, type=PATH, metavar="FILE...")
+@click.argument("files", nargs=-1, type=click.Path(path_type=Path, readable=False), metavar="FILE...")
 @model_option
 @option("--format", "output_format", type=click.Choice(list(FORMATS)), default="text",
         help=f"output format: {formats_help()}")
@@ -148,11 +148,12 @@ def refuse_special_texts(**texts) -> None:
 @option("--resume", is_flag=True,
         help="skip inputs whose output is in --output-dir already (an interrupted job goes on where it stopped)")
 @option("--jobs", type=click.IntRange(1, 256), default=1,
-        help="worker processes, one onnxruntime thread each (needs --output-dir); with --ray, actors at most")
+        help="worker processes, at most one per file, each streaming on --threads (needs --output-dir); with --ray, "
+             "actors at most")
 @option("--ray", "ray_address", default=None, metavar="ADDRESS",
-        help="run the job on a Ray cluster: auto (the one `ray start` joined this machine to), HOST:PORT, "
-             "ray://HOST:10001, or local (a Ray started for this job); --output-dir must be a folder every node "
-             "sees; pip install '.[cluster]'")
+        help="run the job on a Ray cluster: auto (the one `ray start` joined this machine to), HOST:PORT (its "
+             "head; one line if none answers within 30 s), or local (a Ray started for this job); --output-dir "
+             "must be a folder every node sees; pip install '.[cluster]' (docs/cluster.md)")
 def transcribe(files, model, output_format, output_dir, output_file, quiet, visemes, overwrite, plot, chunk_frames,
                min_frames, decoder, threads, dialog, dictionary, extended_shapes, dat_frame_rate, dat_preston_blair,
                files_from, resume, jobs, ray_address):
@@ -175,7 +176,11 @@ def transcribe(files, model, output_format, output_dir, output_file, quiet, vise
     A corpus: FILE may be a lhotse manifest (recordings, or supervisions with their recordings beside them), and
     --files-from a list of files.  --jobs N runs N worker processes and --ray ADDRESS a Ray cluster's actors, each
     with the model loaded once; outputs are written whole or not at all, so --resume after any interruption does
-    only what is missing (docs/cluster.md)."""
+    only what is missing (docs/cluster.md).  Every --jobs and --ray writes the same files.
+
+    Exit status, for one file or a corpus: 0 when every input was done (or skipped by --resume as done before), 1
+    when any was not (each is named), 2 for a wrong command line, before any work.  A reader that stops early
+    (| head) is not a failure: 0."""
     from speechattn.audio import AudioError
     from speechattn.runtime.transcribe import PLOT_MAX_SECONDS, plot_transcript, resolve_model, transcribe_file
 
@@ -281,6 +286,8 @@ def transcribe(files, model, output_format, output_dir, output_file, quiet, vise
             print(f"speechattn transcribe: error: {one_line(error)}", file=sys.stderr)
             failed += 1
             continue
+        except BrokenPipeError:  # the reader of our output stopped early (| head): not an error; main() ends quietly
+            raise
         except OSError as error:
             where = target if target is not None else "standard output"
             print(f"speechattn transcribe: error: {one_line(path)}: cannot write {where} ({error.strerror})", file=sys.stderr)
@@ -308,15 +315,18 @@ def transcribe(files, model, output_format, output_dir, output_file, quiet, vise
 
 
 def _transcribe_job(files, names, model, output_format, output_dir, options, rhubarb, jobs, ray_address, overwrite,
-                    quiet, started) -> int:
-    """A corpus job (runtime/batch.py): the files whose output is missing, by worker processes or Ray actors, one
-    progress bar over the whole job, the failed files listed, a summary."""
+                    resume, threads, quiet, started, loaded=None) -> int:
+    """A corpus job (runtime/batch.py), --jobs 1 included: the files whose output is missing, in this process, by
+    worker processes or by Ray actors, one progress bar over the whole job, the failed files listed, one summary.
+    Exit status 0 when every input was done (now, or by an earlier run that --resume skips), 1 when any was not.
+    `loaded`: the model as this process loaded it, for a job run here."""
+    import functools
     import time
 
     from tqdm import tqdm
 
     from speechattn.cli.common import same_file
-    from speechattn.runtime.batch import FileJob, pending, run_job
+    from speechattn.runtime.batch import FileJob, FileResult, exists, pending, run_job
     from speechattn.runtime.workers import TranscribeSettings, TranscribeWorker
 
     extension = FORMATS[output_format].extension
@@ -324,7 +334,7 @@ def _transcribe_job(files, names, model, output_format, output_dir, options, rhu
     for job in everything:
         if any(same_file(f, Path(job.target)) for f in files):
             raise UsageError(f"{job.source}: its output {job.target} is one of the inputs; give another --output-dir")
-    todo, done = pending(everything, overwrite)
+    todo, done = pending(everything, overwrite) if resume or overwrite else (list(everything), 0)
     if done and not quiet:
         print(f"speechattn transcribe: {done} file(s) already in {output_dir}: skipped", file=sys.stderr)
     failed = []
@@ -334,18 +344,26 @@ def _transcribe_job(files, names, model, output_format, output_dir, options, rhu
             failed.append(result.source)
             tqdm.write(f"speechattn transcribe: error: {result.error}", file=sys.stderr)
 
-    settings = TranscribeSettings(None if model is None else str(model), output_format, options, rhubarb)
-    results = run_job(todo, TranscribeWorker, settings, jobs, ray_address, progress=progress_wanted() and not quiet,
+    if not (resume or overwrite):  # an earlier run's output is never replaced unasked: that input fails, in one line
+        for job in [job for job in todo if exists(job.target)]:
+            todo.remove(job)
+            report(FileResult(job.source, 0.0, f"{one_line(job.target)} exists (an earlier run?): not replaced; "
+                                                "--overwrite replaces it, --resume skips its input"))
+    settings = TranscribeSettings(None if model is None else str(model), output_format, options, rhubarb, threads)
+    here = jobs == 1 and not ray_address and loaded is not None
+    make_worker = functools.partial(TranscribeWorker, model=loaded) if here else TranscribeWorker
+    results = run_job(todo, make_worker, settings, jobs, ray_address, progress=progress_wanted() and not quiet,
                       description="transcribing", on_result=report)
     seconds = sum(r.seconds for r in results)
+    tried = len(everything) - done
     if not quiet:
         wall = time.perf_counter() - started
-        print(f"speechattn transcribe: {summary_line(len(todo) - len(failed), seconds, wall)}; {len(failed)} failed, "
+        print(f"speechattn transcribe: {summary_line(tried - len(failed), seconds, wall)}; {len(failed)} failed, "
               f"{done} skipped as done; written to {output_dir}", file=sys.stderr)
     if failed:
         shown = "\n  ".join(one_line(f) for f in failed[:20])
         more = f"\n  ... and {len(failed) - 20} more (each named above)" if len(failed) > 20 else ""
-        print(f"speechattn transcribe: {len(failed)} of {len(todo)} file(s) could not be transcribed; after fixing them, "
+        print(f"speechattn transcribe: {len(failed)} of {tried} file(s) could not be transcribed; after fixing them, "
               f"the same command with --resume does only these:\n  {shown}{more}", file=sys.stderr)
         return 1
     return 0

@@ -17,11 +17,12 @@ whose output exists are skipped (`pending`), whatever stopped the first run (Ctr
 from __future__ import annotations
 
 import sys
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable, Iterable, Iterator
 
-from speechattn.errors import SpeechattnError
+from speechattn.errors import SpeechattnError, one_line
 
 
 @dataclass(frozen=True)
@@ -44,11 +45,20 @@ def pending(jobs: Iterable[FileJob], overwrite: bool) -> tuple[list[FileJob], in
     """(the jobs still to do, how many are done): a job is done when its output exists."""
     todo, done = [], 0
     for job in jobs:
-        if not overwrite and Path(job.target).exists():
+        if not overwrite and exists(job.target):
             done += 1
         else:
             todo.append(job)
     return todo, done
+
+
+def exists(path: str | Path) -> bool:
+    """Whether a file is there; False for a name the file system refuses (too long: that job's write says so, one
+    line, and the others go on)."""
+    try:
+        return Path(path).exists()
+    except OSError:  # ENAMETOOLONG, which pathlib does not swallow
+        return False
 
 
 def audio_seconds(path: str) -> float:
@@ -66,16 +76,56 @@ def audio_seconds(path: str) -> float:
 _local: dict = {}
 
 
-def _init_process(make_worker: Callable, settings) -> None:
-    _local["worker"] = make_worker(settings)
+def _init_process(make_worker: Callable, settings, parent: int | None) -> None:
+    die_with_parent(parent)
+    try:
+        _local["worker"] = make_worker(settings)
+    except (SpeechattnError, ValueError, OSError) as error:  # one line per file, not a traceback per worker
+        _local["error"] = one_line(error)
+
+
+def die_with_parent(parent: int | None) -> None:
+    """End this worker process when its parent ends, even by SIGKILL (which gives the parent no chance to end it):
+    the kernel's parent-death signal on Linux, elsewhere a thread that watches the parent.  `parent`: the process id
+    this one was started by, or None when that is a fork server (which ends with the main process)."""
+    import os
+    import signal
+
+    try:
+        import ctypes
+
+        PR_SET_PDEATHSIG = 1  # <linux/prctl.h>
+        signalled = ctypes.CDLL(None, use_errno=True).prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0) == 0
+    except (OSError, AttributeError):  # not Linux: no prctl
+        signalled = False
+    if parent is None:
+        return
+    if os.getppid() != parent:  # it died before the signal was asked for: this process was handed to another
+        os._exit(1)
+    if not signalled:
+        import threading
+        import time
+
+        def watch() -> None:
+            while os.getppid() == parent:
+                time.sleep(1.0)
+            os._exit(1)
+
+        threading.Thread(target=watch, name="parent-watch", daemon=True).start()
 
 
 def _run_in_process(job: FileJob) -> FileResult:
+    if "error" in _local:  # the worker could not be built (its one line, for every file it was handed)
+        return FileResult(job.source, 0.0, _local["error"])
     return _local["worker"](job)
 
 
 def run_processes(jobs: list[FileJob], make_worker: Callable, settings, processes: int) -> Iterator[FileResult]:
-    """The results in the jobs' order, from `processes` worker processes (1: here)."""
+    """The results in the jobs' order, from `processes` worker processes (1: here; never more than the jobs, each
+    loading the model)."""
+    if not jobs:
+        return
+    processes = min(processes, len(jobs))
     if processes == 1:
         worker = make_worker(settings)
         for job in jobs:
@@ -84,7 +134,11 @@ def run_processes(jobs: list[FileJob], make_worker: Callable, settings, processe
     from concurrent.futures import ProcessPoolExecutor
     from concurrent.futures.process import BrokenProcessPool
 
-    pool = ProcessPoolExecutor(processes, initializer=_init_process, initargs=(make_worker, settings))
+    import multiprocessing
+    import os
+
+    parent = os.getpid() if multiprocessing.get_start_method() in ("fork", "spawn") else None
+    pool = ProcessPoolExecutor(processes, initializer=_init_process, initargs=(make_worker, settings, parent))
     futures = [pool.submit(_run_in_process, job) for job in jobs]
     broken = False
     try:
@@ -107,8 +161,15 @@ class _RayWorker:
 
     make_worker: Callable
     settings = None
+    folder = ""  # the command's working folder: relative paths mean there what they mean to the command
 
     def __init__(self) -> None:
+        import os
+
+        try:  # a node sees it when it shares the file system; where it does not, a relative path fails by its file
+            os.chdir(self.folder or ".")
+        except OSError:
+            pass
         self.worker = self.make_worker(self.settings)
 
     def __call__(self, batch: dict) -> dict:
@@ -125,16 +186,125 @@ def ray_available() -> bool:
     return importlib.util.find_spec("ray") is not None
 
 
+RAY_CONNECT_SECONDS = 30  # --ray HOST:PORT gives up when no Ray head answers within this (a host down, a firewall)
+
+
+def _ray_token_here() -> tuple[str, str]:
+    """(this machine's Ray token or "", where it was looked for), from where Ray reads it, in Ray's order: the
+    RAY_AUTH_TOKEN variable, the file RAY_AUTH_TOKEN_PATH names, ~/.ray/auth_token (the file `ray start --head`
+    uses, and `ray get-auth-token --generate` or a first `ray.init()` writes)."""
+    import os
+
+    from speechattn.files import read_bounded
+
+    if os.environ.get("RAY_AUTH_TOKEN", "").strip():
+        return os.environ["RAY_AUTH_TOKEN"].strip(), "RAY_AUTH_TOKEN"
+    path = Path(os.environ.get("RAY_AUTH_TOKEN_PATH") or Path.home() / ".ray" / "auth_token")
+    if not path.is_file():
+        return "", str(path)
+    lines = read_bounded(path, "Ray token", 64 * 1024).decode("utf-8", errors="replace").splitlines()
+    return (lines[0].strip() if lines else ""), str(path)
+
+
+def _ask_ray_head(address: str, token: str) -> tuple[str, str]:
+    """(gRPC status name, its detail) of one request to the head's GCS (its cluster id), RAY_CONNECT_SECONDS at most:
+    OK, UNAUTHENTICATED (the cluster takes a token: `ray start` found one), UNAVAILABLE (nothing listens, or no
+    such host), DEADLINE_EXCEEDED (no answer), or another (something that is not a Ray head)."""
+    try:
+        import grpc
+    except ImportError:
+        raise SpeechattnError(f"--ray {address} needs grpcio: pip install '.[cluster]' again in a clone of speechattn "
+                              "(or pip install 'ray[data,client]')") from None
+    with grpc.insecure_channel(address) as channel:
+        ask = channel.unary_unary("/ray.rpc.NodeInfoGcsService/GetClusterId", request_serializer=lambda _: b"",
+                                  response_deserializer=lambda reply: reply)  # an empty request: the message's defaults
+        try:
+            ask(None, timeout=RAY_CONNECT_SECONDS, metadata=[("authorization", f"Bearer {token}")] if token else None)
+        except grpc.RpcError as error:
+            return error.code().name, (error.details() or "").rsplit(": ", 1)[-1][:200]
+    return "OK", ""
+
+
+def _check_ray_head(address: str) -> None:
+    """One line, within RAY_CONNECT_SECONDS, for a HOST:PORT where no Ray head answers, or whose token this machine
+    lacks; ray.init itself retries such an address for minutes, printing Ray's warnings.  A cluster that `ray start
+    --head` started with a token (~/.ray/auth_token was there) is joined with this machine's token, which Ray sends
+    to an explicit address only under RAY_AUTH_MODE=token; RAY_AUTH_MODE, when set, decides."""
+    import os
+
+    mode = os.environ.get("RAY_AUTH_MODE", "").lower()
+    token, where = _ray_token_here() if mode != "disabled" else ("", "")
+    status, detail = _ask_ray_head(address, token if mode == "token" else "")
+    if status == "UNAUTHENTICATED" and not mode and token:
+        status, detail = _ask_ray_head(address, token)
+        if status == "OK":
+            os.environ["RAY_AUTH_MODE"] = "token"  # read by Ray when imported, so before `import ray`
+    if status == "OK":
+        return
+    head = "the head's ~/.ray/auth_token"
+    if status == "UNAUTHENTICATED" and mode == "disabled":
+        raise SpeechattnError(f"--ray {address}: the cluster takes a token and RAY_AUTH_MODE=disabled here: unset it, "
+                              f"with {head} copied to this machine's ~/.ray/auth_token (or in RAY_AUTH_TOKEN)")
+    if status == "UNAUTHENTICATED" and not token:
+        raise SpeechattnError(f"--ray {address}: the cluster takes a token (`ray start` found one) and this machine "
+                              f"has none: copy {head} to this machine's ~/.ray/auth_token (or set RAY_AUTH_TOKEN)")
+    if status == "UNAUTHENTICATED":
+        raise SpeechattnError(f"--ray {address}: the cluster refuses this machine's Ray token ({where}): it must be "
+                              f"{head}")
+    if status == "UNAVAILABLE":
+        raise SpeechattnError(f"--ray {address}: no Ray cluster answers there ({detail}); start its head with "
+                              "`ray start --head`, or give the address it printed (port 6379 unless --port said "
+                              "otherwise)")
+    if status == "DEADLINE_EXCEEDED":
+        raise SpeechattnError(f"--ray {address}: no answer within {RAY_CONNECT_SECONDS} s (the host is down, or a "
+                              "firewall drops the port)")
+    raise SpeechattnError(f"--ray {address}: something answers there, but not a Ray cluster's head ({status.lower()}): "
+                          "give the address `ray start --head` printed (port 6379 unless --port said otherwise)")
+
+
+@contextmanager
+def _stderr_silenced():
+    """Standard error (the descriptor, which Ray's C++ core writes to) sent to /dev/null for a while: ray.init's C++
+    core prints a line of its own on every start (the log level it read from RAY_BACKEND_LOG_LEVEL) before it
+    applies that level.  Ray's errors come back as exceptions, and its logs are in its log files."""
+    import os
+
+    sys.stderr.flush()
+    try:
+        saved = os.dup(2)
+    except OSError:  # no standard error at all: nothing to silence
+        yield
+        return
+    try:
+        with open(os.devnull, "wb") as null:
+            os.dup2(null.fileno(), 2)
+        yield
+    finally:
+        sys.stderr.flush()
+        os.dup2(saved, 2)
+        os.close(saved)
+
+
 def run_ray(jobs: list[FileJob], make_worker: Callable, settings, address: str,
             actors: int | None = None) -> Iterator[FileResult]:
     """The results (in the order they finish) from an actor pool on the Ray cluster at `address` ("auto": the one
-    this machine belongs to, `ray start`'s; "local": a Ray started here for this job; HOST:PORT or ray://...)."""
-    if not ray_available():
-        raise SpeechattnError("--ray needs Ray, which is not installed: pip install '.[cluster]' in a clone of "
-                              "speechattn (or pip install 'ray[data]')")  # exit 1, as any missing package
+    this machine belongs to, `ray start`'s; "local": a Ray started here for this job; HOST:PORT: a head's address,
+    checked first so that a wrong one fails within RAY_CONNECT_SECONDS)."""
     import logging
     import os
 
+    from speechattn.errors import UsageError
+
+    named = (os.environ.get("RAY_ADDRESS") or address) if address == "auto" else address  # as ray.init reads "auto"
+    if "://" in named:  # ray.init would go through Ray Client, under which Ray Data's executor cannot run
+        raise UsageError(f"--ray {named}: Ray Data, which runs the job, does not work through Ray Client (ray://); run "
+                         "the command on a node of the cluster (--ray auto), or hand it to the cluster: ray job submit "
+                         "--address http://HEAD:8265 -- speechattn ... --ray auto")
+    if not ray_available():
+        raise SpeechattnError("--ray needs Ray, which is not installed: pip install '.[cluster]' in a clone of "
+                              "speechattn (or pip install 'ray[data,client]')")  # exit 1, as any missing package
+    if named not in ("auto", "local"):
+        _check_ray_head(named)
     # Ray Data's own actors take their constructor arguments from the object store, which Ray's C++ core notes as
     # an error line on every run; the notes stay in Ray's log files (/tmp/ray/session_latest/logs).  A level the
     # user set wins.
@@ -143,9 +313,10 @@ def run_ray(jobs: list[FileJob], make_worker: Callable, settings, address: str,
 
     try:
         if not ray.is_initialized():
-            ray.init(address=None if address == "local" else address, logging_level=logging.ERROR,
-                     log_to_driver=False, include_dashboard=False)
-    except (ConnectionError, RuntimeError, ValueError) as error:
+            with _stderr_silenced():
+                ray.init(address=None if address == "local" else address, logging_level=logging.ERROR,
+                         log_to_driver=False, include_dashboard=False)
+    except (ConnectionError, RuntimeError, ValueError, ray.exceptions.RayError) as error:
         raise SpeechattnError(f"--ray {address}: cannot connect to a Ray cluster ({str(error).splitlines()[0][:200]})") \
             from None
     if not jobs:
@@ -167,7 +338,8 @@ def run_ray(jobs: list[FileJob], make_worker: Callable, settings, address: str,
     dataset = ray.data.from_items(items, override_num_blocks=min(len(items), max(size * 4, 1)))
     # the settings ride in the actor class itself (pickled with it), not as constructor arguments in the object
     # store, so an actor Ray restarts after losing it (or its node) is built again from the class alone
-    actor = type("SpeechattnWorker", (_RayWorker,), {"make_worker": make_worker, "settings": settings})
+    actor = type("SpeechattnWorker", (_RayWorker,), {"make_worker": make_worker, "settings": settings,
+                                                      "folder": os.getcwd()})
     # Ray Data's actor pool restarts a lost actor and retries its tasks (max_restarts and max_task_retries -1 by
     # default); a lost node's blocks are made again from their lineage
     results = dataset.map_batches(actor, batch_size=4, compute=ActorPoolStrategy(size=size), num_cpus=1)
@@ -228,6 +400,7 @@ def _json_lines(path: Path):
     """(line number, item) of a lhotse manifest (.jsonl or .jsonl.gz), bounded; one line for a file that is none."""
     import gzip
     import json
+    import zlib
 
     opener = gzip.open if path.name.endswith(".gz") else open
     try:
@@ -240,8 +413,9 @@ def _json_lines(path: Path):
                     if not isinstance(item, dict):
                         raise SpeechattnError(f"{path}:{number}: not a lhotse manifest item")
                     yield number, item
-    except (OSError, EOFError, UnicodeDecodeError, json.JSONDecodeError) as error:
-        raise SpeechattnError(f"{path}: not a readable lhotse manifest ({type(error).__name__})") from None
+    except (OSError, EOFError, zlib.error, UnicodeDecodeError, json.JSONDecodeError) as error:  # zlib: corrupt gzip
+        reason = "corrupt gzip data" if isinstance(error, zlib.error) else type(error).__name__
+        raise SpeechattnError(f"{path}: not a readable lhotse manifest ({reason})") from None
 
 
 def manifest_texts(path: Path) -> list[tuple[str, Path, str]]:

@@ -180,6 +180,8 @@ class SizedBlocks:
 
 def read_blocks(path: Path, block_seconds: float = BLOCK_SECONDS) -> tuple[int, int, Iterator[np.ndarray]]:
     """(native sample rate, channels, iterator of mono 16 kHz float32 blocks)."""
+    import os
+
     import soundfile as sf
 
     source = spooled_pipe(path)  # standard input, a pipe or a FIFO: copied in blocks to a file, then read as one
@@ -188,6 +190,8 @@ def read_blocks(path: Path, block_seconds: float = BLOCK_SECONDS) -> tuple[int, 
             raise AudioError(f"{path}: no such file")
         if path.is_dir():
             raise AudioError(f"{path}: a directory, not an audio file")
+        if not os.access(path, os.R_OK):  # said here, as the batch reaches it, so the other files are still done
+            raise AudioError(f"{path}: cannot read (permission denied)")
     decoder = DecoderMessages()  # libmpg123's warnings on a damaged MP3 said in our one line, not among our lines
     try:
         with decoder:

@@ -10,7 +10,7 @@ from pathlib import Path
 from speechattn.audio import AudioError
 from speechattn.errors import SpeechattnError, one_line
 from speechattn.files import atomic_write_text
-from speechattn.runtime.align import align_file, read_text, render, script_words
+from speechattn.runtime.align import align_file, load_lexicon, read_text, render, script_words
 from speechattn.runtime.batch import FileJob, FileResult
 from speechattn.runtime.formats import write_transcript
 from speechattn.runtime.transcribe import RhubarbOptions, resolve_model, transcribe_file
@@ -26,17 +26,20 @@ class TranscribeSettings:
     output_format: str
     options: DecodingOptions
     rhubarb: RhubarbOptions | None = None
+    threads: int = 1  # onnxruntime threads of the stream: a file's numbers depend on it (transcribe --threads)
 
 
 class TranscribeWorker:
-    """A batch worker: the model loaded once (one onnxruntime thread), then one file at a time, each output written
-    whole or not at all; a file that cannot be read or written comes back as its error line."""
+    """A batch worker: the model loaded once (settings.threads onnxruntime threads, one by default), then one file at
+    a time, each output written whole or not at all; a file that cannot be read or written comes back as its error
+    line."""
 
-    def __init__(self, settings: TranscribeSettings) -> None:
+    def __init__(self, settings: TranscribeSettings, model=None) -> None:
+        """`model`: one loaded already in this process with settings.threads (a job run here need not load twice)."""
         from speechattn_export.stream_client import StreamingModel
 
         self.settings = settings
-        self.model = StreamingModel(resolve_model(settings.model), num_threads=1)
+        self.model = model or StreamingModel(resolve_model(settings.model), num_threads=settings.threads)
 
     def __call__(self, job: FileJob) -> FileResult:
         try:
@@ -66,11 +69,10 @@ class AlignWorker:
 
     def __init__(self, settings: AlignSettings) -> None:
         from speechattn_export.stream_client import StreamingModel
-        from speechattn_export.words import Lexicon
 
         self.settings = settings
         self.model = StreamingModel(resolve_model(settings.model), num_threads=1)
-        self.lexicon = Lexicon.load(settings.dictionary)
+        self.lexicon = load_lexicon(settings.dictionary)  # a bad one: a TextError in one line
 
     def __call__(self, job: FileJob) -> FileResult:
         try:
