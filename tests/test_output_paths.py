@@ -87,3 +87,14 @@ def test_an_output_naming_a_fifo_is_written_into_it_and_it_stays_a_fifo(capsys, 
     assert main(["transcribe", SAMPLE, "-o", str(fifo)]) == 0, capsys.readouterr().err
     reader.join(timeout=30)
     assert stat.S_ISFIFO(os.stat(fifo).st_mode) and received and received[0].split()[1:4] == ["N", "IY", "DH"]
+
+
+@pytest.mark.parametrize("before, option", WRITERS, ids=[f"{c[0]} {o}" for c, o in WRITERS])
+def test_an_output_in_a_folder_that_does_not_exist_is_one_line_before_any_work(capsys, tmp_path, before, option):
+    """`align -o missing/x.TextGrid` was an internal error after the work, `transcribe -o` one after it."""
+    name = "out.png" if option in ("--plot", "--confusion") else "out.file"  # pictures are checked for .png first
+    code = main([*before, option, str(tmp_path / "missing" / name)])
+    err = capsys.readouterr().err
+    lines = [line for line in err.splitlines() if line.strip()]
+    assert code == 2 and len(lines) == 1 and "Traceback" not in err and "internal error" not in err, err
+    assert f"the directory {tmp_path / 'missing'} does not exist" in lines[0]

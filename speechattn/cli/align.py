@@ -116,6 +116,10 @@ def align(audio, text, model, output_format, output_dir, output_file, dictionary
         target = output_dir / (Path(audio).stem + ALIGN_FORMATS[fmt][0])
     if target is not None and (same_file(target, audio) or same_file(target, Path(text))):
         raise UsageError(f"{target} is one of the inputs: it would be overwritten; write elsewhere")
+    if output_file is not None:
+        from speechattn.cli.common import check_writable
+
+        check_writable(output_file)  # a missing folder, a read-only one: one line before the work
     from speechattn.runtime.align import load_lexicon, read_text, script_words
     from speechattn_export.words import shorten
 

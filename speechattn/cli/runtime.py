@@ -205,6 +205,9 @@ def transcribe(files, model, output_format, output_dir, output_file, quiet, vise
             raise UsageError(f"-o/--output takes the result of one input; {len(files)} inputs: use --output-dir")
         if plot and same_file(plot, output_file):
             raise UsageError(f"-o {output_file} and --plot name the same file")
+        from speechattn.cli.common import check_writable
+
+        check_writable(output_file)  # a missing or read-only folder: one line now, not after the work
     if [str(f) for f in files].count("-") > 1:
         raise UsageError("- (standard input) can be given once")
     spec = FORMATS[output_format]
