@@ -4,7 +4,9 @@ that writes one file refuses such a name in one line (exit 2), before any work, 
 
 from __future__ import annotations
 
+import os
 import shutil
+from pathlib import Path
 
 import pytest
 
@@ -98,3 +100,33 @@ def test_an_output_in_a_folder_that_does_not_exist_is_one_line_before_any_work(c
     lines = [line for line in err.splitlines() if line.strip()]
     assert code == 2 and len(lines) == 1 and "Traceback" not in err and "internal error" not in err, err
     assert f"the directory {tmp_path / 'missing'} does not exist" in lines[0]
+
+
+@pytest.mark.skipif(os.geteuid() != 0 or shutil.which("setpriv") is None,
+                    reason="needs root to run the command as another user (root reads and writes everything)")
+def test_an_output_the_user_may_write_but_not_read_is_written(tiny_onnx):
+    """An output is written, never read: `-o /dev/stdout` (a pipe another user made) or a write-only file must not
+    be refused as 'not readable'."""
+    import subprocess
+    import sys
+    import tempfile
+
+    folder = Path(tempfile.mkdtemp(prefix="speechattn-write-only-"))  # world-readable, unlike pytest's tmp_path
+    try:
+        folder.chmod(0o777)
+        model = Path(shutil.copy(tiny_onnx, folder / "tiny.onnx"))
+        model.chmod(0o644)
+        audio = Path(shutil.copy(SAMPLE, folder / "a.wav"))
+        audio.chmod(0o644)
+        output = folder / "phones.txt"
+        output.write_text("")
+        os.chown(output, 65534, -1)  # nobody's, writable by nobody only
+        output.chmod(0o200)
+        result = subprocess.run(["setpriv", "--reuid=nobody", "--regid=nogroup", "--clear-groups", sys.executable, "-m",
+                                 "speechattn", "transcribe", str(audio), "--model", str(model), "-o", str(output)],
+                                capture_output=True, text=True, timeout=120)
+        assert result.returncode == 0, result.stderr
+        output.chmod(0o644)
+        assert output.read_text().startswith(f"{audio}:")
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)

@@ -62,6 +62,12 @@ def check_writable(output: str | Path) -> None:
     if isinstance(output, str) and (problem := directory_spelling(output)) is not None:
         raise UsageError(problem)
     output = Path(output)
+    from speechattn.files import special_kind
+
+    if special_kind(output) is not None:  # /dev/stdout, a FIFO: written in place (files.atomic_path), not beside
+        if not os.access(output, os.W_OK):
+            raise UsageError(f"{output}: not writable")
+        return
     directory = output.parent if str(output.parent) else Path(".")
     if output.is_dir() or output.name in ("", ".", ".."):
         raise UsageError(f"{output}: a directory; give a file name")
@@ -189,7 +195,7 @@ class OutputFile(click.Path):
     """An option or argument naming a file to write: refused in one line (exit 2) when spelled as a directory."""
 
     def __init__(self) -> None:
-        super().__init__(path_type=Path, dir_okay=True)
+        super().__init__(path_type=Path, dir_okay=True, readable=False)  # written, not read: /dev/stdout too
 
     def convert(self, value, param, ctx):
         if isinstance(value, str) and (problem := directory_spelling(value)) is not None:
