@@ -16,7 +16,15 @@ With --manifests, the real-speech dev sets as well: each utterance's transcript 
 and through pocketsphinx's aligner with its own dictionary, both scored against the manifest's frame labels —
 which pocketsphinx's aligner drew (silver references that favour it: on them it largely agrees with itself).
 
+With --mismatched (and --manifests), only scripts that do not match: each dev utterance aligned to its own text, to
+the text of the utterance --offsets further on in its set (half the set, and 7: a set sorted by name pairs
+neighbours with near-identical texts; pairs whose words are the same are left out) and, with 8 words or more, to its
+own text damaged as --deviate damages it; the share of true pairs aligned, of other texts reported unalignable (the
+kit's Alignment.unalignable: the score below AlignOptions.min_score) and of damaged scripts aligned, with the
+score's spread.
+
     python bench/align.py [--utterances 120] [--deviate] [--manifests data/real-dev/real-dev_supervisions_dev.jsonl.gz ...]
+    python bench/align.py --mismatched --model default --manifests data/*/*_supervisions_dev.jsonl.gz
 """
 
 from __future__ import annotations
@@ -114,10 +122,19 @@ def main() -> None:
     parser.add_argument("--limit", type=int, default=None, help="first N utterances of each manifest")
     parser.add_argument("--chunk-frames", type=int, default=None,
                         help="stream the model at this chunk (default: the largest it serves, as `speechattn align` does)")
+    parser.add_argument("--mismatched", action="store_true",
+                        help="only the dev sets' utterances aligned to other utterances' texts (see above)")
+    parser.add_argument("--offsets", default="half,7", help="--mismatched: pair each utterance with the text this many "
+                                                             "further on (comma-separated; half: half the set)")
     args = parser.parse_args()
     model = load_model(args.model, threads=1)
     args.chunk_frames = args.chunk_frames or max(model.allowed_chunk_frames)
     options = AlignOptions(min_frames=args.min_frames)
+    if args.mismatched:
+        if not args.manifests:
+            parser.error("--mismatched aligns the dev sets: give --manifests")
+        mismatched(model, options, args.manifests, args.limit, args.chunk_frames, args.offsets.split(","))
+        return
     peer = PhoneAligner()
     jobs = plan(SynthConfig(hours=args.utterances * 4.2 / 3600))[: args.utterances]
     agreement, errors, cpu, failures = defaultdict(list), defaultdict(list), defaultdict(float), defaultdict(int)
@@ -231,6 +248,47 @@ def dev_sets(model, options, peer, manifests, limit, chunk_frames=None) -> None:
                   f"{100 * np.mean(agreement[aligner]):.1f} % | {failed[aligner]} |")
         print(f"CPU per hour of audio on {name}: speechattn {3600 * cpu['speechattn'] / seconds:.0f} s, "
               f"pocketsphinx {3600 * cpu['pocketsphinx'] / seconds:.0f} s")
+
+
+def mismatched(model, options, manifests, limit, chunk_frames, offsets) -> None:
+    from pathlib import Path
+
+    from speechattn.data.dataset import cuts_from_manifests
+    from speechattn.data.manifests import recordings_beside
+    from speechattn.training.evaluate import utterances
+    from speechattn_export.words import Lexicon
+
+    lexicon, rng = Lexicon.load(), np.random.default_rng(0)
+    print(f"scripts that do not match: model streamed at {chunk_frames} frames; unalignable below "
+          f"min_score {options.min_score:g}")
+    print(f"| set | true pairs aligned | another's text refused ({' / '.join(f'{o} on' for o in offsets)}) | "
+          "damaged script (8+ words) aligned | score p1 true / p99 other |")
+    print("|---|---|---|---|---|")
+    for manifest in map(Path, manifests):
+        cuts = list(cuts_from_manifests(recordings_beside(manifest), manifest))[:limit]
+        texts = {cut.supervisions[0].id: cut.supervisions[0].text or "" for cut in cuts}
+        items = []
+        for item_id, audio, labels in utterances(cuts):
+            words = lexicon.words(texts[item_id])
+            if words:
+                stream = model.new_stream(chunk_frames)
+                log_probs = np.concatenate([stream.push(audio).log_probs, stream.finish().log_probs])[:len(labels)]
+                items.append((log_probs, words))
+        n = len(items)
+        true = [align(log_probs, words, model.phones, options) for log_probs, words in items]
+        refused, other_scores = [], []
+        for offset in offsets:
+            k = n // 2 if offset == "half" else int(offset)
+            results = [align(items[i][0], items[(i + k) % n][1], model.phones, options) for i in range(n)
+                       if [w.spoken for w in items[i][1]] != [w.spoken for w in items[(i + k) % n][1]]]
+            refused.append(f"{100 * np.mean([r.unalignable for r in results]):.1f} % of {len(results)}")
+            other_scores += [r.score for r in results]
+        damaged_aligned = [not align(log_probs, damaged(words, rng)[0], model.phones, options).unalignable
+                           for log_probs, words in items if len(words) >= 8]
+        name = manifest.name.removesuffix(".jsonl.gz")
+        print(f"| {name} ({n} utterances) | {100 * np.mean([not r.unalignable for r in true]):.1f} % | "
+              f"{' / '.join(refused)} | {100 * np.mean(damaged_aligned):.0f} % of {len(damaged_aligned)} | "
+              f"{np.percentile([r.score for r in true], 1):.2f} / {np.percentile(other_scores, 99):.2f} |")
 
 
 if __name__ == "__main__":

@@ -8,7 +8,9 @@ chunk, the model's look-ahead, the aligner's lag) plus the measured compute of t
 
 Skips: the script holds every sentence, the audio leaves one out every `--skip-every` sentences; after each skip,
 which word of the sentence read next is the first the follower reports (0: its first word; "more": the third or
-later, or none).
+later, or none).  Where the skipped sentence has the same words as the one read next (the asterisk prompts hold
+"To exit the menu" and "...to exit the menu"), no audio can tell which of the two was read: the last column counts
+the skipped sentence's word j as the next one's word j there (the column before it does not).
 
     python bench/follow.py data/real-dev/real-dev_supervisions_dev.jsonl.gz [--limit 40]
 """
@@ -64,8 +66,9 @@ def main() -> None:
 
     model, lexicon = load_model(args.model, threads=1), Lexicon.load()
     print(f"model {args.model} streamed in 40 ms pieces; live aligner lag {LIVE.lag_frames * 10} ms")
-    print("| set | words | delay p50 / p95 | skipped sentences | first word reported after a skip: 1st / 2nd / 3rd / later or none |")
-    print("|---|---|---|---|---|")
+    print("| set | words | delay p50 / p95 | skipped sentences | first word reported after a skip: 1st / 2nd / 3rd / "
+          "later or none | back within two words (a sentence the same as the skipped one: either copy) |")
+    print("|---|---|---|---|---|---|")
     for manifest in args.manifests:
         cuts = list(cuts_from_manifests(recordings_beside(manifest), manifest))[: args.limit]
         texts = {c.supervisions[0].id: c.supervisions[0].text or "" for c in cuts}
@@ -83,17 +86,21 @@ def main() -> None:
         audio = np.concatenate(audio)
         results = stream(model, audio, words, starts)
         delays = np.array([(final - end / 100) * 1000 for _, end, final in results])
-        recovered = []
+        recovered, either = [], []
         for skipped, first, length in skipped_at:
             # the follower is back when it reports a word of the sentence read after the skip: which word of that
             # sentence it reports first (0: its first word)
             found = [index - first for index, _, _ in results if first <= index < first + length]
             recovered.append(found[0] if found else 3)
+            same = [w.spoken for w in words[skipped:first]] == [w.spoken for w in words[first:first + length]]
+            found = [index - (first if index >= first else skipped) for index, _, _ in results
+                     if first <= index < first + length or (same and skipped <= index < first)]
+            either.append(found[0] if found else 3)
         counts = np.bincount(np.minimum(recovered, 3), minlength=4) if recovered else np.zeros(4, int)
         print(f"| {manifest.name.removesuffix('.jsonl.gz')} ({len(sentences)} utterances, "
               f"{len(audio) / 16000 / 60:.1f} min) | {len(results)} of {len(words)} heard | "
               f"{np.percentile(delays, 50):.0f} / {np.percentile(delays, 95):.0f} ms | {len(skipped_at)} | "
-              f"{' / '.join(map(str, counts))} |")
+              f"{' / '.join(map(str, counts))} | {sum(r < 2 for r in either)} of {len(either)} |")
 
 
 if __name__ == "__main__":

@@ -176,7 +176,7 @@ def test_a_text_that_is_not_utf8_or_far_too_long_is_refused_in_one_line(capsys, 
 
 def test_a_text_ten_times_longer_than_the_audio_gives_a_partial_result_and_says_so(capsys, caplog):
     text = CASE_TEXT + " " + " ".join(["Please enter your password, followed by the pound key."] * 8)
-    code, out, err = run(capsys, CASE, text, "--format", "json")
+    code, out, err = run(capsys, CASE, text, "--format", "json", "--force")  # unalignable: 70 of 80 words not heard
     assert code == 0
     result = json.loads(out)
     assert [w["word"] for w in result["words"]][:3] == ["This", "no", "longer"]

@@ -115,13 +115,13 @@ def test_corpus_align_exit_status_follows_its_summary(tmp_path, tiny_onnx, capsy
     transcript is counted in the summary, not reported as '0 failed' beside exit 1."""
     corpus = mfa_corpus(tmp_path / "c", names=("a.wav", "b.wav", "lonely.wav"))
     out = tmp_path / "out"
-    code = main(["align", str(corpus), "--output-dir", str(out), "--model", str(tiny_onnx)])
+    code = main(["align", str(corpus), "--output-dir", str(out), "--model", str(tiny_onnx), "--force"])
     err = capsys.readouterr().err
     assert code == 1, err
     assert "lonely.wav: no .lab or .txt beside it; skipped" in err
     assert "2 file(s) aligned, 0 failed, 0 skipped as done, 1 skipped with no transcript;" in err
     (corpus / "lonely.lab").write_text(WORDS)
-    code = main(["align", str(corpus), "--output-dir", str(out), "--model", str(tiny_onnx)])
+    code = main(["align", str(corpus), "--output-dir", str(out), "--model", str(tiny_onnx), "--force"])
     err = capsys.readouterr().err
     assert code == 0 and "1 file(s) aligned, 0 failed, 2 skipped as done" in err, err
     assert sorted(outputs(out)) == ["a.TextGrid", "b.TextGrid", "lonely.TextGrid"]
@@ -269,7 +269,7 @@ def test_a_recording_id_too_long_for_a_file_name_fails_alone(tmp_path, tiny_onnx
                      for r in ids)
     out = tmp_path / "out"
     code = main(["align", str(tmp_path / "x_supervisions_dev.jsonl.gz"), "--output-dir", str(out), "--model",
-                 str(tiny_onnx)])
+                 str(tiny_onnx), "--force"])
     err = capsys.readouterr().err
     assert code == 1 and "File name too long" in err and "Traceback" not in err, err
     assert "2 file(s) aligned, 1 failed" in err
@@ -282,7 +282,7 @@ def test_a_reader_that_stops_early_is_not_an_error(tmp_path, command):
     before its one write); exit 0, no error, no summary."""
     audio = long_recording(tmp_path / "long.wav", seconds=60.0)
     shutil.copy(audio, audio.with_name("again.wav"))
-    arguments = [audio, audio.with_name("again.wav")] if command == "transcribe" else [audio, WORDS]
+    arguments = [audio, audio.with_name("again.wav")] if command == "transcribe" else [audio, WORDS, "--force"]
     job = speechattn(command, *arguments, "--format", "json", "--model", "default-int8", wait=False,
                      stdout=subprocess.PIPE)
     if command == "transcribe":

@@ -49,7 +49,7 @@ def truncated_mp3(tmp_path):
     return cut
 
 
-@pytest.mark.parametrize("words", [[], ["please enter"]], ids=["transcribe", "align"])
+@pytest.mark.parametrize("words", [[], ["please enter", "--force"]], ids=["transcribe", "align"])
 def test_a_truncated_mp3_is_decoded_with_the_decoders_warning_in_our_one_line(truncated_mp3, tiny_onnx, words):
     result = cli("align" if words else "transcribe", truncated_mp3, *words, "--model", tiny_onnx)
     err = result.stderr.decode()

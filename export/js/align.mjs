@@ -9,6 +9,9 @@
 //   for (...) for (const w of aligner.push(frames.logProbs, frames.count)) console.log(w.text, w.startFrame);
 //   const { words: aligned, notHeard, silences, unscripted } = aligner.finish();
 //
+// Each alignment has a score (align.py's Alignment.score: how well the script explains the speech, nats per frame, 0
+// at best) and `unalignable` (the score below options.minScore: the script does not match the speech).
+//
 // Shapes and names as in align.py: P phones (the model's, in output order), W words, n window chain states, nb
 // window boundaries; a window's local layout is its chain states, then its boundaries' silences, then their
 // garbages.  Frames and states are integers; scores are float64.
@@ -27,7 +30,12 @@ const DEFAULTS = Object.freeze({
   windowBackWords: 4,
   windowAheadWords: 48,
   prune: true, // drop the paths that do not pass through each commit (one consistent path)
+  minScore: -1.375, // an alignment scoring below this is unalignable (align.py's min_score: its measurement)
 });
+
+// the alignment score's terms (align.py's): a frame of speech not in the script, a script with no word heard
+export const UNSCRIPTED_SCORE = -2.5;
+export const NOT_HEARD_SCORE = -1.5;
 
 export class AlignOptions {
   // align.py's AlignOptions: new AlignOptions({ lagFrames: 20 }) overrides the defaults; frozen; the same checks
@@ -52,6 +60,9 @@ export class AlignOptions {
       }
     }
     if (typeof this.prune !== "boolean") throw new Error("prune must be true or false");
+    if (!(typeof this.minScore === "number" && this.minScore >= -1000 && this.minScore <= 0)) {
+      throw new Error(`minScore must be a number from -1000 to 0, not ${this.minScore}`);
+    }
     Object.freeze(this);
   }
 }
@@ -235,6 +246,11 @@ export class ScriptAligner {
     this.finalPath = []; // unified state per final frame
     this.finalGop = []; // per final frame: log p(its phone) - log p(best other)
     this.finalPosterior = []; // per final frame: p(its phone)
+    // the alignment score's sums over the final frames (frame by frame, as align.py adds them): log p(word phone) -
+    // log max p, the frames of words and of speech not in the script
+    this.ratioSum = 0;
+    this.wordFrames = 0;
+    this.unscriptedFrames = 0;
     this.doneWords = [];
     this.scan = 0; // the frame of finalPath where the next word run may start
     this.lastWords = [];
@@ -486,6 +502,12 @@ export class ScriptAligner {
         const own = row[phone];
         gop = own >= best ? own - second : own - best;
         posterior = Math.exp(own);
+        if (state < s.N) {
+          this.ratioSum += own - best;
+          this.wordFrames++;
+        }
+      } else {
+        this.unscriptedFrames++;
       }
       this.finalGop.push(gop);
       this.finalPosterior.push(posterior);
@@ -600,8 +622,17 @@ export class ScriptAligner {
     }
     const notHeard = [];
     for (let w = 0; w < s.W; w++) if (!heard.has(w)) notHeard.push(w);
-    return { words, notHeard, frames: path.length, silences, unscripted };
+    const score = alignmentScore(this.ratioSum, this.wordFrames, this.unscriptedFrames, notHeard.length, s.W);
+    return { words, notHeard, frames: path.length, silences, unscripted, score, unalignable: score < this.options.minScore };
   }
+}
+
+// align.py's alignment_score: the mean over word and unscripted frames of log p(aligned phone) - log max p, each
+// unscripted frame counting UNSCRIPTED_SCORE (0 with no such frame), plus NOT_HEARD_SCORE x the share not heard
+export function alignmentScore(ratioSum, wordFrames, unscriptedFrames, notHeard, words) {
+  const frames = wordFrames + unscriptedFrames;
+  const fit = frames ? (ratioSum + UNSCRIPTED_SCORE * unscriptedFrames) / frames : 0.0;
+  return fit + (words ? NOT_HEARD_SCORE * notHeard / words : 0.0);
 }
 
 function wordOf(index, text, startFrame, endFrame, phones) {

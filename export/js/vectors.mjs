@@ -62,7 +62,8 @@ export function checkAlignVectors(vectors) {
       Object.assign(got, {
         words: a.words.map((w) => ({ index: w.index, text: w.text, start_frame: w.startFrame, end_frame: w.endFrame, ...stats(w),
           phones: w.phones.map((p) => ({ phone: p.phone, start_frame: p.startFrame, end_frame: p.endFrame, ...stats(p) })) })),
-        not_heard: a.notHeard, frames: a.frames, silences: a.silences, unscripted: a.unscripted,
+        not_heard: a.notHeard, frames: a.frames, silences: a.silences, unscripted: a.unscripted, score: a.score,
+        unalignable: a.unalignable,
         finished: aligner.lastWords.map((w) => [w.index, w.startFrame, w.endFrame]), json_words: alignmentDicts(a, c.duration_seconds),
       });
     } catch (error) {

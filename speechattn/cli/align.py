@@ -31,18 +31,22 @@ def corpus_pairs(folder: Path) -> tuple[list[tuple[Path, Path]], list[Path]]:
     return pairs, lonely
 
 
-def _align_one(model, audio: Path, words, starts, output_format: str, target: Path | None, progress: bool = False):
+def _align_one(model, audio: Path, words, starts, output_format: str, target: Path | None, progress: bool = False,
+               force: bool = False):
     """Align one recording to its words (runtime.align.script_words) and write it (or return the text for stdout):
-    (seconds of audio, words not heard, text).  A corpus goes through runtime/workers.py's AlignWorker instead."""
+    (the AlignedFile, text).  A text that does not match the speech is an Unalignable error, nothing written, unless
+    `force`.  A corpus goes through runtime/workers.py's AlignWorker instead."""
     from speechattn.files import atomic_write_text
     from speechattn.runtime.align import align_file, render
 
     aligned = align_file(model, audio, words, starts, progress=progress)
+    if not force:
+        aligned.check_alignable()
     rendered = render(output_format, aligned)
     if target is not None:
         atomic_write_text(target, rendered)
         rendered = None
-    return aligned.duration, aligned.not_heard, rendered
+    return aligned, rendered
 
 
 @click.command()
@@ -64,8 +68,11 @@ def _align_one(model, audio: Path, words, starts, output_format: str, target: Pa
         help="align a corpus on a Ray cluster: auto, HOST:PORT or local (as transcribe's --ray); "
              "--output-dir must be a folder every node sees; pip install '.[cluster]'")
 @option("--overwrite", is_flag=True, help="align again files whose output exists (a corpus skips them otherwise)")
+@option("--force", is_flag=True,
+        help="write the alignment even where the text does not match the speech (its score below the threshold)")
 @option("-q", "--quiet", is_flag=True, help="no progress bar and no summary; errors only")
-def align(audio, text, model, output_format, output_dir, output_file, dictionary, jobs, ray_address, overwrite, quiet):
+def align(audio, text, model, output_format, output_dir, output_file, dictionary, jobs, ray_address, overwrite, force,
+          quiet):
     """Word and phone boundaries of speech whose words you know (forced alignment).
 
     AUDIO TEXT: one recording and its words (TEXT: a file, or the words themselves in quotes; a TEXT ending in
@@ -84,7 +91,10 @@ def align(audio, text, model, output_format, output_dir, output_file, dictionary
     alignment tolerates a script the speaker departed from: words left out are reported as not heard, speech
     that is not in the script is marked <unk>, and neither drags the rest off.  Each word and phone has a
     confidence (mean posterior) and a goodness of pronunciation (gop: how far the phone beat its best
-    competitor, in nats).  Memory stays bounded for any length."""
+    competitor, in nats); each recording an alignment score (nats per frame, 0 at best; in the JSON and the
+    TextGrid).  A text that does not match the speech (score below -1.375: another recording's text) is not
+    forced onto it: the recording is reported as unalignable and nothing is written for it (exit status 1; in a
+    corpus it counts as failed), unless --force.  Memory stays bounded for any length."""
     from speechattn.runtime.transcribe import resolve_model
 
     started = time.perf_counter()
@@ -100,7 +110,7 @@ def align(audio, text, model, output_format, output_dir, output_file, dictionary
         if output_dir is None:
             raise UsageError("a corpus is written to --output-dir DIR")
         return _align_corpus(audio, model, output_format or "textgrid", output_dir, dictionary, jobs, ray_address,
-                             overwrite, quiet, started)
+                             overwrite, quiet, started, force)
     if ray_address:
         raise UsageError("--ray aligns a corpus (a folder of audio files beside their .lab or .txt)")
     if text is None:
@@ -126,8 +136,9 @@ def align(audio, text, model, output_format, output_dir, output_file, dictionary
     # the text and its limits first: before the model loads or any audio is read
     text, name = read_text(text)
     words, starts = script_words(text, name, load_lexicon(dictionary))
-    seconds, not_heard, rendered = _align_one(load_onnx(model_path), Path(audio), words, starts, fmt, target,
-                                              progress=progress_wanted() and not quiet)
+    aligned, rendered = _align_one(load_onnx(model_path), Path(audio), words, starts, fmt, target,
+                                   progress=progress_wanted() and not quiet, force=force)
+    seconds, not_heard = aligned.duration, aligned.not_heard
     if rendered is not None:
         print(rendered, end="", flush=True)
     if not quiet:
@@ -138,17 +149,18 @@ def align(audio, text, model, output_format, output_dir, output_file, dictionary
             more = f" ... and {len(not_heard) - NOT_HEARD_SHOWN} more" if len(not_heard) > NOT_HEARD_SHOWN else ""
             print(f"speechattn align: not heard: {shown}{more}", file=sys.stderr)
         wall = time.perf_counter() - started
-        print(f"speechattn align: 1 file, {seconds:.1f} s of audio in {wall:.1f} s, {len(not_heard)} word(s) not heard",
-              file=sys.stderr)
+        forced = ", unalignable: written as --force asks" if aligned.alignment.unalignable else ""
+        print(f"speechattn align: 1 file, {seconds:.1f} s of audio in {wall:.1f} s, {len(not_heard)} word(s) not heard, "
+              f"alignment score {aligned.alignment.score:.2f}{forced}", file=sys.stderr)
     return 0
 
 
 def _align_corpus(folder: Path, model, fmt: str, output_dir: Path, dictionary, jobs: int, ray_address: str | None,
-                  overwrite: bool, quiet: bool, started: float) -> int:
+                  overwrite: bool, quiet: bool, started: float, force: bool = False) -> int:
     """A corpus in MFA's layout through the batch runner (runtime/batch.py): in this process (--jobs 1), worker
     processes or Ray actors, the files already aligned skipped, one progress bar, a summary.  Exit status 0 when
     every audio file's alignment is in output_dir at the end (written now or by an earlier run), 1 when any is not
-    (it failed, or has no transcript beside it)."""
+    (it failed, its text does not match its speech, or it has no transcript beside it)."""
     from collections import Counter
 
     from tqdm import tqdm
@@ -201,7 +213,7 @@ def _align_corpus(folder: Path, model, fmt: str, output_dir: Path, dictionary, j
             failed.append(result.source)
             tqdm.write(f"speechattn align: error: {result.error}", file=sys.stderr)
 
-    settings = AlignSettings(None if model is None else str(model), fmt, str(dictionary) if dictionary else None)
+    settings = AlignSettings(None if model is None else str(model), fmt, str(dictionary) if dictionary else None, force)
     results = run_job(todo, AlignWorker, settings, jobs, ray_address, progress=progress_wanted() and not quiet,
                       description="aligning", on_result=report)
     seconds, not_heard = sum(r.seconds for r in results), sum(r.not_heard for r in results)

@@ -37,6 +37,10 @@ class TextError(SpeechattnError, ValueError):
     """A text that cannot be aligned, with a message meant for the user."""
 
 
+class Unalignable(SpeechattnError):
+    """A recording whose text does not match its speech (the kit's Alignment.unalignable): reported, not forced."""
+
+
 def names_a_file(source: str) -> bool:
     """Whether a TEXT argument is a file name rather than the words: it ends in .txt or .lab (any case), or it is one
     word (no space) with a / in it.  Such a name that does not exist is an error, never words to align."""
@@ -135,6 +139,14 @@ class AlignedFile:
     def not_heard(self) -> list[str]:
         return [self.words[i].text for i in self.alignment.not_heard]
 
+    def check_alignable(self, min_score: float = AlignOptions.min_score) -> None:
+        """An Unalignable error in one line when the text does not match the speech (`speechattn align` without
+        --force; --dialog and follow-along never refuse)."""
+        if self.alignment.unalignable:
+            raise Unalignable(f"{self.file}: the text does not match the speech (alignment score "
+                              f"{self.alignment.score:.2f}, below {min_score:g}): not aligned; check that it is this "
+                              "recording's text, or give --force to align it anyway")
+
 
 def _seconds(frame: int, duration: float) -> float:
     return round(min(frame / FRAMES_PER_SECOND, duration), 3)
@@ -225,7 +237,8 @@ def as_json(a: AlignedFile) -> str:
                        "channels": a.channels, "duration": round(a.duration, 4), "frame_shift_ms": 10,
                        "model": model_identity(a.model), "words": a.word_dicts(),
                        "not_heard": [{"index": i, "word": a.words[i].text} for i in a.alignment.not_heard],
-                       "unscripted": unscripted}, ensure_ascii=False)
+                       "unscripted": unscripted, "score": round(a.alignment.score, 3),
+                       "unalignable": a.alignment.unalignable}, ensure_ascii=False)
 
 
 def as_ctm(a: AlignedFile) -> str:
@@ -251,7 +264,9 @@ def tiers(a: AlignedFile) -> dict[str, list[tuple[float, float, str]]]:
 
 
 def as_textgrid(a: AlignedFile) -> str:
-    """Praat's long TextGrid with MFA's tiers `words` and `phones`."""
+    """Praat's long TextGrid with MFA's tiers `words` and `phones`, and the alignment score in a comment line of the
+    header (after `size = 2`): Praat skips a line from "!" (a line without it, Praat 6.1 refuses) and praatio reads
+    the header's lines 4 and 5 only, so both read the file as before (tests/test_unalignable.py)."""
     import tempfile
 
     from praatio import textgrid
@@ -262,7 +277,16 @@ def as_textgrid(a: AlignedFile) -> str:
     with tempfile.TemporaryDirectory() as scratch:
         target = Path(scratch) / "out.TextGrid"
         grid.save(str(target), format="long_textgrid", includeBlankSpaces=True)
-        return target.read_text()
+        lines = target.read_text().split("\n")
+    size = next(i for i, line in enumerate(lines) if line.startswith("size = "))
+    lines.insert(size + 1, textgrid_score_line(a.alignment))
+    return "\n".join(lines)
+
+
+def textgrid_score_line(alignment: Alignment) -> str:
+    """The TextGrid's comment line holding the alignment score."""
+    verdict = "unalignable (written with --force)" if alignment.unalignable else "aligned"
+    return f"! alignment score = {alignment.score:.3f} nats per frame: {verdict} (speechattn align)"
 
 
 def as_text(a: AlignedFile) -> str:

@@ -61,11 +61,13 @@ class AlignSettings:
     model: str | None
     output_format: str
     dictionary: str | None = None
+    force: bool = False  # write recordings whose text does not match the speech (otherwise each fails, unalignable)
 
 
 class AlignWorker:
     """A batch worker: the model and the lexicon loaded once, then one recording and its words at a time, each
-    output written whole or not at all; a file that cannot be read, aligned or written comes back as its error."""
+    output written whole or not at all; a file that cannot be read, aligned or written comes back as its error, and so
+    does one whose text does not match its speech (unalignable, nothing written; settings.force writes it)."""
 
     def __init__(self, settings: AlignSettings) -> None:
         from speechattn_export.stream_client import StreamingModel
@@ -79,6 +81,8 @@ class AlignWorker:
             text, name = (job.words, f"{job.source}'s supervisions") if job.words else read_text(job.text)
             words, starts = script_words(text, name, self.lexicon)
             aligned = align_file(self.model, Path(job.source), words, starts)
+            if not self.settings.force:
+                aligned.check_alignable()
             atomic_write_text(job.target, render(self.settings.output_format, aligned))
         except (SpeechattnError, ValueError) as error:
             return FileResult(job.source, 0.0, one_line(error))
