@@ -30,18 +30,26 @@ ROOT = Path(__file__).resolve().parent.parent
 SPEECH = ROOT.parent / "shared" / "data" / "librispeech-clips" / "audio"
 
 
-def clips(count: int) -> list[np.ndarray]:
+def clips(count: int, folder: Path = SPEECH) -> list[np.ndarray]:
     import soundfile as sf
 
-    files = sorted(SPEECH.glob("*.opus"))[:count]
+    files = sorted(folder.glob("*.opus"))[:count]
     if not files:
-        raise SystemExit(f"{SPEECH}: no speech clips")
+        raise SystemExit(f"{folder}: no speech clips")
     return [np.round(sf.read(str(f), dtype="float32")[0] * 32767).astype("<i2") for f in files]
 
 
 def cpu_seconds(pid: int) -> float:
-    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+    """User + system CPU of a process and its children (the server's workers), from /proc."""
+    total = 0
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            fields = stat.read_text().rsplit(")", 1)[1].split()
+        except OSError:  # gone meanwhile
+            continue
+        if stat.parent.name == str(pid) or fields[1] == str(pid):  # fields[1]: the parent's pid
+            total += int(fields[11]) + int(fields[12])
+    return total / os.sysconf("SC_CLK_TCK")
 
 
 async def client(url: str, audio: np.ndarray, seconds: float, frame_ms: float, jitter_ms: float, delays: list,
@@ -72,11 +80,15 @@ async def client(url: str, audio: np.ndarray, seconds: float, frame_ms: float, j
         await receiver
 
 
-def start_server(model: str, max_batch: int, threads: int | None) -> tuple[subprocess.Popen, str]:
+def start_server(model: str, max_batch: int, threads: int | None, cpus: set[int] | None = None,
+                 workers: int | None = None, max_wait_ms: float | None = None) -> tuple[subprocess.Popen, str]:
     command = [sys.executable, "-m", "speechattn", "serve", "--model", model, "--port", "0", "--max-streams", "5000",
-               "--max-batch", str(max_batch)] + (["--threads", str(threads)] if threads else [])
+               "--max-batch", str(max_batch)] + (["--threads", str(threads)] if threads else []) + \
+        (["--workers", str(workers)] if workers else []) + \
+        (["--max-wait-ms", str(max_wait_ms)] if max_wait_ms is not None else [])
     process = subprocess.Popen(command, cwd=ROOT, stderr=subprocess.PIPE, text=True,
-                               env={**os.environ, "PYTHONUNBUFFERED": "1"})
+                               env={**os.environ, "PYTHONUNBUFFERED": "1"},
+                               preexec_fn=(lambda: os.sched_setaffinity(0, cpus)) if cpus else None)
     line = ""
     while "listening on" not in line:
         line = process.stderr.readline()
@@ -85,16 +97,38 @@ def start_server(model: str, max_batch: int, threads: int | None) -> tuple[subpr
     return process, line.split()[-1]
 
 
-async def one_level(url: str, speech: list[np.ndarray], clients: int, args) -> list[float]:
+async def one_level(url: str, speech: list[np.ndarray], clients: range, total: int, args) -> list[float]:
     delays: list[float] = []
-    rng = random.Random(clients)
+    rng = random.Random(clients.start * 7919 + total)
     tasks = []
-    for number in range(clients):
+    for number in clients:
         tasks.append(asyncio.create_task(client(url, speech[number % len(speech)], args.seconds, args.frame_ms,
                                                 args.jitter_ms, delays, rng)))
-        await asyncio.sleep(args.frame_ms / 1000 / max(1, clients))  # spread the starts over one frame
+        await asyncio.sleep(args.frame_ms / 1000 / max(1, len(clients)))  # spread the starts over one frame
     await asyncio.gather(*tasks)
     return delays
+
+
+def _share(job) -> tuple[list[float], float]:
+    """One load-generator process's clients: (their delays, its CPU seconds)."""
+    url, speech, clients, total, args = job
+    before = time.process_time()
+    delays = asyncio.run(one_level(url, speech, clients, total, args))
+    return delays, time.process_time() - before
+
+
+def run_level(url: str, speech: list[np.ndarray], clients: int, args) -> tuple[list[float], float]:
+    """All clients of one level, spread over --client-processes processes (one Python process of asyncio clients
+    tops out near 200 streams of 40 ms frames, and would measure itself): (delays, the generator's CPU seconds)."""
+    processes = max(1, min(args.client_processes, clients))
+    shares = [range(clients * i // processes, clients * (i + 1) // processes) for i in range(processes)]
+    if processes == 1:
+        return _share((url, speech, shares[0], clients, args))
+    from concurrent.futures import ProcessPoolExecutor
+
+    with ProcessPoolExecutor(processes) as pool:
+        results = list(pool.map(_share, [(url, speech, share, clients, args) for share in shares]))
+    return [d for delays, _ in results for d in delays], sum(cpu for _, cpu in results)
 
 
 def main() -> None:
@@ -106,24 +140,45 @@ def main() -> None:
     parser.add_argument("--budget-ms", type=float, default=300.0)
     parser.add_argument("--max-clients", type=int, default=400)
     parser.add_argument("--threads", type=int, default=None, help="onnxruntime threads of the server")
+    parser.add_argument("--workers", type=int, default=None, help="the server's --workers (default: its own)")
+    parser.add_argument("--max-wait-ms", type=float, default=None, help="the server's --max-wait-ms (default: its own)")
+    parser.add_argument("--levels", default="1,10,50,100,200,300,400,600,800,1000,1200",
+                        help="the numbers of streams tried, in turn (up to --max-clients)")
+    parser.add_argument("--model-only", action="store_true",
+                        help="no server: the model's CPU per stream at each batch size (StreamSet fed directly, one "
+                        "thread), and the bigram decoder's per stream, alone and batched (decoder.push_many)")
     parser.add_argument("--arms", default="64,1", help="--max-batch of each server, in turn")
+    parser.add_argument("--server-cpus", default=None, metavar="0,1",
+                        help="pin the server to these cores (the rest for the load generator): a 2-core server on a "
+                        "bigger machine")
+    parser.add_argument("--speech", type=Path, default=SPEECH, help="a folder of .opus speech clips")
+    parser.add_argument("--client-processes", type=int, default=1,
+                        help="load-generator processes the clients are spread over")
     args = parser.parse_args()
-    levels = [n for n in (1, 10, 50, 100, 200, 300, 400, 600, 800) if n <= args.max_clients]
-    speech = clips(max(levels))
+    if args.model_only:
+        return model_only(args)
+    levels = [n for n in (int(level) for level in args.levels.split(",")) if n <= args.max_clients]
+    speech = clips(max(levels), args.speech)
+    cpus = {int(c) for c in args.server_cpus.split(",")} if args.server_cpus else None
+    if cpus:
+        os.sched_setaffinity(0, set(range(os.cpu_count())) - cpus)  # the generator keeps off the server's cores
     print(f"# {os.cpu_count()} cores, load average {os.getloadavg()[0]:.1f} at the start; model {args.model}; "
-          f"{args.seconds:g} s per client per level, {args.frame_ms:g} ms frames, jitter 0-{args.jitter_ms:g} ms")
+          f"{args.seconds:g} s per client per level, {args.frame_ms:g} ms frames, jitter 0-{args.jitter_ms:g} ms; "
+          f"server on {'cores ' + args.server_cpus if cpus else 'any core'}, {args.workers or 'default'} worker(s), "
+          f"--max-wait-ms {'default' if args.max_wait_ms is None else f'{args.max_wait_ms:g}'}, "
+          f"clients in {args.client_processes} process(es)")
     print("| --max-batch | streams | p50 delay ms | p99 delay ms | server CPU % of a core per stream | "
           "load generator CPU % | load average |")
     print("|---|---|---|---|---|---|---|")
     for max_batch in (int(a) for a in args.arms.split(",")):
-        process, url = start_server(args.model, max_batch, args.threads)
+        process, url = start_server(args.model, max_batch, args.threads, cpus, args.workers, args.max_wait_ms)
         try:
             for clients in levels:
-                server_before, own_before, wall_before = cpu_seconds(process.pid), time.process_time(), time.monotonic()
-                delays = asyncio.run(one_level(url, speech, clients, args))
+                server_before, wall_before = cpu_seconds(process.pid), time.monotonic()
+                delays, generator_seconds = run_level(url, speech, clients, args)
                 wall = time.monotonic() - wall_before
                 server_cpu = (cpu_seconds(process.pid) - server_before) / wall
-                own_cpu = (time.process_time() - own_before) / wall
+                own_cpu = generator_seconds / wall
                 p50, p99 = (np.percentile(delays, [50, 99]) * 1000) if delays else (float("nan"),) * 2
                 print(f"| {max_batch} | {clients} | {p50:.0f} | {p99:.0f} | {100 * server_cpu / clients:.1f} | "
                       f"{100 * own_cpu:.0f} | {os.getloadavg()[0]:.1f} |", flush=True)
@@ -132,6 +187,47 @@ def main() -> None:
         finally:
             process.terminate()
             process.wait(30)
+
+
+def model_only(args, seconds: float = 4.0) -> None:
+    """CPU (process time, one onnxruntime thread) per second of audio per stream: the graph calls of a StreamSet
+    of B streams at the model's default chunk, then the bigram decoder of each stream alone and of all at once."""
+    from speechattn.runtime.transcribe import resolve_model
+    from speechattn_export.decoder import new_segmenter, push_many
+    from speechattn_export.stream_client import StreamingModel
+
+    model = StreamingModel(resolve_model(args.model), num_threads=1)
+    chunk = model.default_chunk_frames * model.hop_samples
+    speech = clips(128, args.speech)
+    calls = int(seconds * model.sample_rate / chunk)
+    print(f"# {args.model}, chunk {model.default_chunk_frames} frames, {seconds:g} s of speech per stream, one thread; "
+          f"load average {os.getloadavg()[0]:.1f}")
+    print("| streams per graph call | model ms CPU per stream-second | streams per core (model) | "
+          "bigram decoder alone ms | decoder batched ms |")
+    print("|---|---|---|---|---|")
+    for batch in (1, 2, 4, 8, 16, 32, 64, 128):
+        streams = model.new_stream_set(max_batch=batch)
+        for key in range(batch):
+            streams.add(key)
+        alone = [new_segmenter("bigram", model.phones) for _ in range(batch)]
+        together = [new_segmenter("bigram", model.phones) for _ in range(batch)]
+        model_cpu = alone_cpu = together_cpu = 0.0
+        for call in range(calls):
+            for key in range(batch):
+                streams.push(key, np.resize(speech[key], (call + 1) * chunk)[call * chunk:])
+            started = time.process_time()
+            frames = streams.step()
+            model_cpu += time.process_time() - started
+            started = time.process_time()
+            for key, got in frames.items():
+                alone[key].push(got.log_probs)
+            alone_cpu += time.process_time() - started
+            started = time.process_time()
+            push_many([together[key] for key in frames], [got.log_probs for got in frames.values()])
+            together_cpu += time.process_time() - started
+        stream_seconds = batch * calls * chunk / model.sample_rate
+        print(f"| {batch} | {1000 * model_cpu / stream_seconds:.1f} | {stream_seconds / model_cpu:.0f} | "
+              f"{1000 * alone_cpu / stream_seconds:.2f} | {1000 * together_cpu / stream_seconds:.2f} |", flush=True)
 
 
 if __name__ == "__main__":

@@ -33,6 +33,9 @@ from speechattn_export.segments import Segment
 
 DEFAULT_BIGRAM = Path(__file__).parent / "models" / "phone-bigram.json"  # data, built by speechattn/data/phonotactics.py
 MAX_BIGRAM_BYTES = 10_000_000  # the bundled table is a few kB; a bigger file is no bigram
+# push_many steps this many decoders or more as one; fewer go alone (stacking their state costs more than it saves
+# below about 6: bench/serve_load.py --model-only)
+BATCHED_FROM = 6
 
 
 @dataclass(frozen=True)
@@ -181,6 +184,139 @@ class PhoneDecoder:
             self.posterior_sum += float(posteriors[phone])
             self.final += 1
         return done
+
+
+def push_many(decoders: list[PhoneDecoder], log_probs: list[np.ndarray]) -> list[list[Segment]]:
+    """[d.push(x) for d, x in zip(decoders, log_probs)], the Viterbi step of every decoder with the same table,
+    min_frames and frame count taken as one (B, P, P) numpy operation per frame (a server's streams, each with a
+    chunk of frames).  Every score, back-pointer and decision equals the decoder's own push: the same float64
+    operations, element for element, only batched; confidences within 1e-12 (np.exp of a stacked array may round
+    an ulp apart), tests/test_decoder_batched.py.  A decoder may be in the list once."""
+    results: list[list[Segment]] = [[] for _ in decoders]
+    groups: dict[tuple, list[int]] = {}  # (settings, frames, a table's first decoder) -> the decoders stepped as one
+    for number, (decoder, rows) in enumerate(zip(decoders, log_probs)):
+        key = (decoder.config, decoder.silence, decoder.D, len(rows))
+        first = next((k for k in groups if k[:4] == key and
+                      np.array_equal(decoders[groups[k][0]].transitions, decoder.transitions)), None)
+        groups.setdefault(first or key + (number,), []).append(number)
+    for key, members in groups.items():
+        if len(members) < BATCHED_FROM or key[3] == 0:  # too few to gain (no frames: no step at all)
+            for number in members:
+                results[number] = decoders[number].push(log_probs[number])
+            continue
+        found = _BatchedDecoders([decoders[i] for i in members]).push(np.stack([log_probs[i] for i in members]))
+        for number, segments in zip(members, found):
+            results[number] = segments
+    return results
+
+
+class _BatchedDecoders:
+    """B PhoneDecoders of one table and min_frames stepped together for R frames each: their state is read into
+    stacked arrays, stepped, and written back, so each decoder goes on alone (push, finish) as if it had pushed the
+    frames itself.  Shapes: B decoders, R frames, P phones, D chain states, K = lookahead + 1 frames kept; the
+    stacked back-pointers and posteriors, frame first, hold K frames before the call then the R new ones (K + r)."""
+
+    def __init__(self, decoders: list[PhoneDecoder]) -> None:
+        self.decoders = decoders
+        first = decoders[0]
+        self.P, self.D, self.K = first.P, first.D, first.config.lookahead_frames + 1
+        self.transitions, self.silence, self.initial = first.transitions, first.silence, first.initial
+
+    def push(self, log_probs: np.ndarray) -> list[list[Segment]]:
+        decs, P, D, K = self.decoders, self.P, self.D, self.K
+        B, R = log_probs.shape[:2]
+        rows = np.asarray(log_probs, dtype=np.float64)  # (B, R, P)
+        backs = np.zeros((K + R, B, P, D), dtype=np.int64)  # right-aligned: index K - 1 is the frame before
+        posteriors = np.zeros((K + R, B, P))
+        posteriors[K:] = np.exp(rows).transpose(1, 0, 2)  # as each decoder's np.exp(row)
+        for b, d in enumerate(decs):
+            if not d.back:
+                continue
+            block = getattr(d, "_stacked", None)  # what the last batched call left, unless a push alone came after
+            if block is not None and len(d.back) == len(block[0]) and d.back[-1].base is block[0]:
+                backs[K - len(d.back):K, b], posteriors[K - len(d.rows):K, b] = block
+            else:
+                backs[K - len(d.back):K, b] = np.stack(d.back)
+                posteriors[K - len(d.rows):K, b] = np.stack(d.rows)
+        fresh = np.array([d.scores is None for d in decs])
+        scores = np.stack([np.zeros((P, D)) if d.scores is None else d.scores for d in decs])  # (B, P, D)
+        frame = np.array([d.frame for d in decs])
+        final = np.array([d.final for d in decs])
+        phone = np.array([d.phone for d in decs])
+        start = np.array([d.start for d in decs])
+        posterior_sum = np.array([d.posterior_sum for d in decs])
+        flat = np.arange(P * D).reshape(P, D)
+        done: list[list[Segment]] = [[] for _ in decs]
+        for r in range(R):
+            back = backs[K + r]
+            new = np.empty((B, P, D))
+            entering = scores[:, :, D - 1][:, :, None] + self.transitions  # (B, from, to)
+            source = entering.argmax(axis=1)  # (B, to)
+            new[:, :, 0] = np.take_along_axis(entering, source[:, None, :], axis=1)[:, 0]
+            back[:, :, 0] = flat[source, D - 1]
+            if D > 1:
+                new[:, :, 1:] = scores[:, :, :-1]
+                back[:, :, 1:] = flat[:, :-1]
+                stay = scores[:, :, D - 1] >= scores[:, :, D - 2]
+                new[:, :, D - 1] = np.where(stay, scores[:, :, D - 1], scores[:, :, D - 2])
+                back[:, :, D - 1] = np.where(stay, flat[:, D - 1], flat[:, D - 2])
+            else:
+                stay = scores[:, :, 0] >= new[:, :, 0]
+                new[:, :, 0] = np.where(stay, scores[:, :, 0], new[:, :, 0])
+                back[:, :, 0] = np.where(stay, flat[:, 0], back[:, :, 0])
+            if fresh.any():  # a decoder's first frame: as PhoneDecoder._step with no scores yet
+                first = np.full((P, D), -np.inf)
+                first[:, 0] = self.initial
+                first[self.silence, D - 1] = 0.0
+                new[fresh], back[fresh] = first, -1
+                fresh[:] = False
+            new += rows[:, r, :, None]
+            new -= new.max(axis=(1, 2), keepdims=True)
+            scores = new
+            frame += 1
+            run_phone = scores.reshape(B, -1).argmax(axis=1) // D
+            ripe = np.flatnonzero(frame - final > K - 1)  # lookahead + 1 frames pending: the oldest becomes final
+            if ripe.size:
+                self._commit(ripe, r, scores, backs, posteriors, final, phone, start, posterior_sum, done)
+        for b, d in enumerate(decs):
+            kept = min(K, int(frame[b]))
+            d._stacked = block = backs[K + R - kept:, b].copy(), posteriors[K + R - kept:, b].copy()
+            d.back.clear()
+            d.back.extend(block[0])  # views of the block: the next batched call copies the block at once
+            d.rows.clear()
+            d.rows.extend(block[1])
+            d.scores, d.frame, d.final, d.run_phone = scores[b].copy(), int(frame[b]), int(final[b]), int(run_phone[b])
+            d.phone, d.start, d.posterior_sum = int(phone[b]), int(start[b]), float(posterior_sum[b])
+        return done
+
+    def _commit(self, ripe, r, scores, backs, posteriors, final, phone, start, posterior_sum, done) -> None:
+        """PhoneDecoder._commit, then _finalise of its one frame, for each decoder in `ripe` at the call's frame r:
+        the best path's state K - 1 frames back becomes final, and the paths not through it are dropped."""
+        P, D, K = self.P, self.D, self.K
+        n, now = ripe.size, K + r
+        every = n == len(scores)
+        offsets = (ripe * (P * D))[:, None]  # into the flat (B * P * D) back-pointers of one frame
+        states = np.broadcast_to(np.arange(P * D), (n, P * D))
+        for j in range(K - 1):  # the newest K - 1 back-pointers, newest first
+            states = backs[now - j].reshape(-1)[states + offsets]
+        best = scores[slice(None) if every else ripe].reshape(n, -1).argmax(axis=1)
+        kept = states[np.arange(n), best]  # (n,) each decoder's state at the frame made final
+        dropped = (states != kept[:, None]).reshape(n, P, D)
+        if every:
+            scores[dropped] = -np.inf
+        else:
+            view = scores[ripe]
+            view[dropped] = -np.inf
+            scores[ripe] = view
+        phones = kept // D
+        for i in np.flatnonzero(phones != phone[ripe]):  # a new segment: the one before is done
+            b = ripe[i]
+            if phone[b] >= 0:
+                done[b].append(Segment(int(start[b]), int(final[b]), int(phone[b]),
+                                       float(posterior_sum[b] / (final[b] - start[b]))))
+            phone[b], start[b], posterior_sum[b] = phones[i], final[b], 0.0
+        posterior_sum[ripe] += posteriors[now - (K - 1), ripe, phones]
+        final[ripe] += 1
 
 
 def decode(log_probs: np.ndarray, log_bigram: np.ndarray, config: DecoderConfig = DecoderConfig(),

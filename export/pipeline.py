@@ -143,8 +143,11 @@ class PhoneStream:
     def _expected_samples(self) -> int:
         return int(round(self.input_samples * self.model.sample_rate / self.input_rate))
 
-    def _update(self, frames: Frames, final: bool) -> Update:
-        segments = self.segmenter.push(frames.log_probs) + (self.segmenter.finish() if final else [])
+    def _update(self, frames: Frames, final: bool, decoded: list[Segment] | None = None) -> Update:
+        """`decoded`: what the segmenter made of these frames where the caller pushed them already (a server's
+        streams decoded together: decoder.push_many)."""
+        decoded = self.segmenter.push(frames.log_probs) if decoded is None else decoded
+        segments = decoded + (self.segmenter.finish() if final else [])
         self.segments += segments
         cues, weights = [], None
         if self.visemes is not None:

@@ -353,3 +353,225 @@ def test_serve_command_on_sigterm_gives_the_open_stream_its_result_and_exits_0(t
     finally:
         process.kill()
     assert messages[-1]["type"] == "result" and code == 1001
+
+
+def good_stream_beside(model, url, seconds: float, seed: int, pause: float = 0.02):
+    """A well-behaved client paced at about real time; (result, close code) and the kit's segments alone."""
+    audio = audio_at(16000, seconds, seed)
+
+    async def paced():
+        from websockets.asyncio.client import connect
+
+        async with connect(url, max_size=None, open_timeout=60) as ws:
+            await ws.send(json.dumps({"type": "start", "sample_rate": 16000, "format": "float32"}))
+            await ws.recv()
+            for begin in range(0, len(audio), 1600):
+                await ws.send(audio[begin:begin + 1600].tobytes())
+                await asyncio.sleep(pause)
+            await ws.send(json.dumps({"type": "end"}))
+            messages = [json.loads(text) async for text in ws]
+            return messages[-1], ws.close_code
+
+    return paced(), local_result(model, audio, 16000, DecodingOptions(), 1600)["segments"]
+
+
+def test_a_client_that_stops_reading_is_closed_1008_and_its_results_stay_bounded(model, caplog):
+    """A client sends a minute of audio with mouth-shape weights asked for, faster than real time, and reads nothing
+    (its socket's receive buffer 4 KiB): the server's queue for it stops at max_queued_messages, the stream is
+    closed 1008 with one log line and dropped from the server; when the client reads again it gets the close code.
+    (Both sockets' buffers are 4 KiB, so the kernel holds little and the test runs in seconds.)
+    A stream beside it gets the kit's phones."""
+    import socket
+
+    from websockets.asyncio.client import connect
+    from websockets.exceptions import ConnectionClosed
+
+    bound = 4
+    audio = audio_at(16000, 60.0, 8).astype("<f4")
+
+    async def main():
+        server, task, url = await running(model, max_queued_messages=bound, max_ahead_seconds=120)
+        deepest = 0
+        try:
+            good, local = good_stream_beside(model, url, 1.5, 9)
+            good = asyncio.create_task(good)
+            sock = socket.socket()
+            sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
+            sock.connect(("127.0.0.1", server.address[1]))
+            sock.setblocking(False)
+            async with connect(url, sock=sock, max_queue=1, max_size=None) as ws:
+                await ws.send(json.dumps({"type": "start", "sample_rate": 16000, "format": "float32",
+                                          "options": {"visemes": "rhubarb", "weights": True}}))
+                await ws.recv()
+                (session,) = [s for s in server.sessions.values() if s.weights]
+                # The server's socket buffer small too (a slow mobile peer's): the queue, not the kernel, fills.
+                session.connection.transport.get_extra_info("socket").setsockopt(socket.SOL_SOCKET, socket.SO_SNDBUF,
+                                                                                 4096)
+                for begin in range(0, len(audio), 1600):  # 0.1 s a message: about one update each
+                    if session.gone:  # the server closed it
+                        break
+                    await ws.send(audio[begin:begin + 1600].tobytes())
+                    await asyncio.sleep(0.005)
+                    deepest = max(deepest, session.outbox.qsize())
+                for _ in range(600):
+                    if session.gone:
+                        break
+                    deepest = max(deepest, session.outbox.qsize())
+                    await asyncio.sleep(0.05)
+                try:  # reading again: what was queued, then the close frame
+                    async for _ in ws:
+                        pass
+                except ConnectionClosed:
+                    pass
+                stalled = ws.close_code, ws.close_reason
+            result, code = await good
+            for _ in range(200):  # the server's handler returns once the close handshake is done
+                if not server.sessions:
+                    break
+                await asyncio.sleep(0.05)
+        finally:
+            await stop(server, task)
+        return stalled, deepest, result, code, local, server
+
+    with caplog.at_level("INFO", logger="speechattn.runtime.serve"):
+        (stalled_code, reason), deepest, result, code, local, server = asyncio.run(main())
+    assert stalled_code == 1008 and "stopped reading" in reason, (stalled_code, reason)
+    assert deepest <= bound
+    lines = [r.getMessage() for r in caplog.records if "code=1008" in r.getMessage()]
+    assert len(lines) == 1 and "stopped reading" in lines[0]
+    assert code == 1000 and same_segments(result["segments"], local)
+    assert not server.sessions and all(not s.streams for s in server.stream_sets.values())
+
+
+def test_a_thousand_idle_connections_are_each_closed_at_a_timeout_and_a_good_stream_is_unharmed(model, caplog):
+    """500 TCP connections that send nothing get HTTP 408 at the handshake timeout; 500 WebSocket connections that
+    never send their start message get close 1008 at the idle timeout (or 408, if the loaded machine did not finish
+    their handshake in time); one log line each.  A stream running through it all gets the kit's phones."""
+    import resource
+
+    from websockets.asyncio.client import connect
+    from websockets.exceptions import InvalidStatus
+
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    if soft < 4096:  # both ends of every connection live in this process
+        resource.setrlimit(resource.RLIMIT_NOFILE, (min(8192, hard), hard))
+    timeout = 3.0
+
+    async def raw(port):
+        reader, writer = await asyncio.open_connection("127.0.0.1", port)
+        answer = await asyncio.wait_for(reader.read(), 120)
+        writer.close()
+        return answer.split(b"\r\n", 1)[0].decode()
+
+    async def silent_websocket(url):
+        try:
+            async with connect(url, open_timeout=120) as ws:
+                await asyncio.wait_for(ws.wait_closed(), 120)
+                return ws.close_code
+        except InvalidStatus as error:
+            return error.response.status_code
+
+    async def main():
+        server, task, url = await running(model, idle_timeout_seconds=timeout, handshake_timeout_seconds=timeout)
+        try:
+            good, local = good_stream_beside(model, url, 3.0, 10, pause=0.05)
+            good = asyncio.create_task(good)
+            outcomes = await asyncio.gather(*[raw(server.address[1]) for _ in range(500)],
+                                            *[silent_websocket(url) for _ in range(500)])
+            result, code = await good
+        finally:
+            await stop(server, task)
+        return outcomes, result, code, local
+
+    with caplog.at_level("INFO", logger="speechattn.runtime.serve"):
+        outcomes, result, code, local = asyncio.run(main())
+    assert set(outcomes[:500]) == {"HTTP/1.1 408 Request Timeout"}
+    assert set(outcomes[500:]) <= {1008, 408} and outcomes[500:].count(1008) >= 1
+    lines = [r.getMessage() for r in caplog.records]
+    assert sum("reason=handshake_timeout" in line for line in lines) == 500 + outcomes[500:].count(408)
+    assert sum("code=1008" in line and "no start message" in line for line in lines) == outcomes[500:].count(1008)
+    assert code == 1000 and same_segments(result["segments"], local)
+
+
+def test_a_slowloris_request_gets_408_at_the_handshake_timeout_with_one_log_line(model, caplog):
+    """A request whose headers trickle in one every 0.2 s and never end: 408 and the socket closed once the
+    handshake timeout passes, not when the client chooses; a stream beside it gets the kit's phones."""
+    import time
+
+    async def slowloris(port):
+        reader, writer = await asyncio.open_connection("127.0.0.1", port)
+        writer.write(b"GET /stream HTTP/1.1\r\nHost: 127.0.0.1\r\nUpgrade: websocket\r\n")
+        started = time.monotonic()
+        for number in range(300):  # a minute of headers, unless the server ends it
+            try:
+                writer.write(f"X-Slow-{number}: 1\r\n".encode())
+                await writer.drain()
+            except ConnectionError:
+                break
+            if reader.at_eof() or reader._buffer:  # the server answered
+                break
+            await asyncio.sleep(0.2)
+        answer = await asyncio.wait_for(reader.read(), 30)
+        writer.close()
+        return answer.split(b"\r\n", 1)[0].decode(), time.monotonic() - started
+
+    async def main():
+        server, task, url = await running(model, handshake_timeout_seconds=1.0)
+        try:
+            good, local = good_stream_beside(model, url, 1.5, 11)
+            good = asyncio.create_task(good)
+            answer = await slowloris(server.address[1])
+            result, code = await good
+        finally:
+            await stop(server, task)
+        return answer, result, code, local
+
+    with caplog.at_level("INFO", logger="speechattn.runtime.serve"):
+        (status, seconds), result, code, local = asyncio.run(main())
+    assert status == "HTTP/1.1 408 Request Timeout" and seconds < 30
+    (line,) = [r.getMessage() for r in caplog.records if "handshake_timeout" in r.getMessage()]
+    assert line.startswith("event=refused peer=127.0.0.1:") and line.endswith("reason=handshake_timeout seconds=1")
+    assert code == 1000 and same_segments(result["segments"], local)
+
+
+def test_provisional_updates_carry_the_decoders_open_phone_as_the_kit_holds_it_after_the_same_frames(model):
+    """With "provisional": true, every update that labels new frames says what the decoder holds past its final
+    segments; at each update's frame count it equals the kit's own decoder after the same frames (a PhoneStream
+    pushed one chunk at a time: the decoder sees frames one by one, so the chunking does not matter)."""
+    from speechattn.runtime.serve import _provisional
+
+    audio = audio_at(16000, 2.0, 14)
+    options = DecodingOptions(decoder="hysteresis", chunk_frames=int(model.allowed_chunk_frames[0]))
+
+    async def main():
+        from websockets.asyncio.client import connect
+
+        server, task, url = await running(model)
+        try:
+            async with connect(url) as ws:
+                await ws.send(json.dumps({"type": "start", "sample_rate": 16000, "format": "float32", "options": {
+                    "decoder": options.decoder, "chunk_frames": options.chunk_frames, "provisional": True}}))
+                await ws.recv()
+                for begin in range(0, len(audio), 700):  # paced, so the updates come a few chunks at a time
+                    await ws.send(audio[begin:begin + 700].astype("<f4").tobytes())
+                    await asyncio.sleep(0.02)
+                await ws.send(json.dumps({"type": "end"}))
+                return [json.loads(text) async for text in ws], ws.close_code
+        finally:
+            await stop(server, task)
+
+    messages, code = asyncio.run(main())
+    local = PhoneStream(model, options)
+    held = {}
+    step = options.chunk_frames * model.hop_samples
+    for begin in range(0, len(audio), step):
+        local.push(audio[begin:begin + step])
+        held[int(local.stream.frames_emitted)] = _provisional(local)
+    updates = [m for m in messages if m["type"] == "update" and "provisional" in m]
+    assert code == 1000 and len(updates) >= 10
+    compared = [m for m in updates[:-1] if m["frames"] in held]  # the last: after finish, nothing open
+    assert len(compared) >= len(updates) // 2
+    for message in compared:
+        assert message["provisional"] == held[message["frames"]], message["frames"]
+        check_schema(message)
+    assert any(m["provisional"]["open"] for m in compared)

@@ -1,4 +1,4 @@
-"""The serve command: many live streams over WebSocket from one process (speechattn/runtime/serve.py)."""
+"""The serve command: many live streams over WebSocket, from one process a core (speechattn/runtime/serve.py)."""
 
 from __future__ import annotations
 
@@ -17,34 +17,54 @@ from speechattn_export.registry import VISEME_SET_NAMES
         help="live streams at once; one more is closed with code 1013 and a reason")
 @option("--token", envvar="SPEECHATTN_TOKEN", default=None, show_default=False,
         help="clients must send it (Authorization: Bearer TOKEN, or ?token=TOKEN); or SPEECHATTN_TOKEN")
-@option("--max-batch", type=click.IntRange(1, 4096), default=64,
+@option("--max-batch", type=click.IntRange(1, 4096), default=16,
         help="streams stepped in one onnxruntime call (1: one call per stream chunk, no batching)")
 @option("--max-wait-ms", type=FiniteFloatRange(0, 1000), default=5.0,
-        help="once a stream has a chunk ready, how long to wait for others to fill the batch")
+        help="once a stream has a chunk ready, how long to wait for the other live streams' chunks (the delay it "
+             "may add)")
 @option("--idle-timeout", type=FiniteFloatRange(0.1, 86400), default=30.0,
         help="seconds without a message from a client before its stream is closed (1008)")
+@option("--handshake-timeout", type=FiniteFloatRange(0.1, 3600), default=10.0,
+        help="seconds a connection may take to send its HTTP request and finish the WebSocket handshake (then 408)")
 @option("--max-frame-bytes", type=click.IntRange(1024, 1 << 30), default=1 << 20,
         help="largest WebSocket message; a larger one closes the stream (1009)")
 @option("--max-ahead", type=FiniteFloatRange(0.1, 3600), default=10.0,
         help="seconds of audio a live stream may send ahead of real time before the server stops reading it")
+@option("--http-port", type=click.IntRange(0, 65535), default=None, show_default=False,
+        help="also take whole files on this port: POST /transcribe and POST /align, answered with the CLI's JSON "
+             "(0: any free one, printed)  [default: off]")
+@option("--max-file-bytes", type=click.IntRange(1024, 1 << 40), default=64 << 20,
+        help="largest file POSTed to --http-port; a larger one gets HTTP 413")
+@option("--workers", type=click.IntRange(1, 256), default=None, show_default=False,
+        help="processes sharing the port (SO_REUSEPORT), each with its own batcher and model  [default: one per core]")
 @option("--visemes", type=click.Choice(VISEME_SET_NAMES), default=None,
         help="mouth cues for streams that ask for no set  [default: none]")
 @chunk_option
 @min_frames_option
 @decoder_option
 @threads_option
-def serve(model, host, port, max_streams, token, max_batch, max_wait_ms, idle_timeout, max_frame_bytes, max_ahead,
-          visemes, chunk_frames, min_frames, decoder, threads):
+def serve(model, host, port, max_streams, token, max_batch, max_wait_ms, idle_timeout, handshake_timeout,
+          max_frame_bytes, max_ahead, http_port, max_file_bytes, workers, visemes, chunk_frames, min_frames, decoder,
+          threads):
     """Live phone streams for many clients: a WebSocket endpoint at ws://HOST:PORT/stream (protocol: the JSON
     schema export/serve.schema.json, docs/server.md), with /healthz, /readyz and /metrics (Prometheus) on the same
     port.  Every stream with a whole chunk of audio is stepped in one onnxruntime call; each stream's phones are
-    those of the same audio streamed alone.  SIGTERM: open streams get their final result and close 1001."""
-    from speechattn.runtime.serve import ServeOptions, run
+    those of the same audio streamed alone.  --workers processes (one per core) share the port.  SIGTERM: open
+    streams get their final result and close 1001."""
+    from speechattn.runtime.serve import ServeOptions, default_workers, run
     from speechattn.runtime.transcribe import resolve_model
 
     stream_model = load_onnx(resolve_model(model), threads)
     options = ServeOptions(host=host, port=port, max_streams=max_streams, token=token,
-                           idle_timeout_seconds=idle_timeout, max_frame_bytes=max_frame_bytes,
+                           idle_timeout_seconds=idle_timeout,
+                           handshake_timeout_seconds=handshake_timeout, max_frame_bytes=max_frame_bytes,
                            max_ahead_seconds=max_ahead, max_batch=max_batch, max_wait_ms=max_wait_ms,
+                           http_port=http_port, max_file_bytes=max_file_bytes, workers=workers or default_workers(),
                            decoding=decoding_options(stream_model, decoder, min_frames, chunk_frames, visemes))
-    run(stream_model, options, ready=lambda host, port: click.echo(f"listening on ws://{host}:{port}/stream", err=True))
+
+    def ready(host, port, http_port=None):
+        click.echo(f"listening on ws://{host}:{port}/stream", err=True)
+        if http_port is not None:
+            click.echo(f"whole files on http://{host}:{http_port}/transcribe and /align", err=True)
+
+    run(stream_model, options, ready=ready, threads=threads)

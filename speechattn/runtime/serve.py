@@ -2,11 +2,14 @@
 one onnxruntime call (the batch dimension of the ONNX contract).
 
 One asyncio event loop holds the connections (the `websockets` library); one batcher task collects the streams'
-audio, waits at most `max_wait_ms` for a batch to fill, and hands the work to one worker thread (run_in_executor),
-so the loop keeps reading and writing while the graph runs.  The worker steps the kit's StreamSet (one graph call per
-chunk for every ready stream, at most `max_batch` streams a call) and decodes each stream's frames through its own
-kit PhoneStream (or FollowStream), so a stream's labels are the kit's own.  Only the worker touches the streams'
-state; the loop only appends raw audio to a session's `pending` list and sends the messages the worker returns.
+audio, waits at most `max_wait_ms` for the other live streams' chunks once one stream holds a chunk, and hands the
+work to one worker thread (run_in_executor), so the loop keeps reading and writing while the graph runs.  The worker
+steps the kit's StreamSet (one graph call for every ready stream, at most `max_batch` streams a call, with every
+chunk they all hold), runs the bigram decoders of all stepped streams as one (decoder.push_many), and hands each
+stream's frames and segments to its own kit PhoneStream (or FollowStream), so a stream's labels are the kit's own.
+Only the worker touches the streams' state; the loop only appends raw audio to a session's `pending` list and sends
+the messages the worker returns.  With `workers` > 1 (the command's default: one per core) that many processes,
+each all of the above, listen on one port (SO_REUSEPORT), and count their streams and metrics together.
 
 Protocol (export/serve.schema.json, docs/server.md), on ws://HOST:PORT/stream:
   client -> {"type": "start", "sample_rate": 16000, "format": "int16"|"float32", "options": {...}}   (text)
@@ -20,6 +23,7 @@ HTTP on the same port: /healthz, /readyz, /metrics (Prometheus).
 Close codes: 1000 done; 1001 the server is shutting down (after the final result); 1003 a text frame where audio
 belongs; 1007 a start message or audio that cannot be read; 1008 idle, or the client stopped reading its results;
 1009 a frame over max_frame_bytes (websockets); 1011 a bug; 1013 the server is full (max_streams) or draining.
+HTTP 401 a wrong or missing token; 408 a request or handshake not done within handshake_timeout_seconds.
 """
 
 from __future__ import annotations
@@ -29,6 +33,7 @@ import hmac
 import itertools
 import json
 import logging
+import os
 import time
 import urllib.parse
 from collections import deque
@@ -39,7 +44,7 @@ import numpy as np
 
 from speechattn.audio import FRAME_SHIFT_MS, FRAMES_PER_SECOND
 from speechattn.errors import UsageError
-from speechattn_export.decoder import PhoneBigram
+from speechattn_export.decoder import PhoneBigram, PhoneDecoder, push_many
 from speechattn_export.pipeline import DecodingOptions, FollowStream, PhoneStream, Update
 from speechattn_export.stream_client import Frames, StreamSet
 
@@ -48,6 +53,10 @@ PROTOCOL_VERSION = 1
 SAMPLE_FORMATS = {"int16": np.dtype("<i2"), "float32": np.dtype("<f4")}
 MIN_RATE, MAX_RATE = 8000, 192000  # what the kit's resampler is made for
 MAX_SCRIPT_CHARACTERS = 100_000
+# Connections the kernel holds before the loop accepts them: asyncio's 100 dropped some of 1,000 clients connecting at
+# once (as after a replica stops and its clients reconnect to this one), which then hung until their own timeout.
+LISTEN_BACKLOG = 1024
+MULTIPROCESS_DIRECTORY = "PROMETHEUS_MULTIPROC_DIR"  # prometheus-client's multiprocess mode, with --workers
 # Buckets for the latency budget (a phone's label within 300 ms of its end), not prometheus' defaults.
 DELAY_BUCKETS = (0.025, 0.05, 0.075, 0.1, 0.15, 0.2, 0.25, 0.3, 0.4, 0.5, 0.75, 1.0, 2.0)
 STEP_BUCKETS = (0.001, 0.0025, 0.005, 0.01, 0.02, 0.03, 0.05, 0.075, 0.1, 0.2, 0.5)
@@ -71,13 +80,17 @@ class ServeOptions:
     max_streams: int = 256
     token: str | None = None
     idle_timeout_seconds: float = 30.0  # no message from a client for this long closes its stream (1008)
+    handshake_timeout_seconds: float = 10.0  # an HTTP request or WebSocket handshake not done by then: 408, closed
     max_frame_bytes: int = 1 << 20  # websockets' max_size: 33 s of 16 kHz int16 in one frame
     max_ahead_seconds: float = 10.0  # a live stream may send this much audio ahead of real time, then is not read
-    max_batch: int = 64  # streams in one graph call (1: one call per stream chunk, no batching)
-    max_wait_ms: float = 5.0  # how long the batcher waits for a batch to fill once one stream is ready
+    max_batch: int = 16  # streams in one graph call (1: one call per stream chunk, no batching); 8-32 cost least
+    max_wait_ms: float = 5.0  # once a stream is ready, how long the batcher waits for the other live streams
     max_queued_messages: int = 256  # results waiting for a client that does not read them; past it: closed (1008)
     drain_seconds: float = 10.0  # on SIGTERM, how long open streams get to receive their final result
+    http_port: int | None = None  # whole files (POST /transcribe, /align) on this port; None: no such listener
+    max_file_bytes: int = 64 << 20  # the largest file POSTed (35 minutes of 16 kHz 16-bit WAV)
     decoding: DecodingOptions = field(default_factory=DecodingOptions)  # for streams that ask for nothing else
+    workers: int = 1  # processes sharing the port (SO_REUSEPORT), each with its own loop, batcher and model
 
     def __post_init__(self) -> None:
         if not self.host.strip():
@@ -87,14 +100,19 @@ class ServeOptions:
 
 
 class Metrics:
-    """Prometheus metrics in a registry of the server's own (several servers in one process stay apart)."""
+    """Prometheus metrics in a registry of the server's own (several servers in one process stay apart).  With
+    --workers, prometheus-client's multiprocess mode: each worker writes its values to files in
+    PROMETHEUS_MULTIPROC_DIR (set before the worker imports prometheus_client), and /metrics, whichever worker
+    answers it, sums every worker's (streams open: the live workers' sum)."""
 
     def __init__(self) -> None:
         from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram
 
         self.registry = CollectorRegistry()
+        self.shared_directory = os.environ.get(MULTIPROCESS_DIRECTORY)
         r = self.registry
-        self.streams_open = Gauge("speechattn_streams_open", "live streams open now", registry=r)
+        self.streams_open = Gauge("speechattn_streams_open", "live streams open now", registry=r,
+                                  multiprocess_mode="livesum")
         self.streams = Counter("speechattn_streams", "live streams opened", registry=r)
         self.audio_seconds = Counter("speechattn_audio_seconds", "seconds of audio received", registry=r)
         self.refusals = Counter("speechattn_refusals", "connections and streams refused or closed by the server",
@@ -103,13 +121,21 @@ class Metrics:
                                     registry=r)
         self.step_seconds = Histogram("speechattn_graph_call_seconds", "seconds of one graph call",
                                       buckets=STEP_BUCKETS, registry=r)
+        self.file_requests = Counter("speechattn_file_requests", "whole files POSTed, by path and HTTP status",
+                                     ["path", "status"], registry=r)
         self.delay = Histogram("speechattn_final_label_delay_seconds", "from the arrival of the audio that ends a "
                                "phone to its final segment leaving the server", buckets=DELAY_BUCKETS, registry=r)
 
     def text(self) -> bytes:
-        from prometheus_client import generate_latest
+        from prometheus_client import CollectorRegistry, generate_latest
 
-        return generate_latest(self.registry)
+        if self.shared_directory is None:
+            return generate_latest(self.registry)
+        from prometheus_client.multiprocess import MultiProcessCollector
+
+        every_worker = CollectorRegistry()
+        MultiProcessCollector(every_worker, self.shared_directory)
+        return generate_latest(every_worker)
 
 
 class CountedModel:
@@ -142,6 +168,7 @@ class Session:
     sample_format: np.dtype
     weights: bool
     outbox: asyncio.Queue
+    provisional: bool = False  # every update carries the decoder's not-yet-final phones
     started: float = field(default_factory=time.monotonic)
     partial: bytes = b""  # the bytes of a sample split across two frames
     pending: list = field(default_factory=list)  # arrays at the client's rate, appended by the loop
@@ -149,6 +176,8 @@ class Session:
     leftover_samples: int = 0  # model-rate samples in its Stream's buffer after the worker's last run
     received_samples: int = 0
     arrivals: deque = field(default_factory=deque)  # (seconds of audio received, monotonic time), for the delay
+    last_arrival: float = 0.0  # monotonic time of its latest audio frame
+    frame_seconds: float = 0.0  # the length of that frame: how the client paces its audio
     finishing: bool = False  # end asked for (or the server is draining): the worker finishes it next
     finished: bool = False
     gone: bool = False  # the client vanished: the worker drops it
@@ -179,8 +208,12 @@ class Session:
 class Server:
     """The model, the streams and the batcher.  `serve()` runs it until `shutdown()` (SIGTERM in the CLI)."""
 
-    def __init__(self, model, options: ServeOptions = ServeOptions()) -> None:
+    def __init__(self, model, options: ServeOptions = ServeOptions(), worker: int = 0, open_count=None) -> None:
+        """`worker`: this process's number of options.workers (stream numbers stay apart: worker w numbers its
+        streams w + 1, w + 1 + workers, ...); `open_count`: the workers' shared count of open streams (a
+        multiprocessing Value) that max_streams bounds, None for this server's own."""
         self.model, self.options = model, options
+        self.open_count = open_count
         self.metrics = Metrics()
         self.counted = CountedModel(model, self.metrics)
         self.bigram = PhoneBigram.load()
@@ -191,12 +224,14 @@ class Server:
         self.stream_sets: dict[int, StreamSet] = {}  # chunk_frames -> the streams stepped with it
         self.ready_keys: set[int] = set()  # streams holding a whole chunk (an estimate, kept by the loop)
         self.urgent = False  # a stream joined, left or ended: the worker runs without waiting for a batch
-        self.keys = itertools.count(1)
+        self.received_seconds = 0.0  # audio not yet counted in the metrics
+        self.keys = itertools.count(1 + worker, max(1, options.workers))
         self.worker = ThreadPoolExecutor(max_workers=1, thread_name_prefix="speechattn-graph")
         self.wake = asyncio.Event()
         self.draining = False
         self.ready = asyncio.Event()
         self.address: tuple[str, int] | None = None
+        self.http_address: tuple[str, int] | None = None  # the whole-file listener's, with options.http_port
         self._stop = asyncio.Event()
 
     # ---- HTTP ---------------------------------------------------------------------------------------------------
@@ -205,11 +240,12 @@ class Server:
         if path == "/healthz":
             return connection.respond(200, "ok\n")
         if path == "/readyz":
-            full = len(self.sessions) >= self.options.max_streams
+            full = self.open_streams() >= self.options.max_streams
             if self.draining or full:
                 return connection.respond(503, "draining\n" if self.draining else "full\n")
             return connection.respond(200, "ready\n")
         if path == "/metrics":
+            self._count_audio()
             response = connection.respond(200, self.metrics.text().decode())
             del response.headers["Content-Type"]  # websockets' Headers add a value on assignment
             response.headers["Content-Type"] = "text/plain; version=0.0.4; charset=utf-8"
@@ -222,6 +258,15 @@ class Server:
             return connection.respond(401, "a wrong or missing token: Authorization: Bearer TOKEN, or ?token=TOKEN\n")
         return None
 
+    def open_streams(self) -> int:
+        """Streams open in this server (every worker's, with --workers)."""
+        return len(self.sessions) if self.open_count is None else self.open_count.value
+
+    def _count_open(self, change: int) -> None:
+        if self.open_count is not None:
+            with self.open_count.get_lock():
+                self.open_count.value += change
+
     def _token_ok(self, request) -> bool:
         given = request.headers.get("Authorization", "")
         token = given[7:] if given.startswith("Bearer ") else None
@@ -233,7 +278,7 @@ class Server:
     # ---- a connection -------------------------------------------------------------------------------------------
     async def handle(self, connection) -> None:
         peer = _peer(connection)
-        if self.draining or len(self.sessions) >= self.options.max_streams:
+        if self.draining or self.open_streams() >= self.options.max_streams:
             reason = "the server is shutting down" if self.draining else \
                 f"the server is full ({self.options.max_streams} streams); try again later"
             self.metrics.refusals.labels("draining" if self.draining else "full").inc()
@@ -262,14 +307,16 @@ class Server:
             code = closed.rcvd.code if closed.rcvd else closed.sent.code if closed.sent else 1006
             if code == 1009:
                 self.metrics.refusals.labels("1009").inc()
-            log.info("event=left peer=%s stream=%s code=%d", peer, session.key if session else "-", code)
+            if not (session is not None and session.gone):  # else _close said it already
+                log.info("event=left peer=%s stream=%s code=%d", peer, session.key if session else "-", code)
         finally:
             if session is not None:
                 if not session.finished:  # its stream leaves the set at the worker's next run
                     session.gone = self.urgent = True
                     self.leaving.append(session)
                     self.wake.set()
-                self.sessions.pop(session.key, None)
+                if self.sessions.pop(session.key, None) is not None:
+                    self._count_open(-1)
                 self.metrics.streams_open.set(len(self.sessions))
 
     async def _open(self, connection, peer: str) -> Session:
@@ -293,7 +340,7 @@ class Server:
         phone_stream, follow = self._streams(asked)
         session = Session(next(self.keys), peer, phone_stream, follow, rate, SAMPLE_FORMATS[sample_format],
                           bool(asked.get("weights", False)), asyncio.Queue(self.options.max_queued_messages),
-                          connection=connection)
+                          provisional=bool(asked.get("provisional", False)), connection=connection)
         await connection.send(json.dumps({
             "type": "ready", "protocol_version": PROTOCOL_VERSION, "stream": session.key,
             "model": _model_identity(self.model.path), "model_sample_rate": self.model.sample_rate,
@@ -301,6 +348,7 @@ class Server:
             "phones": list(self.model.phones),
             "shapes": list(phone_stream.visemes.shapes) if phone_stream.visemes is not None else None}))
         self.sessions[session.key] = session  # only now: a client gone before ready leaves nothing behind
+        self._count_open(1)
         self.joining.append(session)
         self.urgent = True
         self.metrics.streams.inc()
@@ -310,7 +358,7 @@ class Server:
         return session
 
     def _streams(self, asked: dict) -> tuple[PhoneStream, FollowStream | None]:
-        known = {"decoder", "min_frames", "chunk_frames", "visemes", "weights", "script"}
+        known = {"decoder", "min_frames", "chunk_frames", "visemes", "weights", "script", "provisional"}
         unknown = sorted(set(asked) - known)
         if unknown:
             raise Refused(1007, f"unknown option {unknown[0]!r} (known: {', '.join(sorted(known))})")
@@ -365,7 +413,8 @@ class Server:
             session.pending_samples += samples.size
             session.received_samples += samples.size
             session.arrivals.append((session.received_samples / rate, now))
-            self.metrics.audio_seconds.inc(samples.size / rate)
+            session.last_arrival, session.frame_seconds = now, samples.size / rate
+            self.received_seconds += samples.size / rate  # counted at the batcher's next run (_count_audio)
             if session.key not in self.ready_keys and self._holds_chunk(session):
                 self.ready_keys.add(session.key)
                 self.wake.set()
@@ -394,11 +443,13 @@ class Server:
         while True:
             await self.wake.wait()
             self.wake.clear()
+            self._count_audio()
             if not self.ready_keys and not self.urgent:
                 continue
             deadline = loop.time() + wait
-            while len(self.ready_keys) < self.options.max_batch and not self.urgent and loop.time() < deadline:
-                try:  # more streams may complete a chunk: wait for them, up to max_wait_ms
+            expected = 1 if self.options.max_batch == 1 else self._expected()
+            while len(self.ready_keys) < expected and not self.urgent and loop.time() < deadline:
+                try:  # the other live streams complete their chunk: wait for them, up to max_wait_ms
                     await asyncio.wait_for(self.wake.wait(), deadline - loop.time())
                 except asyncio.TimeoutError:
                     break
@@ -415,6 +466,29 @@ class Server:
             self._deliver(messages)
             if self.ready_keys:
                 self.wake.set()
+
+    def _count_audio(self) -> None:
+        """The audio received since the last count, into the metrics: once a batcher run, not once a frame (with
+        --workers a metric's increment is a write to a shared file; once a frame it took 7 % of a worker's Python
+        time at 50 streams, py-spy)."""
+        if self.received_seconds:
+            self.metrics.audio_seconds.inc(self.received_seconds)
+            self.received_seconds = 0.0
+
+    def _expected(self) -> int:
+        """The streams a batch waits for: each live one (audio within its frame length plus the window) that holds a
+        chunk, or will within the window and one more of its frames at real-time pace.  Waiting for them makes one
+        graph call of every stream instead of several of a few (streams' chunks arrive spread over each chunk
+        period): docs/server.md has the measurement."""
+        now, window, rate = time.monotonic(), self.options.max_wait_ms / 1000, self.model.sample_rate
+        count = 0
+        for s in self.sessions.values():
+            if s.gone or s.finishing or now - s.last_arrival > s.frame_seconds + window + 0.1:
+                continue
+            buffered = s.leftover_samples + s.pending_samples * rate / s.sample_rate
+            if buffered + rate * (window + s.frame_seconds) >= s.chunk_frames * self.model.hop_samples:
+                count += 1
+        return count
 
     def _holds_chunk(self, s: Session) -> bool:
         """Whether a stream holds a whole chunk: its buffer plus the audio waiting, at the model's rate."""
@@ -445,24 +519,23 @@ class Server:
         for s in joining:
             stream_set = self.stream_sets.setdefault(s.chunk_frames, StreamSet(self.counted, s.chunk_frames,
                                                                                 self.options.max_batch))
-            stream_set.streams[s.key] = s.phone_stream.stream  # the PhoneStream's own Stream, stepped in the set
+            stream_set.adopt(s.key, s.phone_stream.stream)  # the PhoneStream's own Stream, stepped in the set
         for s in gone:
-            self.stream_sets[s.chunk_frames].streams.pop(s.key, None)
+            self.stream_sets[s.chunk_frames].discard(s.key)
         for s, pieces in audio:
             try:
                 for piece in pieces:
                     self._feed(s, piece)
             except ValueError as error:  # the kit's checks of the audio
                 s.gone = True
-                self.stream_sets[s.chunk_frames].streams.pop(s.key, None)
+                self.stream_sets[s.chunk_frames].discard(s.key)
                 say(s, {"type": "error", "code": 1007, "message": str(error)})
-        for stream_set in self.stream_sets.values():
-            for key, frames in stream_set.step().items():
-                s = self.sessions.get(key)
-                if s is not None and not s.gone:
-                    update = self._update_message(s, frames, final=False)
-                    if update is not None:
-                        say(s, update)
+        stepped = [(s, frames) for stream_set in self.stream_sets.values() for key, frames in stream_set.step().items()
+                   if (s := self.sessions.get(key)) is not None and not s.gone]
+        for (s, frames), decoded in zip(stepped, _decoded_together(stepped)):
+            update = self._update_message(s, frames, final=False, decoded=decoded)
+            if update is not None:
+                say(s, update)
         for s in finishing:
             try:
                 say(s, self._update_message(s, self._finish(s), final=True))
@@ -492,9 +565,9 @@ class Server:
             stream_set.push(s.key, tail)
         return stream_set.remove(s.key)
 
-    def _update_message(self, s: Session, frames: Frames, final: bool) -> dict | None:
+    def _update_message(self, s: Session, frames: Frames, final: bool, decoded=None) -> dict | None:
         ps = s.phone_stream
-        update: Update = ps._update(frames, final)
+        update: Update = ps._update(frames, final, decoded)
         message: dict = {"type": "update", "frames": int(ps.stream.frames_emitted)}
         fps = FRAMES_PER_SECOND
         if update.segments:
@@ -514,7 +587,9 @@ class Server:
             moved, s.last_position = position != s.last_position, position
             message["position"] = {"index": position[0], "inside": position[1]}
             message["not_heard"] = [int(i) for i in followed.not_heard]
-        says = moved or final or any(k in message for k in ("segments", "cues", "weights", "words"))
+        if s.provisional and len(frames.frame_indices):
+            message["provisional"] = _provisional(ps)
+        says = moved or final or any(k in message for k in ("segments", "cues", "weights", "words", "provisional"))
         return message if says else None
 
     def _result(self, s: Session) -> dict:
@@ -522,7 +597,7 @@ class Server:
         result = {"type": "result", "protocol_version": PROTOCOL_VERSION, "stream": s.key,
                   "model": _model_identity(self.model.path), "sample_rate": s.sample_rate,
                   "duration": round(ps.duration_seconds, 4), "chunk_frames": ps.chunk_frames,
-                  "frame_shift_ms": FRAME_SHIFT_MS, "segments": ps.segment_dicts()}
+                  "frame_shift_ms": FRAME_SHIFT_MS, "samples": s.received_samples, "segments": ps.segment_dicts()}
         if ps.visemes is not None:
             result["visemes"], result["cues"] = ps.visemes.name, ps.cue_dicts()
         if s.follow is not None:
@@ -535,6 +610,8 @@ class Server:
             if s.gone and not any(m["type"] == "error" for m in items):
                 continue
             for message in items:
+                if message["type"] == "update":  # all of it is in the result, even if the server stops now
+                    message["samples"] = s.received_samples
                 for segment in message.get("segments", ()):
                     self._observe_delay(s, segment["end"], now)
                 try:
@@ -585,16 +662,28 @@ class Server:
         batcher = asyncio.create_task(self.batcher())
         try:
             async with serve(self.handle, self.options.host, self.options.port, process_request=self.process_request,
-                             max_size=self.options.max_frame_bytes, max_queue=16, open_timeout=10,
+                             reuse_port=self.options.workers > 1 or None,
+                             create_connection=_timed_connection(self), open_timeout=None, backlog=LISTEN_BACKLOG,
+                             max_size=self.options.max_frame_bytes, max_queue=16,
+                             # No permessage-deflate: PCM barely compresses, and inflating every frame took 3 % of
+                             # a worker's time at 70 streams (py-spy); the updates are a few hundred bytes.
+                             compression=None,
                              ping_interval=20, ping_timeout=20, close_timeout=5) as server:
                 self.address = server.sockets[0].getsockname()[:2]
-                log.info("event=listening host=%s port=%d max_streams=%d max_batch=%d", *self.address,
-                         self.options.max_streams, self.options.max_batch)
+                log.info("event=listening host=%s port=%d max_streams=%d max_batch=%d workers=%d pid=%d",
+                         *self.address, self.options.max_streams, self.options.max_batch, self.options.workers,
+                         os.getpid())
+                files = await self._serve_files()
                 if ready is not None:
-                    ready(*self.address)
+                    ready(*self.address, *(self.http_address[1:] if files else ()))
                 self.ready.set()
                 await self._stop.wait()
+                server.server.close()  # stop listening: a load balancer's next connection goes to another replica
+                if files is not None:
+                    files[0].close()
                 await self._drain()
+                if files is not None:  # files being worked on get their answer, within the same drain time
+                    await files[1].drain(self.options.drain_seconds)
         except OSError as error:
             from speechattn.errors import SpeechattnError
 
@@ -603,6 +692,26 @@ class Server:
         finally:
             batcher.cancel()
             self.worker.shutdown(wait=True)
+
+    async def _serve_files(self):
+        """The whole-file HTTP listener (speechattn/runtime/serve_files.py), with options.http_port."""
+        if self.options.http_port is None:
+            return None
+        from speechattn.runtime.serve_files import FileServer
+
+        files = FileServer(self)
+        try:
+            listener = await asyncio.start_server(files.handle, self.options.host, self.options.http_port,
+                                                  backlog=LISTEN_BACKLOG, reuse_port=self.options.workers > 1 or None)
+        except OSError as error:
+            from speechattn.errors import SpeechattnError
+
+            raise SpeechattnError(f"cannot listen on {self.options.host}:{self.options.http_port} (--http-port: "
+                                  f"{error.strerror or error})") from None
+        self.http_address = listener.sockets[0].getsockname()[:2]
+        log.info("event=listening_files host=%s port=%d max_file_bytes=%d", *self.http_address,
+                 self.options.max_file_bytes)
+        return listener, files
 
     async def _drain(self) -> None:
         """SIGTERM: refuse new streams, finish every open one (its final result, then close 1001)."""
@@ -618,6 +727,47 @@ class Server:
 
     def shutdown(self) -> None:
         self._stop.set()
+
+
+def _timed_connection(server: Server):
+    """websockets' ServerConnection whose opening handshake (the HTTP request, then the upgrade) must finish within
+    handshake_timeout_seconds: past it (an idle socket, a slowloris request) the client gets HTTP 408, the server
+    one log line, and the socket is closed (websockets' own open_timeout would close it without a word)."""
+    from websockets.asyncio.server import ServerConnection
+
+    class TimedConnection(ServerConnection):
+        async def handshake(self, *args, **kwargs) -> None:
+            seconds = server.options.handshake_timeout_seconds
+            try:
+                await asyncio.wait_for(super().handshake(*args, **kwargs), seconds)
+            except asyncio.TimeoutError:
+                server.metrics.refusals.labels("408").inc()
+                log.info("event=refused peer=%s reason=handshake_timeout seconds=%g", _peer(self), seconds)
+                self.transport.write(b"HTTP/1.1 408 Request Timeout\r\nConnection: close\r\nContent-Length: 0\r\n\r\n")
+                raise  # websockets then drops the socket
+
+    return TimedConnection
+
+
+def _decoded_together(stepped: list[tuple[Session, Frames]]) -> list:
+    """The bigram decoder's segments of every stepped stream, its Viterbi steps batched across the streams
+    (decoder.push_many: each stream's result exactly its own decoder's); None for a stream the kit decodes itself."""
+    decoded: list = [None] * len(stepped)
+    batched = [number for number, (s, frames) in enumerate(stepped)
+               if isinstance(s.phone_stream.segmenter, PhoneDecoder) and len(frames.frame_indices)]
+    found = push_many([stepped[n][0].phone_stream.segmenter for n in batched], [stepped[n][1].log_probs for n in batched])
+    for number, segments in zip(batched, found):
+        decoded[number] = segments
+    return decoded
+
+
+def _provisional(ps: PhoneStream) -> dict:
+    """The decoder's view past its final segments (as `speechattn mic` shows it): the open segment's phone and
+    start, and the best path's phone at the newest frame; either may still change.  None where there is none."""
+    segmenter, phones = ps.segmenter, ps.model.phones
+    return {"open": phones[segmenter.phone] if segmenter.phone >= 0 else None,
+            "start": round(segmenter.start / FRAMES_PER_SECOND, 4) if segmenter.phone >= 0 else None,
+            "now": phones[segmenter.run_phone] if segmenter.run_phone >= 0 else None}
 
 
 def _segment_dicts(update: Update, ps: PhoneStream) -> list[dict]:
@@ -653,8 +803,24 @@ def _model_identity(path: str) -> dict:
     return model_identity(str(path))
 
 
-def run(model, options: ServeOptions, ready=None) -> None:
-    """Serve until SIGTERM or SIGINT: open streams get their final result and close 1001."""
+def default_workers() -> int:
+    """One worker a core this process may use (a worker's loop, decoding and graph calls keep one core busy):
+    the cores it may run on, or fewer where its cgroup's CPU quota says so (a container's CPU limit)."""
+    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
+    try:
+        with open("/sys/fs/cgroup/cpu.max") as limit:  # cgroup v2: "max 100000", or "200000 100000" for 2 cores
+            quota, period = limit.read().split()[:2]
+    except (OSError, ValueError):
+        return cores
+    return cores if quota == "max" else max(1, min(cores, -(-int(quota) // int(period))))
+
+
+def run(model, options: ServeOptions, ready=None, threads: int | None = None) -> None:
+    """Serve until SIGTERM or SIGINT: open streams get their final result and close 1001.  With options.workers > 1,
+    that many processes share the port (SO_REUSEPORT: the kernel spreads the connections), each loading the model
+    from model.path with `threads` onnxruntime threads; `ready` is called once every one listens."""
+    if options.workers > 1:
+        return _run_workers(model.path, threads, options, ready)
     import signal
 
     async def main() -> None:
@@ -665,3 +831,136 @@ def run(model, options: ServeOptions, ready=None) -> None:
         await server.serve(ready)
 
     asyncio.run(main())
+
+
+def _run_workers(model_path, threads, options: ServeOptions, ready) -> None:
+    """Start options.workers processes on one port, pass SIGTERM and SIGINT on to them, wait until all have drained;
+    one line (SpeechattnError) if one cannot start or stops on its own."""
+    import multiprocessing
+    import queue
+    import signal
+    import tempfile
+    from dataclasses import replace
+
+    from speechattn.errors import SpeechattnError
+
+    context = multiprocessing.get_context("spawn")  # a fresh interpreter: no onnxruntime threads copied by fork
+    holders = []  # sockets holding the ports chosen for port 0 until every worker listens on them
+    port = _reserved_port(options.host, options.port, "--port", holders)
+    http_port = None if options.http_port is None else \
+        _reserved_port(options.host, options.http_port, "--http-port", holders)
+    with tempfile.TemporaryDirectory(prefix="speechattn-metrics-") as metrics_directory:
+        open_count, reports = context.Value("i", 0), context.Queue()
+        worker_options = replace(options, port=port, http_port=http_port)
+        workers = [context.Process(target=_worker, name=f"speechattn-serve-{number}", daemon=False,
+                                   args=(str(model_path), threads, worker_options, number, metrics_directory,
+                                         open_count, reports)) for number in range(options.workers)]
+        stopping, failure, listening = False, None, 0
+
+        def stop(*_) -> None:
+            nonlocal stopping
+            stopping = True
+            for worker in workers:
+                if worker.pid is not None and worker.exitcode is None:
+                    os.kill(worker.pid, signal.SIGTERM)
+
+        previous = {number: signal.signal(number, stop) for number in (signal.SIGTERM, signal.SIGINT)}
+        try:
+            for worker in workers:
+                worker.start()
+            while any(worker.is_alive() for worker in workers):
+                try:
+                    report = reports.get(timeout=0.2)
+                except queue.Empty:
+                    report = None
+                if report == "ready":
+                    listening += 1
+                    if listening == len(workers):
+                        for holder in holders:
+                            holder.close()
+                        if ready is not None:
+                            ready(options.host, port, *(() if http_port is None else (http_port,)))
+                elif report is not None and failure is None:  # a worker's one line: it could not start
+                    failure = report
+                    stop()
+                ended = [w for w in workers if w.exitcode is not None]
+                if ended and not stopping:
+                    failure = failure or f"server worker {ended[0].name} stopped (exit {ended[0].exitcode})"
+                    stop()
+            for worker in workers:
+                worker.join()
+        finally:
+            for number, handler in previous.items():
+                signal.signal(number, handler)
+            for holder in holders:
+                holder.close()
+        if failure is not None:
+            raise SpeechattnError(failure)
+
+
+def _reserved_port(host: str, port: int, option: str, holders: list) -> int:
+    """The port the workers share (`port`, or for 0 one the kernel picks), held by a bound, not listening, socket
+    with SO_REUSEPORT until they listen on it.  First bound without SO_REUSEPORT, so that a port another server
+    already listens on is refused as usual instead of being shared with it."""
+    import socket
+
+    from speechattn.errors import SpeechattnError
+
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    try:
+        with socket.socket(family, socket.SOCK_STREAM) as probe:
+            probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)  # as asyncio's listeners: TIME_WAIT is free
+            probe.bind((host, port))
+            port = probe.getsockname()[1]
+        holder = socket.socket(family, socket.SOCK_STREAM)
+        holders.append(holder)
+        holder.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        holder.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEPORT, 1)
+        holder.bind((host, port))
+    except OSError as error:
+        for held in holders:
+            held.close()
+        raise SpeechattnError(f"cannot listen on {host}:{port} ({option}: {error.strerror or error})") from None
+    return port
+
+
+def _worker(model_path: str, threads, options: ServeOptions, number: int, metrics_directory: str, open_count,
+            reports) -> None:
+    """One worker process: the model, a Server on the shared port, until SIGTERM (passed on by the parent, or sent
+    when the parent dies)."""
+    import signal
+    import sys
+
+    os.environ[MULTIPROCESS_DIRECTORY] = metrics_directory  # before prometheus_client is imported here
+    logging.basicConfig(level=logging.INFO, format="%(message)s", stream=sys.stderr)
+    _stop_with_parent()
+    from speechattn.errors import SpeechattnError
+    from speechattn_export.stream_client import StreamingModel
+
+    async def main() -> None:
+        server = Server(StreamingModel(model_path, num_threads=threads), options, number, open_count)
+        loop = asyncio.get_running_loop()
+        for signal_number in (signal.SIGTERM, signal.SIGINT):
+            loop.add_signal_handler(signal_number, server.shutdown)
+        await server.serve(lambda *address: reports.put("ready"))
+
+    try:
+        asyncio.run(main())
+    except SpeechattnError as error:
+        reports.put(str(error))
+        sys.exit(1)
+
+
+def _stop_with_parent() -> None:
+    """Linux: SIGTERM to this worker when the server's first process dies, even by SIGKILL, so that no worker is
+    left serving the port on its own (it drains its streams, as at any SIGTERM)."""
+    import ctypes
+    import multiprocessing
+    import signal
+
+    try:
+        ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGTERM)  # PR_SET_PDEATHSIG
+    except (OSError, AttributeError):
+        return
+    if os.getppid() != multiprocessing.parent_process().pid:  # the parent died before prctl: stop now
+        os.kill(os.getpid(), signal.SIGTERM)

@@ -1,0 +1,258 @@
+"""Whole files over HTTP beside `speechattn serve`'s live streams: POST /transcribe and POST /align on --http-port,
+each answering with the JSON the command line writes (`transcribe --format json`, `align --format json`).
+
+    curl --data-binary @a.wav 'http://127.0.0.1:8766/transcribe?name=a.wav'
+    curl --data-binary @a.wav 'http://127.0.0.1:8766/align?name=a.wav&text=the+words+read+aloud[&force=1]'
+
+Why a second listener: websockets parses only a WebSocket handshake (a GET with no body), so uploads go to a small
+HTTP/1.1 server on the same event loop, parsed by h11 (python-hyper's sans-I/O HTTP/1.1 parser, the one under
+httpcore and uvicorn: pure Python, no dependencies, strict about framing).  One request per connection
+(Connection: close).  Bounds: the request head (line and headers, so also align's text) within MAX_HEAD_BYTES and
+the handshake timeout (else 408); the body at most max_file_bytes (413, said before it is read when
+Content-Length gives it away), each read within the idle timeout; at most MAX_FILE_JOBS files queued or running,
+one at a time on a thread of its own (503 past it), so live streams keep the batcher's thread.  Every request gets
+one log line; a file that cannot be read gets 422 and the command line's one line as {"error": ...}.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import dataclasses
+import json
+import logging
+import re
+import tempfile
+import time
+import urllib.parse
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+from speechattn.errors import SpeechattnError
+
+log = logging.getLogger("speechattn.runtime.serve")
+MAX_HEAD_BYTES = 64 << 10  # the request line and headers: align's text rides in the query (about 10,000 words)
+MAX_FILE_JOBS = 8  # files running or waiting for the file thread; one more gets 503
+READ_BYTES = 1 << 16
+ENDPOINTS = ("/transcribe", "/align")
+TRANSCRIBE_PARAMETERS = {"name", "token", "decoder", "min_frames", "chunk_frames"}
+ALIGN_PARAMETERS = {"name", "token", "text", "force"}
+
+
+class HttpError(Exception):
+    def __init__(self, status: int, message: str) -> None:
+        super().__init__(message)
+        self.status, self.message = status, message
+
+
+class FileServer:
+    """The HTTP listener for whole files, sharing the live server's model, options, token check and metrics."""
+
+    def __init__(self, server) -> None:
+        self.server, self.options = server, server.options
+        self.jobs = 0  # files queued or running
+        self.executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="speechattn-files")
+        self.lexicon = None
+
+    async def handle(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        """One connection, one request: the answer (or the error's status and line), one log line, closed."""
+        import h11
+
+        address = writer.get_extra_info("peername")
+        peer = f"{address[0]}:{address[1]}" if address else "-"
+        started = time.monotonic()
+        connection = h11.Connection(h11.SERVER, max_incomplete_event_size=MAX_HEAD_BYTES)
+        path, queued = "-", False
+        try:
+            try:
+                request = await self._next(connection, reader, self.options.handshake_timeout_seconds)
+                if not isinstance(request, h11.Request):
+                    raise HttpError(400, "no request")
+                path = urllib.parse.urlsplit(request.target.decode("latin-1")).path
+                query = self._query(request)
+                self._check(request, path, query)
+                self.jobs += 1  # counted until the answer is written: a shutdown waits for it
+                queued = True
+                with tempfile.TemporaryDirectory(prefix="speechattn-serve-") as folder:
+                    name = _file_name(query.get("name", "upload"))
+                    upload = Path(folder) / name
+                    await self._receive(connection, reader, request, upload)
+                    answer = await asyncio.get_running_loop().run_in_executor(self.executor, self._work, path,
+                                                                              query, upload, name)
+                status, body = 200, answer.encode()
+            except HttpError as error:
+                status, body = error.status, json.dumps({"error": error.message}).encode()
+            except h11.RemoteProtocolError as error:
+                status = error.error_status_hint
+                body = json.dumps({"error": f"a malformed HTTP request ({error})"}).encode()
+            except ConnectionError:
+                log.info("event=file peer=%s path=%s status=- reason='the client left'", peer, path)
+                writer.close()
+                return
+            self.server.metrics.file_requests.labels(path if path in ENDPOINTS else "other", str(status)).inc()
+            log.info("event=file peer=%s path=%s status=%d seconds=%.2f%s", peer, path, status,
+                     time.monotonic() - started, "" if status == 200 else f" reason={json.loads(body)['error']!r}")
+            await self._respond(connection, writer, status, body)
+        finally:
+            if queued:
+                self.jobs -= 1
+
+    async def drain(self, seconds: float) -> None:
+        """Shutting down (the listener already closed): wait up to `seconds` for the files in hand."""
+        deadline = time.monotonic() + seconds
+        while self.jobs and time.monotonic() < deadline:
+            await asyncio.sleep(0.02)
+        self.executor.shutdown(wait=False, cancel_futures=True)
+
+    async def _next(self, connection, reader, seconds: float):
+        """The next h11 event, reading as it needs, every read within `seconds` (else 408)."""
+        import h11
+
+        deadline = time.monotonic() + seconds
+        while True:
+            event = connection.next_event()
+            if event is not h11.NEED_DATA:
+                return event
+            try:
+                data = await asyncio.wait_for(reader.read(READ_BYTES), max(0.0, deadline - time.monotonic()))
+            except asyncio.TimeoutError:
+                raise HttpError(408, f"the request did not arrive within {seconds:g} s") from None
+            connection.receive_data(data)
+
+    def _query(self, request) -> dict[str, str]:
+        query = urllib.parse.urlsplit(request.target.decode("latin-1")).query
+        try:
+            pairs = urllib.parse.parse_qsl(query, keep_blank_values=True, strict_parsing=bool(query),
+                                           errors="strict", max_num_fields=16)
+        except ValueError as error:
+            raise HttpError(400, f"a query that cannot be read ({error})") from None
+        return dict(pairs)
+
+    def _check(self, request, path: str, query: dict) -> None:
+        """Method, path, token, parameters and size, before any of the body is read."""
+        head = len(request.target) + sum(len(key) + len(value) + 4 for key, value in request.headers)
+        if head > MAX_HEAD_BYTES:  # h11 bounds only a head still incomplete: one read may bring a whole longer one
+            raise HttpError(431, f"the request line and headers are over {MAX_HEAD_BYTES >> 10} KiB (align's text "
+                                 "rides in the query: align a text that long with the command line)")
+        if path not in ENDPOINTS:
+            raise HttpError(404, "not found: POST /transcribe or POST /align (live streams: ws://HOST:PORT/stream)")
+        if request.method != b"POST":
+            raise HttpError(405, f"{path} takes POST with the audio file as the body")
+        if self.options.token is not None and not self.server._token_ok(_HeaderView(request)):
+            self.server.metrics.refusals.labels("token").inc()
+            raise HttpError(401, "a wrong or missing token: Authorization: Bearer TOKEN, or ?token=TOKEN")
+        known = TRANSCRIBE_PARAMETERS if path == "/transcribe" else ALIGN_PARAMETERS
+        unknown = sorted(set(query) - known)
+        if unknown:
+            raise HttpError(400, f"unknown parameter {unknown[0]!r} (known: {', '.join(sorted(known))})")
+        if path == "/align" and not query.get("text", "").strip():
+            raise HttpError(400, "align needs the words read aloud: ?text=...")
+        length = _header(request, b"content-length")
+        if length is not None and int(length) > self.options.max_file_bytes:
+            raise HttpError(413, f"the file is {int(length):,} bytes; this server takes at most "
+                                 f"{self.options.max_file_bytes:,} (--max-file-bytes)")
+        if self.jobs >= MAX_FILE_JOBS:
+            raise HttpError(503, f"busy: {MAX_FILE_JOBS} files are waiting; try again later")
+
+    async def _receive(self, connection, reader, request, upload: Path) -> None:
+        """The body, to a file in a folder of its own, bounded by max_file_bytes."""
+        import h11
+
+        size = 0
+        with open(upload, "wb") as handle:
+            while True:
+                event = await self._next(connection, reader, self.options.idle_timeout_seconds)
+                if isinstance(event, h11.EndOfMessage):
+                    break
+                if not isinstance(event, h11.Data):
+                    raise HttpError(400, "the request ended before its body")
+                size += len(event.data)
+                if size > self.options.max_file_bytes:
+                    raise HttpError(413, f"the file is over {self.options.max_file_bytes:,} bytes (--max-file-bytes)")
+                handle.write(event.data)
+        if not size:
+            raise HttpError(400, "no file: send the audio file as the request body")
+
+    def _work(self, path: str, query: dict, upload: Path, name: str) -> str:
+        """The file thread: the command line's JSON, or its one line as a 422."""
+        try:
+            if path == "/transcribe":
+                return self._transcribe(query, upload, name)
+            return self._align(query, upload, name)
+        except (SpeechattnError, ValueError) as error:
+            raise HttpError(422, str(error).replace(str(upload), name).splitlines()[0][:400]) from None
+
+    def _transcribe(self, query: dict, upload: Path, name: str) -> str:
+        from speechattn.runtime.transcribe import as_json, transcribe_file
+        from speechattn_export.pipeline import DecodingOptions
+
+        base, model = self.options.decoding, self.server.model
+        try:
+            options = DecodingOptions(decoder=query.get("decoder", base.decoder),
+                                      min_frames=_integer(query, "min_frames", base.min_frames),
+                                      chunk_frames=model.check_chunk(_integer(query, "chunk_frames",
+                                                                              base.chunk_frames)),
+                                      cue_rules=base.cue_rules)
+        except ValueError as error:
+            raise HttpError(400, str(error)) from None
+        transcript = transcribe_file(model, upload, options)
+        return as_json(dataclasses.replace(transcript, file=name))
+
+    def _align(self, query: dict, upload: Path, name: str) -> str:
+        from speechattn.runtime.align import align_file, as_json, load_lexicon, script_words
+
+        if self.lexicon is None:
+            self.lexicon = load_lexicon()
+        words, starts = script_words(query["text"], "text", self.lexicon)
+        aligned = dataclasses.replace(align_file(self.server.model, upload, words, starts), file=name)
+        if query.get("force", "0") not in ("1", "true"):  # as `speechattn align` without --force
+            aligned.check_alignable()
+        return as_json(aligned)
+
+    async def _respond(self, connection, writer, status: int, body: bytes) -> None:
+        import h11
+
+        kind = "application/json" if body.startswith((b"{", b"[")) else "text/plain"
+        try:
+            data = connection.send(h11.Response(status_code=status, headers=[
+                ("Content-Type", f"{kind}; charset=utf-8"), ("Content-Length", str(len(body))),
+                ("Connection", "close")])) + connection.send(h11.Data(data=body)) + connection.send(h11.EndOfMessage())
+        except h11.LocalProtocolError:  # the request was too broken for h11 to answer it: a bare status line
+            data = f"HTTP/1.1 {status} \r\nContent-Length: {len(body)}\r\nConnection: close\r\n\r\n".encode() + body
+        try:
+            writer.write(data)
+            await asyncio.wait_for(writer.drain(), self.options.idle_timeout_seconds)
+        except (ConnectionError, asyncio.TimeoutError):
+            pass  # the client left: its log line is written
+        finally:
+            writer.close()
+
+
+class _HeaderView:
+    """The bits of a websockets Request that Server._token_ok reads, from an h11 Request."""
+
+    def __init__(self, request) -> None:
+        self.path = request.target.decode("latin-1")
+        self.headers = {"Authorization": (_header(request, b"authorization") or "")}
+
+
+def _header(request, name: bytes) -> str | None:
+    for key, value in request.headers:
+        if key == name:
+            return value.decode("latin-1")
+    return None
+
+
+def _integer(query: dict, key: str, default):
+    if key not in query:
+        return default
+    try:
+        return int(query[key])
+    except ValueError:
+        raise HttpError(400, f"{key} must be an integer, not {query[key]!r}") from None
+
+
+def _file_name(name: str) -> str:
+    """The uploaded file's name as the JSON's "file" and the temporary file's name (its extension tells the
+    decoders the format): the last path part, plain characters only."""
+    base = re.sub(r"[^A-Za-z0-9._-]", "_", name.replace("\\", "/").rsplit("/", 1)[-1])[:100].lstrip(".")
+    return base or "upload"

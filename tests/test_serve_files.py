@@ -1,0 +1,173 @@
+"""`speechattn serve --http-port`: whole files POSTed to /transcribe and /align get the JSON the command line writes
+for the same file; bad requests each get their HTTP status, one line and one log line, and the live stream port
+keeps serving beside them.  The real server on 127.0.0.1 (h11 on the same event loop), the tiny random model."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import threading
+import urllib.error
+import urllib.request
+
+import numpy as np
+import pytest
+
+pytest.importorskip("websockets")
+pytest.importorskip("prometheus_client")
+pytest.importorskip("h11")
+
+from speechattn.audio import speechlike_signal  # noqa: E402
+from speechattn.cli.common import load_onnx  # noqa: E402
+from speechattn.runtime.serve import Server, ServeOptions  # noqa: E402
+
+SETTINGS = ["--decoder", "bigram", "--min-frames", "4"]
+QUERY = "decoder=bigram&min_frames=4"
+
+
+@contextlib.contextmanager
+def serving(tiny_onnx, **settings):
+    """A server with the file listener, its loop in a thread of its own."""
+    loop = asyncio.new_event_loop()
+    server = Server(load_onnx(tiny_onnx), ServeOptions(**{"port": 0, "http_port": 0, **settings}))
+
+    def run():
+        asyncio.set_event_loop(loop)
+        loop.run_until_complete(server.serve())
+
+    thread = threading.Thread(target=run, daemon=True)
+    thread.start()
+    for _ in range(600):
+        if server.http_address:
+            break
+        threading.Event().wait(0.05)
+    try:
+        yield server
+    finally:
+        loop.call_soon_threadsafe(server.shutdown)
+        thread.join(30)
+
+
+@pytest.fixture()
+def server(tiny_onnx):
+    with serving(tiny_onnx) as server:
+        yield server
+
+
+def post(server, path: str, body: bytes | None, headers: dict | None = None, method: str = "POST"):
+    url = f"http://127.0.0.1:{server.http_address[1]}{path}"
+    request = urllib.request.Request(url, data=body, headers=headers or {}, method=method)
+    try:
+        with urllib.request.urlopen(request, timeout=120) as response:
+            return response.status, json.loads(response.read())
+    except urllib.error.HTTPError as error:
+        return error.code, json.loads(error.read())
+
+
+def wav_bytes(tmp_path, seconds: float = 1.2, rate: int = 16000) -> tuple[bytes, object]:
+    import soundfile as sf
+
+    path = tmp_path / "a.wav"
+    sf.write(path, speechlike_signal(seconds, seed=12), rate, subtype="PCM_16")
+    return path.read_bytes(), path
+
+
+def cli_json(*args) -> dict:
+    from speechattn.cli import main
+
+    assert main(list(args)) == 0
+    return json.loads(open(args[args.index("-o") + 1]).read())
+
+
+def test_a_file_posted_to_transcribe_gets_the_json_transcribe_writes(server, tiny_onnx, tmp_path):
+    body, path = wav_bytes(tmp_path)
+    status, answer = post(server, f"/transcribe?name=a.wav&{QUERY}", body)
+    expected = cli_json("transcribe", str(path), "--model", str(tiny_onnx), "--format", "json",
+                        "-o", str(tmp_path / "out.json"), *SETTINGS)
+    assert status == 200 and answer["file"] == "a.wav" and answer["segments"]
+    assert {k: v for k, v in answer.items() if k != "file"} == {k: v for k, v in expected.items() if k != "file"}
+
+
+def test_a_file_posted_to_align_with_its_words_gets_the_json_align_writes(server, tiny_onnx, tmp_path):
+    """With force=1 as with --force (the tiny random model matches no text); without it, the command line's
+    refusal of a text that does not match the speech, as a 422."""
+    body, path = wav_bytes(tmp_path, 2.0)
+    words = "the cat sat on the mat"
+    status, answer = post(server, "/align?name=a.wav&force=1&text=" + words.replace(" ", "+"), body)
+    expected = cli_json("align", str(path), words, "--model", str(tiny_onnx), "--format", "json",
+                        "-o", str(tmp_path / "out.json"), "--force")
+    refused, refusal = post(server, "/align?name=a.wav&text=" + words.replace(" ", "+"), body)
+    assert refused == 422 and refusal["error"].startswith("a.wav: the text does not match the speech")
+    assert status == 200 and answer["file"] == "a.wav"
+    assert sorted([w["index"] for w in answer["words"]] + [w["index"] for w in answer["not_heard"]]) == list(range(6))
+    assert {k: v for k, v in answer.items() if k != "file"} == {k: v for k, v in expected.items() if k != "file"}
+
+
+def test_bad_file_requests_each_get_a_status_and_one_log_line_and_a_live_stream_goes_on(tiny_onnx, tmp_path, caplog):
+    """Too big (said by Content-Length, before the body is read; and chunked, counted as it comes), not audio, an
+    unknown parameter, align without words, GET, an unknown path, a wrong token, a head that never ends (408)."""
+    import socket
+
+    from speechattn_export.remote import RemoteStream
+
+    body, _ = wav_bytes(tmp_path, 1.0)  # 32 KB: under the 64 KiB bound
+    token = {"Authorization": "Bearer s3cret"}
+
+    def chunked_too_big():
+        with socket.create_connection(server.http_address, timeout=60) as s:
+            s.sendall(b"POST /transcribe HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer s3cret\r\n"
+                      b"Transfer-Encoding: chunked\r\n\r\n")
+            try:
+                for _ in range(20):  # 20 x 8 KiB, past the 64 KiB bound
+                    s.sendall(b"2000\r\n" + b"\0" * 0x2000 + b"\r\n")
+            except OSError:
+                pass  # the server answered and closed
+            return int(s.recv(100).split()[1]), None
+
+    def never_ending_head():
+        with socket.create_connection(server.http_address, timeout=60) as s:
+            s.sendall(b"POST /transcribe HTTP/1.1\r\nHost: x\r\n")
+            return int(s.recv(100).split()[1]), None
+
+    cases = {  # name: (call, status, words in the error)
+        "too big, said up front": (lambda: post(server, "/transcribe", b"\0" * (65 << 10), token), 413,
+                                   "at most 65,536"),
+        "too big, chunked": (chunked_too_big, 413, None),
+        "not audio": (lambda: post(server, "/transcribe?name=notes.wav", b"hello " * 100, token), 422,
+                      "notes.wav"),
+        "an unknown parameter": (lambda: post(server, "/transcribe?speed=2", body, token), 400,
+                                 "unknown parameter 'speed'"),
+        "a chunk the model does not serve": (lambda: post(server, "/transcribe?chunk_frames=999", body, token),
+                                             400, "999"),
+        "align without words": (lambda: post(server, "/align", body, token), 400, "?text="),
+        "a text over the head bound": (lambda: post(server, "/align?text=" + "word+" * 14000, body, token), 431,
+                                       "over 64 KiB"),
+        "GET": (lambda: post(server, "/transcribe", None, token, "GET"), 405, "takes POST"),
+        "an unknown path": (lambda: post(server, "/nothing", body, token), 404, "not found"),
+        "a wrong token": (lambda: post(server, "/transcribe", body, {"Authorization": "Bearer no"}), 401,
+                          "token"),
+        "a head that never ends": (never_ending_head, 408, None),
+    }
+    audio = speechlike_signal(1.5, seed=13).astype(np.float32)
+    with serving(tiny_onnx, max_file_bytes=64 << 10, token="s3cret", handshake_timeout_seconds=1.0) as server, \
+            caplog.at_level("INFO", logger="speechattn.runtime.serve"):
+        url = f"ws://127.0.0.1:{server.address[1]}/stream"
+        live = RemoteStream(url, token="s3cret")
+        outcomes = {}
+        for number, (name, (call, _, _)) in enumerate(cases.items()):
+            live.push(audio[number * 1600:(number + 1) * 1600])
+            outcomes[name] = call()
+        live.push(audio[len(cases) * 1600:])
+        live.finish()
+        status, good = post(server, "/transcribe?name=a.wav", body, token)
+    for name, (_, expected, words) in cases.items():
+        got, answer = outcomes[name]
+        assert got == expected, (name, got, answer)
+        if words is not None:
+            assert words in answer["error"] and "\n" not in answer["error"], (name, answer)
+    assert status == 200 and good["file"] == "a.wav"
+    assert live.result["samples"] == len(audio) and live.result["segments"]
+    lines = [r.getMessage() for r in caplog.records if r.getMessage().startswith("event=file")]
+    assert len(lines) == len(cases) + 1  # one each, and the good file's
+    assert all("/tmp" not in line for line in lines)  # the server's temporary paths stay its own
