@@ -12,6 +12,7 @@ import signal
 import subprocess
 import sys
 import threading
+import time
 import urllib.error
 import urllib.request
 from pathlib import Path
@@ -575,3 +576,51 @@ def test_provisional_updates_carry_the_decoders_open_phone_as_the_kit_holds_it_a
         assert message["provisional"] == held[message["frames"]], message["frames"]
         check_schema(message)
     assert any(m["provisional"]["open"] for m in compared)
+
+
+def test_a_client_sending_faster_than_real_time_is_read_no_further_ahead_than_the_bound(model):
+    """A live stream may run --max-ahead seconds ahead of real time; past that the server stops reading it (its
+    sends wait in the sockets' buffers and then in the client), so a client that pushes 20 s of audio at once grows no
+    memory in the server: what it has taken in stays within real time + the bound (+ one message) all along, and the
+    stream still ends with the kit's phones."""
+    from websockets.asyncio.client import connect
+
+    ahead, piece = 1.0, 1600
+    audio = audio_at(16000, 20.0, 21)
+
+    async def main():
+        server, task, url = await running(model, max_ahead_seconds=ahead)
+        worst = -1e9
+        try:
+            async with connect(url, max_size=None) as ws:
+                await ws.send(json.dumps({"type": "start", "sample_rate": 16000, "format": "float32"}))
+                await ws.recv()
+                (session,) = server.sessions.values()
+
+                async def watch():
+                    nonlocal worst
+                    while not session.finishing:
+                        taken = session.received_samples / 16000 - (time.monotonic() - session.started)
+                        worst = max(worst, taken)
+                        await asyncio.sleep(0.02)
+
+                watcher = asyncio.create_task(watch())
+                sending = time.monotonic()
+                for begin in range(0, len(audio), piece):  # as fast as the socket takes it (the kernel's buffers)
+                    await ws.send(audio[begin:begin + piece].tobytes())
+                await ws.send(json.dumps({"type": "end"}))
+                result = None
+                async for text in ws:
+                    message = json.loads(text)
+                    if message["type"] == "result":
+                        result = message
+                taken_for = time.monotonic() - sending
+                watcher.cancel()
+            return result, taken_for, worst
+        finally:
+            await stop(server, task)
+
+    result, taken_for, worst = asyncio.run(main())
+    assert worst <= ahead + piece / 16000 + 0.05, worst  # never more than the bound ahead of real time
+    assert taken_for > 20.0 - ahead - 0.5  # so the server took the audio in at about real time
+    assert same_segments(result["segments"], local_result(model, audio, 16000, DecodingOptions(), piece)["segments"])
