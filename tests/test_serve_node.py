@@ -7,6 +7,7 @@ import asyncio
 import shutil
 import subprocess
 import threading
+import time
 from pathlib import Path
 
 import numpy as np
@@ -85,3 +86,86 @@ def test_the_node_remote_stream_says_a_refusal_in_one_line(served, tmp_path):
     assert "refused with HTTP 401" in wrong_token.stderr
     assert unserved_chunk.returncode == 1 and unserved_chunk.stderr.count("\n") == 1
     assert "chunk_frames 999" in unserved_chunk.stderr and "(code 1007)" in unserved_chunk.stderr
+
+
+def kit_segments(model, audio: np.ndarray, seconds_before: float = 0.0) -> list[dict]:
+    local = PhoneStream(model, DecodingOptions())
+    local.push(audio)
+    local.finish()
+    return [{**s, "start": round(s["start"] + seconds_before, 6), "end": round(s["end"] + seconds_before, 6)}
+            for s in local.segment_dicts()]
+
+
+def test_the_node_remote_stream_reconnects_after_a_sigterm_and_resends_what_was_not_taken(tiny_onnx, tmp_path):
+    """Server A (its own process) gets SIGTERM mid-stream: the Node client (--reconnect, pieces at real-time pace)
+    gets A's result of what it took in, opens a new stream at the same URL, now server B's, sends B the audio A did
+    not take in and finishes.  The segments: the kit's for the audio A heard, then the kit's for the rest offset by
+    it; every sample heard once."""
+    import json
+    import signal
+
+    from test_serve_replicas import Replica
+
+    if NODE is None or not (ROOT / "export" / "node" / "node_modules" / "ws").exists():
+        pytest.skip("Node.js and (cd export/node && npm ci) are needed")
+    model = load_onnx(tiny_onnx)
+    audio = speechlike_signal(3.0, seed=21).astype("<f4")
+    (tmp_path / "a.f32").write_bytes(audio.tobytes())
+    a = Replica(tiny_onnx)
+    url = f"ws://127.0.0.1:{a.port}/stream"
+    client = subprocess.Popen([NODE, "export/node/remote.mjs", url, str(tmp_path / "a.f32"), "--realtime",
+                               "--reconnect", "--piece", "800"], cwd=ROOT, stdout=subprocess.PIPE,
+                              stderr=subprocess.PIPE, text=True)
+    loop = asyncio.new_event_loop()
+    b = Server(model, ServeOptions(port=a.port))
+    thread = threading.Thread(target=lambda: loop.run_until_complete(b.serve()), daemon=True)
+    try:
+        time.sleep(1.2)  # about a second of the audio streamed to A
+        a.process.send_signal(signal.SIGTERM)
+        assert a.process.wait(30) == 0
+        thread.start()  # B on the same port, while the client retries (0.2 s, 0.4 s, ...)
+        out, err = client.communicate(timeout=60)
+    finally:
+        client.kill()
+        a.process.kill()
+        if thread.is_alive():
+            loop.call_soon_threadsafe(b.shutdown)
+            thread.join(30)
+    assert client.returncode == 0, err
+    answer = json.loads(out)
+    assert len(answer["seams"]) == 1 and 0.5 < answer["seams"][0] < 2.5, answer["seams"]
+    heard = round(answer["seams"][0] * 16000)
+    assert any("event=closed" in line or "1001" in line for line in a.lines)
+    assert answer["samples"] == len(audio) and answer["duration"] == pytest.approx(len(audio) / 16000)
+    expected = kit_segments(model, audio[:heard]) + kit_segments(model, audio[heard:], heard / 16000)
+    got = answer["segments"]
+    assert len(got) == len(expected) > 0 and all(
+        (r["phone"], r["start"], r["end"]) == (e["phone"], pytest.approx(e["start"], abs=1e-6),
+                                              pytest.approx(e["end"], abs=1e-6))
+        and abs(r["confidence"] - e["confidence"]) <= CONFIDENCE_TOLERANCE for r, e in zip(got, expected))
+    assert answer["segments_from_updates"] == len(expected)
+
+
+def test_the_node_remote_stream_without_reconnect_says_a_shutdown_in_one_line(tiny_onnx, tmp_path):
+    """Without --reconnect a server's SIGTERM mid-stream is an error (code 1001), not a short result taken for the
+    whole stream."""
+    import signal
+
+    from test_serve_replicas import Replica
+
+    if NODE is None or not (ROOT / "export" / "node" / "node_modules" / "ws").exists():
+        pytest.skip("Node.js and (cd export/node && npm ci) are needed")
+    (tmp_path / "a.f32").write_bytes(speechlike_signal(3.0, seed=22).astype("<f4").tobytes())
+    a = Replica(tiny_onnx)
+    client = subprocess.Popen([NODE, "export/node/remote.mjs", f"ws://127.0.0.1:{a.port}/stream",
+                               str(tmp_path / "a.f32"), "--realtime"], cwd=ROOT, stdout=subprocess.PIPE,
+                              stderr=subprocess.PIPE, text=True)
+    try:
+        time.sleep(1.2)
+        a.process.send_signal(signal.SIGTERM)
+        out, err = client.communicate(timeout=60)
+    finally:
+        client.kill()
+        a.process.kill()
+    assert client.returncode == 1 and out == "" and err.count("\n") == 1
+    assert "shutting down" in err and "(code 1001)" in err

@@ -16,12 +16,16 @@ const threads = params.get("threads") ?? "1", threadsValid = /^[1-9][0-9]{0,2}$/
 ort.env.wasm.numThreads = crossOriginIsolated && threadsValid ? Number(threads) : 1;
 
 const modelsUrl = new URL(params.get("models") ?? "../models/", location.href);
+// ?server=ws://HOST:PORT/stream: the audio goes to a `speechattn serve` and the page shows its updates; the model
+// does not run here (docs/server.md, the protocol; ?server=...?token=T where the server asks for a token)
+const serverUrl = params.get("server");
 const $ = (id) => document.getElementById(id);
 const page = {
   status: "loading", error: null, model: null, bigram: null, run: null,
   mouth: { shape: "X", changes: 0, seen: {} }, // lip sync: the shape shown, how often it changed, frames per shape
   // for tests and for apps that embed the page
   transcribeBytes, runVectors, startMicrophone, stop,
+  server: null, // with ?server=: the server's ready message (model, phones, chunk frames, mouth shapes)
 };
 window.speechattn = page;
 
@@ -205,6 +209,113 @@ class Run {
   }
 }
 
+// A run whose model is on a `speechattn serve` (?server=): push / finish as Run, the audio sent as float32 binary
+// frames at `rate`, the server's updates shown as Run shows its own (final and provisional phones, the mouth from
+// the server's Rhubarb weights; no posteriorgram: the server sends no log-probabilities).
+class RemoteRun {
+  static async open(rate, display = true) {
+    const run = new RemoteRun(rate, display);
+    await run.opened;
+    return run;
+  }
+
+  constructor(rate, display) {
+    this.rate = rate;
+    this.display = display;
+    this.segments = []; // the server's segments, as `speechattn transcribe --format json` writes them
+    this.cues = [];
+    this.samples = 0;
+    this.captured = [];
+    this.result = null;
+    if (display) {
+      $("final").textContent = "";
+      $("provisional").textContent = "";
+      $("latency").textContent = "on the server";
+    }
+    const ws = new WebSocket(serverUrl);
+    ws.binaryType = "arraybuffer";
+    this.ws = ws;
+    this.opened = new Promise((resolve, reject) => { this.onReady = resolve; this.onRefused = reject; });
+    this.ended = new Promise((resolve, reject) => { this.onResult = resolve; this.onLost = reject; });
+    this.ended.catch(() => {}); // reported by finish(), or on the page while streaming
+    ws.onopen = () => ws.send(JSON.stringify({ type: "start", sample_rate: rate, format: "float32", options: {
+      decoder: $("decoder").value, visemes: "rhubarb", weights: true, provisional: true } }));
+    ws.onmessage = (event) => this.receive(JSON.parse(event.data));
+    ws.onclose = (event) => this.closed(event);
+  }
+
+  receive(message) {
+    if (message.type === "ready") {
+      this.ready = message;
+      this.onReady(message);
+    } else if (message.type === "error") {
+      this.error = `the server refused: ${message.message} (code ${message.code})`;
+    } else if (message.type === "update") {
+      this.segments.push(...(message.segments ?? []));
+      this.cues.push(...(message.cues ?? []));
+      if (this.display) this.show(message);
+    } else if (message.type === "result") {
+      this.result = message;
+      this.segments = message.segments;
+      this.cues = message.cues ?? this.cues;
+    }
+  }
+
+  closed(event) {
+    const why = this.error ?? (event.code === 1006 ? `${serverUrl}: no speechattn server answered (nothing listens ` +
+      "there, or it refused the connection: a wrong or missing ?token=)"
+      : `the server closed the stream: ${event.reason || "no reason given"} (code ${event.code})`);
+    if (!this.ready) this.onRefused(new Error(why));
+    else if (this.result && event.code === 1000) this.onResult(this.result);
+    else { // a server shutting down (1001) sends the result of what it heard first: shown, but not the whole run
+      this.onLost(new Error(why));
+      if (this.display) say(why, true);
+    }
+  }
+
+  async push(samples, final = false) {
+    if (final) return this.finish();
+    if (this.ws.readyState === WebSocket.OPEN) this.ws.send(samples.slice()); // a copy: the view may be of a larger buffer
+    this.samples += samples.length;
+  }
+
+  async finish() {
+    if (this.ws.readyState === WebSocket.OPEN) this.ws.send(JSON.stringify({ type: "end" }));
+    const result = await this.ended;
+    if (this.display) $("provisional").textContent = "";
+    return result;
+  }
+
+  show(update) {
+    const words = (update.segments ?? []).map((s) => s.phone).filter((p) => p !== "sil");
+    if (words.length) $("final").textContent += (($("final").textContent ? " " : "") + words.join(" "));
+    const open = update.provisional?.open;
+    $("provisional").textContent = open && open !== "sil" ? open : "";
+    if (update.weights?.length) showShape(update.weights.reduce((sum, row) => sum.map((v, k) => v + row[k])),
+      this.ready.shapes, update.weights.length);
+    $("seconds").textContent = `${(this.samples / this.rate).toFixed(1)} s`;
+  }
+
+  labels() {
+    const out = [], framesPerSecond = 1000 / this.ready.frame_shift_ms;
+    for (const s of this.segments) {
+      for (let f = Math.round(s.start * framesPerSecond); f < Math.round(s.end * framesPerSecond); f++) out[f] = s.phone;
+    }
+    return out;
+  }
+}
+
+// The run for a source at `rate`: here, or on the server with ?server=
+async function newRun(rate, display = true) {
+  if (serverUrl) {
+    if ($("script").value.trim()) throw new Error("following a text runs in the page only: clear the text box, or open the page without ?server=");
+    return RemoteRun.open(rate, display);
+  }
+  return new Run(display, await newFollow());
+}
+
+const modelRate = () => page.model?.sampleRate ?? page.server.model_sample_rate;
+
 // The mouth: the Rhubarb shape with the most posterior mass over this push's frames (80 ms: smooth enough to
 // look at, with no hold beyond the push), or, following a text, the shape of the aligned phone (`aligned`).
 function showMouth(frames, aligned = null) {
@@ -212,10 +323,15 @@ function showMouth(frames, aligned = null) {
   const weights = frameWeights(frames.logProbs, frames.count, "rhubarb", page.model.phones);
   const total = new Float64Array(S);
   for (let t = 0; t < frames.count; t++) for (let k = 0; k < S; k++) total[k] += weights[t * S + k];
+  showShape(total, shapes, frames.count, aligned);
+}
+
+// `total`: each shape's weight summed over `count` frames; the heaviest is shown (or `aligned`, following a text)
+function showShape(total, shapes, count, aligned = null) {
   let best = 0;
-  for (let k = 1; k < S; k++) if (total[k] > total[best]) best = k;
+  for (let k = 1; k < shapes.length; k++) if (total[k] > total[best]) best = k;
   const shape = aligned ?? shapes[best], mouth = page.mouth;
-  mouth.seen[shape] = (mouth.seen[shape] ?? 0) + frames.count;
+  mouth.seen[shape] = (mouth.seen[shape] ?? 0) + count;
   if (shape !== mouth.shape) {
     mouth.changes++;
     mouth.shape = shape;
@@ -241,6 +357,13 @@ function drawColumns(logProbs, count, classes) {
 // The same samples in as `speechattn transcribe` and the Node.js client: 16 kHz WAV, 80 ms pushes.
 async function transcribeBytes(bytes, display = true) {
   const { samples, rate } = readWav(new Uint8Array(bytes));
+  if (serverUrl) { // the server reads any rate exactly as `speechattn transcribe` does (its resampler)
+    const run = await RemoteRun.open(rate, display);
+    for (let at = 0; at < samples.length; at += 1280) await run.push(samples.subarray(at, at + 1280));
+    await run.finish();
+    page.lastRun = run;
+    return run.segments;
+  }
   const m = page.model;
   if (rate !== m.sampleRate) throw new Error(`the file is ${rate} Hz; transcribeBytes takes ${m.sampleRate} Hz WAV`);
   const run = new Run(display, await newFollow());
@@ -255,40 +378,42 @@ async function transcribeDropped(file) {
   const bytes = await file.arrayBuffer();
   let exact = false;
   try {
-    exact = readWav(new Uint8Array(bytes)).rate === page.model.sampleRate;
+    exact = serverUrl !== null || readWav(new Uint8Array(bytes)).rate === page.model.sampleRate;
   } catch { /* not a WAV file: the browser decodes it */ }
   if (exact) {
     page.dropped = await transcribeBytes(bytes);
-    say(`${file.name}: ${page.dropped.length} segments (16 kHz WAV, read exactly)`);
+    say(`${file.name}: ${page.dropped.length} segments (${serverUrl ? "WAV, read exactly by the server" : "16 kHz WAV, read exactly"})`);
     return;
   }
   const decoded = await new AudioContext().decodeAudioData(bytes.slice(0));
-  const offline = new OfflineAudioContext(1, Math.ceil(decoded.duration * page.model.sampleRate), page.model.sampleRate);
+  const offline = new OfflineAudioContext(1, Math.ceil(decoded.duration * modelRate()), modelRate());
   const source = offline.createBufferSource();
   source.buffer = decoded;
   source.connect(offline.destination);
   source.start();
   const samples = (await offline.startRendering()).getChannelData(0);
-  const run = new Run(true, await newFollow());
+  const run = await newRun(modelRate());
   for (let at = 0; at < samples.length; at += 1280) await run.push(samples.subarray(at, at + 1280));
   await run.push(new Float32Array(0), true);
-  page.dropped = segmentDicts(run.segments, page.model.phones, samples.length / page.model.sampleRate,
+  page.dropped = serverUrl ? run.segments : segmentDicts(run.segments, page.model.phones, samples.length / page.model.sampleRate,
     1000 / page.model.frameShiftMs);
   say(`${file.name}: ${run.segments.length} segments (decoded and resampled to 16 kHz by the browser)`);
 }
 
 async function startMicrophone() {
-  const follow = await newFollow(); // before the microphone opens: the lexicon may take a moment to load
+  const run = await newRun(modelRate()); // before the microphone opens: the lexicon or the server may take a moment
   const media = await navigator.mediaDevices.getUserMedia({
     audio: { channelCount: 1, echoCancellation: false, noiseSuppression: false, autoGainControl: false },
+  }).catch((error) => {
+    run.ws?.close(); // with a server: its stream, not left open until its idle timeout
+    throw error;
   });
   const context = new AudioContext();
   await context.audioWorklet.addModule(new URL("../js/capture-worklet.mjs", import.meta.url));
   const source = context.createMediaStreamSource(media);
   const node = new AudioWorkletNode(context, "speechattn-capture");
-  const resampler = new Resampler(context.sampleRate, page.model.sampleRate);
-  const run = new Run(true, follow);
-  const push = 8 * page.model.hopSamples;
+  const resampler = new Resampler(context.sampleRate, modelRate());
+  const push = 8 * (page.model?.hopSamples ?? page.server.frame_shift_ms * modelRate() / 1000); // 80 ms
   let pending = new Float32Array(0), queue = Promise.resolve();
   node.port.onmessage = (event) => {
     const converted = resampler.process(event.data.samples);
@@ -307,7 +432,7 @@ async function startMicrophone() {
   page.run = run;
   page.microphone = { media, context, node, source, flush: () => queue };
   page.status = "listening";
-  $("rate").textContent = `${context.sampleRate} Hz -> ${page.model.sampleRate} Hz`;
+  $("rate").textContent = `${context.sampleRate} Hz -> ${modelRate()} Hz${serverUrl ? " (to the server)" : ""}`;
   $("start").disabled = true;
   $("stop").disabled = false;
   say("listening: speak (phones appear as you talk)");
@@ -321,11 +446,14 @@ async function stop() {
   mic.media.getTracks().forEach((track) => track.stop());
   await mic.context.close();
   await mic.flush();
-  await page.run.push(new Float32Array(0), true);
-  page.microphone = null;
+  try {
+    await page.run.push(new Float32Array(0), true); // with a server gone, rejects: the page says why
+  } finally {
+    page.microphone = null;
+    $("start").disabled = false;
+    $("stop").disabled = true;
+  }
   page.status = "stopped";
-  $("start").disabled = false;
-  $("stop").disabled = true;
   say("stopped");
 }
 
@@ -357,8 +485,43 @@ drop.ondrop = (event) => {
   }
 };
 
+// With ?server=: one stream opened and ended at once says whether the server is there and what it runs
+async function connectServer() {
+  $("server").value = serverUrl;
+  $("model").disabled = true;
+  let url;
+  try {
+    url = new URL(serverUrl);
+  } catch {
+    throw new Error(`?server=${serverUrl}: not a URL (give ws://HOST:PORT/stream)`);
+  }
+  if (url.protocol !== "ws:" && url.protocol !== "wss:") {
+    throw new Error(`?server=${serverUrl}: not a WebSocket URL (give ws://HOST:PORT/stream, or wss:// behind TLS)`);
+  }
+  say(`connecting to ${serverUrl} ...`);
+  const probe = await RemoteRun.open(16000, false);
+  await probe.finish();
+  page.server = probe.ready;
+  const chunkMs = probe.ready.chunk_frames * probe.ready.frame_shift_ms;
+  say(`${probe.ready.model.name ?? "the model"} on ${serverUrl}: ${probe.ready.phones.length} phones, chunks of ` +
+    `${chunkMs} ms (the model runs on the server)`);
+  page.status = "ready";
+  $("start").disabled = false;
+}
+
+$("server").onchange = () => { // a server typed in the settings: the page again, with or without ?server=
+  const typed = $("server").value.trim();
+  if (typed) params.set("server", typed);
+  else params.delete("server");
+  location.search = params.toString();
+};
+
 if (!threadsValid) say(`?threads=${threads}: must be a whole number from 1 to 999`, true); // not NaN threads
-else {
+else if (serverUrl !== null) {
+  connectServer()
+    .then(() => (params.has("autostart") ? startMicrophone() : null))
+    .catch((error) => say(error.message, true));
+} else {
   fillModelMenu()
     .then(loadModel)
     .then(() => (params.has("autostart") ? startMicrophone() : null))
