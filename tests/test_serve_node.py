@@ -32,23 +32,10 @@ def served(tiny_onnx):
         pytest.skip("Node.js is not installed (the README's test command installs it: apt-get install nodejs)")
     if not (ROOT / "export" / "node" / "node_modules" / "ws").exists():
         pytest.skip("the ws package is not installed: (cd export/node && npm ci)")
-    model = load_onnx(tiny_onnx)
-    loop = asyncio.new_event_loop()
-    server = Server(model, ServeOptions(port=0, token="s3cret"))
+    from test_serve_files import serving
 
-    def run():
-        asyncio.set_event_loop(loop)
-        loop.run_until_complete(server.serve())
-
-    thread = threading.Thread(target=run, daemon=True)
-    thread.start()
-    for _ in range(600):
-        if server.address:
-            break
-        threading.Event().wait(0.05)
-    yield model, f"ws://127.0.0.1:{server.address[1]}/stream"
-    loop.call_soon_threadsafe(server.shutdown)
-    thread.join(30)
+    with serving(tiny_onnx, token="s3cret") as server:  # a server in a thread of its own, stopped after the test
+        yield load_onnx(tiny_onnx), f"ws://127.0.0.1:{server.address[1]}/stream"
 
 
 def node(*args: str) -> subprocess.CompletedProcess:
