@@ -87,6 +87,17 @@ def call(browser, script: str):
                                         "(e) => done({error: String(e)}))")
 
 
+def drop_sample(browser) -> None:
+    """A real drop event carrying the bundled sample, as a user's drag and drop delivers it; returns once the page has
+    transcribed it (window.speechattn.dropped)."""
+    call(browser, f"""fetch('../samples/{SAMPLE.name}').then((r) => r.arrayBuffer()).then((bytes) => {{
+        const data = new DataTransfer();
+        data.items.add(new File([bytes], '{SAMPLE.name}', {{type: 'audio/wav'}}));
+        document.getElementById('drop').dispatchEvent(new DragEvent('drop', {{dataTransfer: data, bubbles: true}}));
+        return new Promise((resolve) => {{ const wait = () => window.speechattn.dropped ? resolve(1) : setTimeout(wait, 50); wait(); }});
+    }})""")
+
+
 @pytest.mark.parametrize("model", ["default", "default-int8"])
 def test_the_page_passes_the_segmenter_vector_and_a_dropped_file_gives_pythons_segments(browser, server, model):
     """fp32 gives exactly what it gives in Python; int8 (onnxruntime's MatMulNBits in the WASM build) within 2 % of
@@ -94,13 +105,7 @@ def test_the_page_passes_the_segmenter_vector_and_a_dropped_file_gives_pythons_s
     browser.get(server + f"?model={model}.onnx")
     assert wait_for(browser, {"ready"}) == "ready", browser.find_element("id", "status").text
     assert call(browser, "window.speechattn.runVectors()") == []
-    # a real drop event carrying the file, as a user's drag and drop delivers it
-    call(browser, f"""fetch('../samples/{SAMPLE.name}').then((r) => r.arrayBuffer()).then((bytes) => {{
-        const data = new DataTransfer();
-        data.items.add(new File([bytes], '{SAMPLE.name}', {{type: 'audio/wav'}}));
-        document.getElementById('drop').dispatchEvent(new DragEvent('drop', {{dataTransfer: data, bubbles: true}}));
-        return new Promise((resolve) => {{ const wait = () => window.speechattn.dropped ? resolve(1) : setTimeout(wait, 50); wait(); }});
-    }})""")
+    drop_sample(browser)
     dropped = browser.execute_script("return window.speechattn.dropped")
     expected = python_json(model=model)["segments"]
     assert len(dropped) > 5

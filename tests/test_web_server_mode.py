@@ -12,7 +12,7 @@ import time
 
 import pytest
 
-from test_browser import SAMPLE, browser, call, python_json, server, wait_for  # noqa: F401 (fixtures)
+from test_browser import browser, call, drop_sample, python_json, server, wait_for  # noqa: F401 (fixtures)
 
 pytest.importorskip("websockets")
 pytest.importorskip("prometheus_client")
@@ -64,12 +64,7 @@ def test_a_file_dropped_on_the_page_with_a_server_gives_the_kits_phones(browser,
     assert wait_for(browser, {"ready"}) == "ready", browser.find_element("id", "status").text
     assert "on the server" in browser.find_element("id", "status").text
     assert browser.execute_script("return window.speechattn.model") is None  # no onnxruntime-web session
-    call(browser, f"""fetch('../samples/{SAMPLE.name}').then((r) => r.arrayBuffer()).then((bytes) => {{
-        const data = new DataTransfer();
-        data.items.add(new File([bytes], '{SAMPLE.name}', {{type: 'audio/wav'}}));
-        document.getElementById('drop').dispatchEvent(new DragEvent('drop', {{dataTransfer: data, bubbles: true}}));
-        return new Promise((resolve) => {{ const wait = () => window.speechattn.dropped ? resolve(1) : setTimeout(wait, 50); wait(); }});
-    }})""")
+    drop_sample(browser)
     dropped = browser.execute_script("return window.speechattn.dropped")
     expected = python_json()["segments"]
     assert len(dropped) > 5
