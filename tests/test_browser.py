@@ -56,6 +56,7 @@ def browser():
                      "--use-fake-ui-for-media-stream", "--use-fake-device-for-media-stream",
                      f"--use-file-for-fake-audio-capture={SAMPLE}", "--autoplay-policy=no-user-gesture-required"):
         options.add_argument(argument)
+    options.set_capability("goog:loggingPrefs", {"browser": "ALL"})  # the console, for tests that read the page's log
     browser = webdriver.Chrome(options=options, service=Service(driver))
     browser.set_script_timeout(120)
     yield browser

@@ -18,6 +18,8 @@ from pathlib import Path
 
 import pytest
 
+from test_browser import browser  # noqa: F401  (its fixture: the same headless Chromium, its log kept)
+
 ROOT = Path(__file__).resolve().parent.parent
 NODE = shutil.which("node")
 SAMPLE = ROOT / "speechattn" / "runtime" / "samples" / "this-no-longer-appears-to-be-the-case.wav"
@@ -381,26 +383,7 @@ def server():
         yield url
 
 
-@pytest.fixture(scope="module")
-def browser():
-    webdriver = pytest.importorskip("selenium.webdriver")
-    from selenium.webdriver.chrome.service import Service
-
-    chromium, driver = shutil.which("chromium"), shutil.which("chromedriver")
-    if not (chromium and driver):
-        pytest.skip("Debian's chromium and chromium-driver are not installed (the README's test line installs them)")
-    options = webdriver.ChromeOptions()
-    options.binary_location = chromium
-    for argument in ("--headless=new", "--no-sandbox", "--disable-gpu", "--use-fake-ui-for-media-stream",
-                     "--use-fake-device-for-media-stream", "--autoplay-policy=no-user-gesture-required"):
-        options.add_argument(argument)
-    options.set_capability("goog:loggingPrefs", {"browser": "ALL"})
-    browser = webdriver.Chrome(options=options, service=Service(driver))
-    yield browser
-    browser.quit()
-
-
-def page_state(browser, name: str, states: set[str], seconds: float = 60.0) -> dict:
+def page_state(browser, name: str, states: set[str], seconds: float = 60.0) -> dict:  # noqa: F811
     deadline = time.monotonic() + seconds
     while time.monotonic() < deadline:
         state = browser.execute_script(f"return window.{name} && {{status: window.{name}.status, "
@@ -413,7 +396,7 @@ def page_state(browser, name: str, states: set[str], seconds: float = 60.0) -> d
 
 @pytest.mark.slow
 @pytest.mark.parametrize("page, name", [("", "speechattn"), ("avatar.html", "avatar")])
-def test_the_pages_load_with_nothing_missing_in_the_browser_log(browser, page, name):
+def test_the_pages_load_with_nothing_missing_in_the_browser_log(browser, page, name):  # noqa: F811
     """Every load asked for /favicon.ico and logged its 404; the pages now carry their icon inline."""
     with serving() as server:
         browser.get_log("browser")  # what earlier pages logged
@@ -426,7 +409,7 @@ def test_the_pages_load_with_nothing_missing_in_the_browser_log(browser, page, n
 
 @pytest.mark.slow
 @pytest.mark.parametrize("value", PROTOTYPE_NAMES)
-def test_the_pages_refuse_a_prototype_name_in_their_parameters_with_a_clear_message(browser, server, value):
+def test_the_pages_refuse_a_prototype_name_in_their_parameters_with_a_clear_message(browser, server, value):  # noqa: F811
     """avatar.html?visemes=constructor threw a TypeError inside loadModel once a sound started (VISEME_SETS'
     "constructor" is Object); now the page says so as it loads.  index.html?model=constructor names the model it
     could not find, and ?threads=constructor is refused rather than handed to onnxruntime-web as NaN threads."""
