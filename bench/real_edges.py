@@ -27,7 +27,7 @@ For each reference edge the nearest edge of the same kind (onset or offset) of e
 within 10 / 20 / 50 ms, the signed median (negative: the aligner's edge is earlier), by the phone class next to
 the silence in speechattn's alignment.
 
-    python bench/real_edges.py --validate 120
+    python bench/real_edges.py --validate 120 --synthetic 120
     python bench/real_edges.py --speech-commands /path/to/speech_commands_v0.02 \\
         --librispeech ../shared/data/librispeech-clips --transcripts test-other.tsv
 """
@@ -185,6 +185,66 @@ def validate(count: int, args) -> None:
                   f"{np.median(e) if e.size else float('nan'):+.1f} ms |")
 
 
+def synthetic_edges(count: int, args) -> None:
+    """Both aligners' speech edges against the exact ones on synthetic voices: is a bias on real speech the
+    aligner's own, or something real speech has?"""
+    sys.path.insert(0, str(Path(__file__).resolve().parent))
+    from align import ScriptWord, ours_labels, words_between_pauses
+
+    from speechattn.data.align import PhoneAligner
+    from speechattn.data.labels import frame_labels
+    from speechattn.data.synth import SynthConfig, engine, engine_of, plan, with_edge_silence
+    from speechattn.phones import PHONE_TO_INDEX, PHONES
+    from speechattn_export.align import AlignOptions, align
+    from speechattn_export.pipeline import load_model
+
+    sil = PHONE_TO_INDEX["sil"]
+    model, peer = load_model(args.model, threads=1), PhoneAligner()
+    chunk = args.chunk_frames or max(model.allowed_chunk_frames)
+    scored = defaultdict(list)
+    for job in plan(SynthConfig(hours=count * 4.2 / 3600))[:count]:
+        u = engine(engine_of(job.voice)).synthesize(job.text, job.voice, job.rate_wpm, job.pitch, job.pitch_range)
+        u = with_edge_silence(u, job.lead_seconds, job.trail_seconds)
+        frames = len(u.audio) // 160
+        truth = frame_labels(u.intervals, frames)
+        stretches = words_between_pauses(truth)
+        stream = model.new_stream(chunk)
+        log_probs = np.concatenate([stream.push(u.audio).log_probs, stream.finish().log_probs])[:frames]
+        script = [ScriptWord(" ".join(w), tuple(w)) for w in stretches]
+        found = {"speechattn": aligner_edges(ours_labels(align(log_probs, script, model.phones, AlignOptions()),
+                                                         frames), sil, PHONES)}
+        theirs = peer.align(u.audio, stretches)
+        if theirs is not None:
+            found["pocketsphinx"] = aligner_edges(frame_labels(theirs, frames), sil, PHONES)
+        intervals = sorted((s * 1000, e * 1000, PHONES[p] if not isinstance(p, str) else p) for s, e, p in u.intervals)
+        speech = [(s, e, p) for s, e, p in intervals if p != "sil"]
+        exact = {"onset": [], "offset": []}
+        for i, (s, e, p) in enumerate(speech):
+            if i == 0 or speech[i - 1][1] < s - 1:
+                exact["onset"].append((s, p))
+            if i == len(speech) - 1 or speech[i + 1][0] > e + 1:
+                exact["offset"].append((e, p))
+        for aligner, edges in found.items():
+            for kind in ("onset", "offset"):
+                for ms, phone in exact[kind]:
+                    hit = nearest(edges[kind], ms)
+                    error = hit[0] - ms if hit else 10_000.0
+                    scored[aligner, kind].append(error)
+                    scored[aligner, f"{kind}, {phone_class(phone)}"].append(error)
+    print(f"\nspeech edges on {count} synthetic utterances against the exact times (the phone class from the "
+          f"synthesizer's labels; a 10 ms frame grid alone puts an onset up to 10 ms early and an offset up to 10 ms "
+          f"late)")
+    print("| edge | edges | speechattn within 10 / 20 / 50 ms | median | pocketsphinx within 10 / 20 / 50 ms | median |")
+    print("|---|---|---|---|---|---|")
+    for key in sorted({k for _, k in scored}, key=lambda k: ("," in k, k)):
+        cells = []
+        for aligner in ("speechattn", "pocketsphinx"):
+            e = np.array(scored.get((aligner, key), []))
+            cells += ([" / ".join(f"{100 * np.mean(np.abs(e) <= ms):.0f}" for ms in TOLERANCES_MS) + " %",
+                       f"{np.median(e):+.0f} ms"] if e.size else ["-", "-"])
+        print(f"| {key} | {len(scored['speechattn', key])} | " + " | ".join(cells) + " |")
+
+
 # --- the check on real speech ----------------------------------------------------------------------------------
 
 def speech_commands(root: Path, limit: int | None) -> list[tuple[str, Path, str]]:
@@ -313,6 +373,8 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--validate", type=int, metavar="N", help="the detector on N synthetic utterances")
+    parser.add_argument("--synthetic", type=int, metavar="N",
+                        help="both aligners' speech edges on N synthetic utterances against the exact times")
     parser.add_argument("--speech-commands", type=Path, help="a Speech Commands v0.02 folder (WORD/ID.wav)")
     parser.add_argument("--librispeech", type=Path, help="LibriSpeech clips (ID.flac|wav|opus anywhere below)")
     parser.add_argument("--transcripts", type=Path, help="--librispeech's texts: a tab-separated file, id and text")
@@ -329,8 +391,10 @@ def main() -> None:
     args = parser.parse_args()
     if args.validate:
         validate(args.validate, args)
+    if args.synthetic:
+        synthetic_edges(args.synthetic, args)
     if not (args.speech_commands or args.librispeech):
-        if not args.validate:
+        if not (args.validate or args.synthetic):
             parser.error("give --validate N, --speech-commands DIR or --librispeech DIR --transcripts TSV")
         return
     if args.librispeech and not args.transcripts:
