@@ -1,0 +1,67 @@
+"""Follow-along through `speechattn serve`: a stream opened with a script gets the words the kit's FollowStream
+gives for the same audio in the same pieces, and the words not heard at the end, from the bundled model."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+import soundfile as sf
+
+pytest.importorskip("websockets")
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from test_serve_files import serving  # noqa: E402
+
+from speechattn_export import load_model  # noqa: E402
+from speechattn_export.remote import RemoteStream  # noqa: E402
+
+ROOT = Path(__file__).resolve().parent.parent
+SAMPLES = ROOT / "speechattn" / "runtime" / "samples"
+BUNDLED = ROOT / "export" / "models" / "default-int8.onnx"
+
+
+def local_words(model, text: str, audio: np.ndarray, rate: int, piece: int):
+    stream = model.follow(text)
+    events = []
+    for start in range(0, len(audio), piece):
+        update = stream.push(audio[start:start + piece], sample_rate=rate)
+        events += stream.word_events(update.words, update.not_heard)
+    update = stream.finish()
+    events += stream.word_events(update.words, update.not_heard)
+    return events, [int(i) for i in update.not_heard]
+
+
+def remote_words(url: str, text: str, audio: np.ndarray, rate: int, piece: int):
+    stream = RemoteStream(url, sample_rate=rate, script=text)
+    events = []
+    for start in range(0, len(audio), piece):
+        events += stream.push(audio[start:start + piece]).words
+    events += stream.finish().words
+    return events, stream.result.get("not_heard")
+
+
+def key(events: list[dict]) -> list[tuple]:
+    return [(e["index"], e["word"], round(e["start"], 2), round(e["end"], 2)) for e in events]
+
+
+@pytest.mark.parametrize("name, text, piece_ms", [
+    ("please-enter-your-password.wav", "Please enter your password, followed by the pound key.", 40),
+    ("this-no-longer-appears-to-be-the-case.wav", "This no longer appears to be the case.", 100),
+    # two words the reader never says: reported not heard by both
+    ("this-no-longer-appears-to-be-the-case.wav", "This no longer appears to be the case. Thank you.", 40),
+])
+def test_a_followed_stream_through_the_server_gives_the_kits_words(name, text, piece_ms):
+    audio, rate = sf.read(SAMPLES / name, dtype="float32")
+    piece = rate * piece_ms // 1000
+    local, local_not_heard = local_words(load_model("default-int8"), text, audio, rate, piece)
+    with serving(BUNDLED) as server:
+        url = f"ws://127.0.0.1:{server.address[1]}/stream"
+        remote, remote_not_heard = remote_words(url, text, audio, rate, piece)
+    assert local and key(remote) == key(local)
+    assert remote_not_heard == local_not_heard
+    if "Thank you" in text:
+        assert local_not_heard == [8, 9]
