@@ -21,10 +21,10 @@ def prepare(recipe, out, overrides):
     """Build or read a corpus into lhotse manifests, split by speaker.
 
     Synthesizes the built-in corpus (recipes/synth-en.yaml), force-aligns real speech with pocketsphinx
-    (speechocean762.yaml, ljspeech.yaml, real-dev.yaml; --set data.aligner=speechattn for our own aligner on
-    the bundled model instead), or reads a phone-aligned corpus (TIMIT, audio +
-    TextGrid phone tiers, audio + HTK .lab).  Phones are mapped into the 40 classes (an unknown symbol
-    stops with the file and symbol named).  Finished work (synthesized audio, alignments) is reused."""
+    (speechocean762.yaml, ljspeech.yaml, real-dev.yaml, librispeech-other.yaml, speech-commands.yaml, an4.yaml;
+    --set data.aligner=speechattn for our own aligner on the bundled model instead), or reads a phone-aligned
+    corpus (TIMIT, audio + TextGrid phone tiers, audio + HTK .lab).  Phones are mapped into the 40 classes (an
+    unknown symbol stops with the file and symbol named).  Finished work (synthesized audio, alignments) is reused."""
     from speechattn.data.prepare import prepare as run_prepare
     from speechattn.training.recipes import load_recipe
 

@@ -13,6 +13,7 @@ map stops the preparation with the file and symbol named, not training later.
 from __future__ import annotations
 
 import logging
+import re
 from pathlib import Path
 from typing import Callable, Iterable
 
@@ -405,3 +406,220 @@ def read_ljspeech(root: str | Path, dev_chapters: tuple[str, ...] = ("LJ050",), 
     for supervision in supervisions:
         supervision.custom["fixed_split"] = splits[supervision.id]
     return recordings, supervisions
+
+
+# Transcribed corpora from the data hunt (docs/data-hunt.md), labelled by forced alignment like LJ Speech.
+
+MAX_TRANSCRIPT_BYTES = 256 * 1024 * 1024  # a transcript file or manifest far past any corpus's: not one
+LIBRISPEECH_ID = re.compile(r"\d+-\d+-\d+")  # SPEAKER-CHAPTER-UTTERANCE
+SPEECH_COMMANDS_SKIPPED = ("_background_noise_", "_silence_")  # noise, no word
+SPEECH_COMMANDS_DEV_HASH_STARTS = ("0", "1", "2", "3")  # a quarter of the speakers, whatever the corpus's size
+MANIFEST_DURATION_TOLERANCE_S = 0.05  # a NeMo manifest's duration against the audio's own
+
+
+def _listed_audio(root: Path, suffixes: tuple[str, ...]) -> list[Path]:
+    """Audio files under `root`, without the `._NAME` resource files a copy from macOS leaves beside each file."""
+    return sorted(p for p in root.rglob("*") if p.suffix.lower() in suffixes and not p.name.startswith("._")
+                  and p.is_file())
+
+
+def _text_lines(path: Path, what: str) -> list[str]:
+    from speechattn.files import read_bounded
+
+    data = read_bounded(path, what, MAX_TRANSCRIPT_BYTES, CorpusError)
+    try:
+        return data.decode("utf-8").splitlines()
+    except UnicodeDecodeError:
+        raise CorpusError(f"{path}: not UTF-8 text; not a {what}") from None
+
+
+def _align_transcribed(corpus: str, clips: dict[str, tuple], root: Path, found: str, cache: Path | None,
+                       workers: int, progress: bool, aligner: str):
+    """clips: utterance -> (audio path, text, speaker, fixed split or None).  Clips holding a word outside the
+    aligner's dictionary are left out and counted in one log line after `found` (what the reader found and left
+    out); the rest are force-aligned (cached) and become manifests."""
+    from speechattn.data.align import ALIGNERS
+    from speechattn.data.textnorm import spoken_words
+
+    dictionary = ALIGNERS[aligner].dictionary()
+    items, out_of_vocabulary, skipped = [], {}, 0
+    for utterance, (audio, text, _, _) in sorted(clips.items()):
+        words = spoken_words(text)
+        unknown = [w for w in words if not dictionary.in_dictionary(w)]
+        if unknown or not words:
+            skipped += 1
+            for word in unknown:
+                out_of_vocabulary[word] = out_of_vocabulary.get(word, 0) + 1
+            continue
+        items.append((utterance, str(audio), None, words))
+    unknown_words = ", ".join(sorted(out_of_vocabulary)[:12]) + (" ..." if len(out_of_vocabulary) > 12 else "")
+    log.info("%s: %s; %d hold words outside the dictionary%s; aligning %d", corpus, found, skipped,
+             f" ({unknown_words})" if unknown_words else "", len(items))
+    done = _aligned(items, cache, workers, progress, aligner)
+    recordings, supervisions = _aligned_manifests(
+        items, done, {u: clip[2] for u, clip in clips.items()}, {u: clip[1] for u, clip in clips.items()}, root,
+        f"{aligner} forced alignment")
+    for supervision in supervisions:
+        if clips[supervision.id][3]:
+            supervision.custom["fixed_split"] = clips[supervision.id][3]
+    return recordings, supervisions
+
+
+def read_librispeech(root: str | Path, transcripts: str | Path | None = None, cache: Path | None = None,
+                     workers: int = 2, progress: bool = True, aligner: str = "pocketsphinx"):
+    """LibriSpeech clips named SPEAKER-CHAPTER-UTTERANCE.flac|wav|opus anywhere under `root`, their text from
+    LibriSpeech's own SPEAKER/CHAPTER/SPEAKER-CHAPTER.trans.txt files under `root` ('ID TEXT' lines, upper case)
+    and from `transcripts`, a tab-separated file whose first two columns are id and text (fbai-speech's reference
+    files: lower case, more columns after; it wins where both hold a clip).  Speaker = the id's first field.
+    Force-aligned with `aligner`; clips without a transcript, or holding a word outside the dictionary, are left
+    out and counted."""
+    root = Path(root)
+    audio: dict[str, Path] = {}
+    for path in _listed_audio(root, (".flac", ".wav", ".opus")):
+        if LIBRISPEECH_ID.fullmatch(path.stem):
+            if path.stem in audio:
+                raise CorpusError(f"{path}: a second audio file for clip {path.stem} (the first: {audio[path.stem]})")
+            audio[path.stem] = path
+    if not audio:
+        raise CorpusError(f"{root}: no LibriSpeech clips (SPEAKER-CHAPTER-UTTERANCE.flac, .wav or .opus) under it")
+    sources = [(p, " ", "ID TEXT") for p in sorted(root.rglob("*.trans.txt")) if not p.name.startswith("._")]
+    if transcripts:
+        sources.append((Path(transcripts), "\t", "ID<tab>TEXT[<tab>...]"))
+    if not sources:
+        raise CorpusError(f"{root}: no SPEAKER-CHAPTER.trans.txt under it, and no transcript file given "
+                          "(data.transcripts: a tab-separated 'id, text' file)")
+    texts: dict[str, str] = {}
+    for path, separator, form in sources:
+        for number, line in enumerate(_text_lines(path, "transcript file"), 1):
+            if not line.strip():
+                continue
+            utterance, _, text = line.strip().partition(separator)
+            text = text.split("\t")[0].strip()
+            if not LIBRISPEECH_ID.fullmatch(utterance) or not text:
+                raise CorpusError(f"{path}:{number}: expected '{form}' with a SPEAKER-CHAPTER-UTTERANCE id, "
+                                  f"got {line[:80]!r}")
+            texts[utterance] = text
+    clips = {u: (path, texts[u], u.split("-")[0], None) for u, path in audio.items() if u in texts}
+    found = (f"{len(audio)} clips, {len(audio) - len(clips)} without a transcript (left out; "
+             f"{len(texts) - len(clips)} transcripts have no clip here)")
+    return _align_transcribed("librispeech", clips, root, found, cache, workers, progress, aligner)
+
+
+def speech_commands_split(speaker: str) -> str:
+    """A Speech Commands speaker's split, fixed by the speaker's hash alone so that it never changes with the
+    corpus's size: hashes starting with 0-3 are dev (reserved for the word-edge alignment check), the rest train."""
+    return "dev" if speaker.startswith(SPEECH_COMMANDS_DEV_HASH_STARTS) else "train"
+
+
+def _speech_command(path: Path) -> tuple[str, str, str]:
+    """(utterance id, word, speaker hash) of WORD/HASH_nohash_N.wav or _unknown_/WORD_HASH_nohash_N.wav[.wav]."""
+    name = path.name
+    while name.lower().endswith(".wav"):
+        name = name[:-4]
+    fields = name.split("_")
+    unknown = path.parent.name == "_unknown_"
+    words = fields[:-3]
+    if (len(fields) < 3 or fields[-2] != "nohash" or not fields[-1].isdigit()
+            or not re.fullmatch(r"[0-9a-fA-F]+", fields[-3]) or (unknown and not words) or (words and not unknown)):
+        raise CorpusError(f"{path}: not a Speech Commands clip name (WORD/HASH_nohash_N.wav, or "
+                          "_unknown_/WORD_HASH_nohash_N.wav)")
+    word = "_".join(words) if unknown else path.parent.name
+    speaker = fields[-3].lower()
+    return f"{word}_{speaker}_nohash_{fields[-1]}", word, speaker
+
+
+def read_speech_commands(root: str | Path, cache: Path | None = None, workers: int = 2, progress: bool = True,
+                         aligner: str = "pocketsphinx"):
+    """Speech Commands (v0.02): one spoken word a clip, WORD/HASH_nohash_N.wav, and in the test set's
+    `_unknown_` folder WORD_HASH_nohash_N.wav (the staged copy's end in .wav.wav); `_background_noise_` and
+    `_silence_` hold no word and are left out.  The text is the word, the speaker its HASH, and the split fixed
+    by the hash (speech_commands_split, custom["fixed_split"]).  Force-aligned with `aligner` as one word
+    between silences."""
+    root = Path(root)
+    clips: dict[str, tuple] = {}
+    noise = 0
+    for path in sorted(p for p in root.glob("*/*") if p.suffix.lower() == ".wav" and not p.name.startswith("._")):
+        if path.parent.name in SPEECH_COMMANDS_SKIPPED:
+            noise += 1
+            continue
+        utterance, word, speaker = _speech_command(path)
+        if utterance in clips:
+            raise CorpusError(f"{path}: clip {utterance} is here twice (the first: {clips[utterance][0]})")
+        clips[utterance] = (path, word, speaker, speech_commands_split(speaker))
+    if not clips:
+        raise CorpusError(f"{root}: no Speech Commands clips (WORD/HASH_nohash_N.wav) in its folders")
+    found = f"{len(clips) + noise} clips, {noise} in {' or '.join(SPEECH_COMMANDS_SKIPPED)} (no word: left out)"
+    return _align_transcribed("speech-commands", clips, root, found, cache, workers, progress, aligner)
+
+
+def _manifest_audio(manifest: Path, listed: str, root: Path) -> Path | None:
+    """The audio a NeMo manifest line names: an absolute path, or relative to the manifest's folder or to `root`;
+    else the path's tail under the manifest's folder (NeMo's own manifests name audio relative to the repository
+    they were written in: tests/data/asr/train/an4/wav/X.wav beside asr/an4_train.json)."""
+    path = Path(listed)
+    if path.is_absolute():
+        return path if path.is_file() else None
+    for start in range(len(path.parts)):
+        for base in (manifest.parent, root) if start == 0 else (manifest.parent,):
+            if (base / Path(*path.parts[start:])).is_file():
+                return base / Path(*path.parts[start:])
+    return None
+
+
+def _audio_seconds(path: Path) -> float | None:
+    """The audio's duration from its header, or None where soundfile cannot read it (_recording names it later)."""
+    import soundfile
+
+    try:
+        return soundfile.info(str(path)).duration
+    except Exception:  # soundfile raises several types for unreadable audio
+        return None
+
+
+def read_an4(root: str | Path, manifest: str | Path | None = None, cache: Path | None = None, workers: int = 2,
+             progress: bool = True, aligner: str = "pocketsphinx"):
+    """AN4 in NeMo's manifest layout: JSON lines {"audio_filepath", "duration", "text"} in `manifest`, else in
+    every *.json directly in `root` (`._NAME` resource files ignored).  Audio paths are absolute or relative
+    (see _manifest_audio); the duration is the audio's own.  Speaker from the file name (an442-mmxg-b -> mmxg).
+    Force-aligned with `aligner`."""
+    import json
+
+    root = Path(root)
+    manifests = [Path(manifest)] if manifest else sorted(p for p in root.glob("*.json") if not p.name.startswith("._"))
+    if not manifests:
+        raise CorpusError(f"{root}: no NeMo manifest (*.json) in it")
+    clips: dict[str, tuple] = {}
+    shorter = 0  # clips whose audio is shorter than their manifest says (the staged AN4 copy's are half as long)
+    for path in manifests:
+        for number, line in enumerate(_text_lines(path, "NeMo manifest"), 1):
+            if not line.strip():
+                continue
+            where = f"{path}:{number}"
+            try:
+                record = json.loads(line)
+            except json.JSONDecodeError as error:
+                raise CorpusError(f"{where}: not a JSON line ({error.msg})") from None
+            if not isinstance(record, dict) or not isinstance(record.get("audio_filepath"), str) \
+                    or not isinstance(record.get("text"), str):
+                raise CorpusError(f"{where}: expected a JSON object with audio_filepath and text, got {line[:80]!r}")
+            if record.get("offset"):
+                raise CorpusError(f"{where}: an offset into the audio; give whole clips")
+            audio = _manifest_audio(path, record["audio_filepath"], root)
+            if audio is None:
+                raise CorpusError(f"{where}: no audio at {record['audio_filepath']} (absolute, or relative to "
+                                  f"{path.parent})")
+            fields = audio.name.split(".")[0].split("-")
+            if len(fields) < 3 or not fields[1]:
+                raise CorpusError(f"{where}: {audio.name}: not an AN4 file name (SESSION-SPEAKER-b.wav, as "
+                                  "an442-mmxg-b.wav)")
+            utterance = audio.name.split(".")[0]
+            if utterance in clips and clips[utterance][0] != audio:
+                raise CorpusError(f"{where}: clip {utterance} is here twice ({clips[utterance][0]}, {audio})")
+            clips[utterance] = (audio, record["text"], fields[1], None)
+            listed, seconds = record.get("duration"), _audio_seconds(audio)
+            if isinstance(listed, (int, float)) and seconds is not None:
+                shorter += seconds < listed - MANIFEST_DURATION_TOLERANCE_S
+    if shorter:
+        log.warning("an4: %d of %d clips are shorter than their manifest's duration: check that their audio holds "
+                    "the whole text (the alignment fits the text into the audio it has)", shorter, len(clips))
+    return _align_transcribed("an4", clips, root, f"{len(clips)} clips", cache, workers, progress, aligner)

@@ -13,8 +13,9 @@ from typing import Callable, Protocol
 
 import numpy as np
 
-from speechattn.data.corpora import (ASTERISK_SOUNDS, ASTERISK_TRANSCRIPTS, SYMBOL_MAPPINGS, read_asterisk_prompts,
-                                     read_htk_lab, read_ljspeech, read_speechocean762, read_textgrid_corpus, read_timit)
+from speechattn.data.corpora import (ASTERISK_SOUNDS, ASTERISK_TRANSCRIPTS, SYMBOL_MAPPINGS, read_an4,
+                                     read_asterisk_prompts, read_htk_lab, read_librispeech, read_ljspeech,
+                                     read_speech_commands, read_speechocean762, read_textgrid_corpus, read_timit)
 from speechattn.data.manifests import SPLITS, absolute_sources, manifest_pair
 from speechattn.data.synth import SynthConfig, read_synth_corpus, synth_audio_directory
 from speechattn.errors import ConfigError
@@ -33,8 +34,10 @@ class DataConfig:
     dev_speakers: float = 0.1  # share of speakers held out for dev
     test_speakers: float = 0.1  # share held out for test (TIMIT: its own TEST part instead)
     only_split: str | None = None  # put every utterance in this split (a dev-only set such as the asterisk prompts)
-    transcripts: str | None = None  # asterisk: the prompts' transcript file
-    aligner: str = "pocketsphinx"  # speechocean762/ljspeech/asterisk: who draws the phone labels from the
+    transcripts: str | None = None  # asterisk: the prompts' transcript file; librispeech: a tab-separated 'id, text'
+    #                                 file (besides LibriSpeech's own *.trans.txt); an4: one NeMo manifest
+    aligner: str = "pocketsphinx"  # the transcribed corpora (speechocean762, ljspeech, asterisk, librispeech,
+    #                                speech-commands, an4): who draws the phone labels from the
     #                                transcripts: pocketsphinx or speechattn (our aligner on the bundled model)
     seed: int = 0  # speaker split
 
@@ -74,6 +77,12 @@ CORPORA: dict[str, Corpus] = {
     "textgrid": Corpus(lambda data, synth, output, progress: read_textgrid_corpus(
         data.root, data.textgrid_root, tier=data.tier, symbols=data.symbols)),
     "htk": Corpus(lambda data, synth, output, progress: read_htk_lab(data.root, symbols=data.symbols)),
+    "librispeech": Corpus(lambda data, synth, output, progress: read_librispeech(
+        data.root, data.transcripts, alignment_cache(data, output), synth.workers, progress, data.aligner)),
+    "speech-commands": Corpus(lambda data, synth, output, progress: read_speech_commands(
+        data.root, alignment_cache(data, output), synth.workers, progress, data.aligner)),
+    "an4": Corpus(lambda data, synth, output, progress: read_an4(
+        data.root, data.transcripts, alignment_cache(data, output), synth.workers, progress, data.aligner)),
 }
 
 
