@@ -367,9 +367,6 @@ def read_ljspeech(root: str | Path, dev_chapters: tuple[str, ...] = ("LJ050",), 
     force-aligned with `aligner` and its dictionary.  One speaker only, so the split is by chapter
     (the id's prefix): `dev_chapters` go to dev, the rest to train (custom["fixed_split"]).  Clips
     holding a word outside the dictionary are left out and counted."""
-    from speechattn.data.align import ALIGNERS
-    from speechattn.data.textnorm import spoken_words
-
     root = Path(root)
     metadata = root / "metadata.csv"
     if not metadata.exists():
@@ -377,8 +374,7 @@ def read_ljspeech(root: str | Path, dev_chapters: tuple[str, ...] = ("LJ050",), 
     audio_files = {p.stem: p for p in (root / "audio").rglob("*") if p.suffix.lower() in AUDIO_SUFFIXES + (".opus",)}
     if not audio_files:
         audio_files = {p.stem: p for p in (root / "wavs").rglob("*.wav")}
-    dictionary = ALIGNERS[aligner].dictionary()
-    items, texts, splits, out_of_vocabulary, skipped = [], {}, {}, {}, 0
+    clips = {}
     for number, line in enumerate(metadata.read_text().splitlines(), 1):
         if not line.strip():
             continue
@@ -388,24 +384,9 @@ def read_ljspeech(root: str | Path, dev_chapters: tuple[str, ...] = ("LJ050",), 
         utterance, text = fields[0].strip(), fields[-1].strip()
         if utterance not in audio_files:
             raise CorpusError(f"{root}: no audio for clip {utterance}")
-        words = spoken_words(text)
-        unknown = [w for w in words if not dictionary.in_dictionary(w)]
-        if unknown or not words:
-            skipped += 1
-            for word in unknown:
-                out_of_vocabulary[word] = out_of_vocabulary.get(word, 0) + 1
-            continue
-        items.append((utterance, str(audio_files[utterance]), None, words))
-        texts[utterance] = text
-        splits[utterance] = "dev" if utterance.split("-")[0] in dev_chapters else "train"
-    log.info("ljspeech: %d clips; %d hold words outside the dictionary (%s); aligning %d", len(items) + skipped,
-             skipped, ", ".join(sorted(out_of_vocabulary)[:12]), len(items))
-    done = _aligned(items, cache, workers, progress, aligner)
-    recordings, supervisions = _aligned_manifests(items, done, {u: "lj" for u, *_ in items}, texts, root,
-                                                  f"{aligner} forced alignment")
-    for supervision in supervisions:
-        supervision.custom["fixed_split"] = splits[supervision.id]
-    return recordings, supervisions
+        clips[utterance] = (audio_files[utterance], text, "lj",
+                            "dev" if utterance.split("-")[0] in dev_chapters else "train")
+    return _align_transcribed("ljspeech", clips, root, f"{len(clips)} clips", cache, workers, progress, aligner)
 
 
 # Transcribed corpora from the data hunt (docs/data-hunt.md), labelled by forced alignment like LJ Speech.
