@@ -72,3 +72,23 @@ def test_an_aligners_speech_edges_come_from_its_labels_with_the_phone_beside_the
     assert nearest([(20.0, "AA"), (70.0, "S")], 60.0) == (70.0, "S") and nearest([], 1.0) is None
     assert [phone_class(p) for p in ("T", "S", "M", "L", "AA", "JH")] == [
         "stop", "fricative", "nasal", "liquid/glide", "vowel", "affricate"]
+
+
+def test_the_word_end_experiment_moves_only_ends_before_silence_to_where_the_energy_falls():
+    sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tools"))
+    from extend_word_ends import extended
+    from lhotse.supervision import AlignmentItem
+
+    from real_edges import energy_db
+
+    audio = burst(1.0, 0.2, 0.53)  # speech to 530 ms, the labels end it at 500 ms
+    energy = energy_db(audio)
+    floor = float(np.percentile(energy, 5))
+    items = [AlignmentItem("AA", 0.2, 0.1), AlignmentItem("T", 0.3, 0.2), AlignmentItem("sil", 0.5, 0.5)]
+    out, moved = extended(list(items), energy, floor, 15.0, 100.0)
+    assert [(i.symbol, round(i.start, 3)) for i in out] == [("AA", 0.2), ("T", 0.3), ("sil", out[2].start)]
+    assert 0.525 <= out[1].start + out[1].duration <= 0.54
+    assert abs(out[2].start - (out[1].start + out[1].duration)) < 1e-6  # the silence starts where the phone ends
+    assert len(moved) == 1 and 25 <= moved[0] <= 40
+    capped, _ = extended(list(items), energy, floor, 15.0, 10.0)  # never more than --max-ms
+    assert abs(capped[1].start + capped[1].duration - 0.51) < 0.003
