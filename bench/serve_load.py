@@ -53,14 +53,17 @@ def cpu_seconds(pid: int) -> float:
 
 
 async def client(url: str, audio: np.ndarray, seconds: float, frame_ms: float, jitter_ms: float, delays: list,
-                 rng: random.Random) -> None:
+                 rng: random.Random, chunk_frames: int | None = None) -> None:
     from websockets.asyncio.client import connect
 
     step = int(16000 * frame_ms / 1000)
     total = int(seconds * 16000)
     looped = np.resize(audio, total)
     async with connect(url, max_size=None) as ws:
-        await ws.send(json.dumps({"type": "start", "sample_rate": 16000, "format": "int16"}))
+        start = {"type": "start", "sample_rate": 16000, "format": "int16"}
+        if chunk_frames:
+            start["options"] = {"chunk_frames": chunk_frames}
+        await ws.send(json.dumps(start))
         await ws.recv()
         started = time.monotonic()
 
@@ -103,7 +106,7 @@ async def one_level(url: str, speech: list[np.ndarray], clients: range, total: i
     tasks = []
     for number in clients:
         tasks.append(asyncio.create_task(client(url, speech[number % len(speech)], args.seconds, args.frame_ms,
-                                                args.jitter_ms, delays, rng)))
+                                                args.jitter_ms, delays, rng, args.chunk_frames)))
         await asyncio.sleep(args.frame_ms / 1000 / max(1, len(clients)))  # spread the starts over one frame
     await asyncio.gather(*tasks)
     return delays
@@ -137,6 +140,9 @@ def main() -> None:
     parser.add_argument("--seconds", type=float, default=15.0, help="audio each client streams at each level")
     parser.add_argument("--frame-ms", type=float, default=40.0)
     parser.add_argument("--jitter-ms", type=float, default=20.0)
+    parser.add_argument("--chunk-frames", type=int, default=None,
+                        help="the chunk each client asks for (default: the model's; a larger one costs less a stream and "
+                        "delays its labels by the difference)")
     parser.add_argument("--budget-ms", type=float, default=300.0)
     parser.add_argument("--max-clients", type=int, default=400)
     parser.add_argument("--threads", type=int, default=None, help="onnxruntime threads of the server")
@@ -164,6 +170,7 @@ def main() -> None:
         os.sched_setaffinity(0, set(range(os.cpu_count())) - cpus)  # the generator keeps off the server's cores
     print(f"# {os.cpu_count()} cores, load average {os.getloadavg()[0]:.1f} at the start; model {args.model}; "
           f"{args.seconds:g} s per client per level, {args.frame_ms:g} ms frames, jitter 0-{args.jitter_ms:g} ms; "
+          f"chunk {args.chunk_frames or 'the model default'} frames; "
           f"server on {'cores ' + args.server_cpus if cpus else 'any core'}, {args.workers or 'default'} worker(s), "
           f"--max-wait-ms {'default' if args.max_wait_ms is None else f'{args.max_wait_ms:g}'}, "
           f"clients in {args.client_processes} process(es)")
