@@ -138,6 +138,37 @@ def nearest(found: list[tuple[float, str]], ms: float) -> tuple[float, str] | No
     return min(found, key=lambda f: abs(f[0] - ms)) if found else None
 
 
+def log_posteriors(model, audio: np.ndarray, frames: int, chunk_frames: int, torch_model=None,
+                   torch_chunk: str | None = None) -> np.ndarray:
+    """(frames, phones) log-probabilities: the ONNX file streamed at `chunk_frames`, or with `torch_model` (the
+    bundled weights in PyTorch) the recording in one pass at `torch_chunk` frames a chunk, or "full": the whole
+    recording seen at once (no streaming, no look-ahead bound)."""
+    if torch_model is None:
+        stream = model.new_stream(chunk_frames)
+        return np.concatenate([stream.push(audio).log_probs, stream.finish().log_probs])[:frames]
+    import torch
+
+    with torch.no_grad():
+        samples = torch.from_numpy(np.ascontiguousarray(audio, dtype=np.float32))[None]
+        lengths = torch.tensor([-(-len(audio) // 160)])
+        chunk = None if torch_chunk == "full" else int(torch_chunk)
+        return torch_model.tag(samples, lengths, chunk)[0, :frames].numpy()
+
+
+def torch_model(args):
+    """The bundled weights as a PyTorch model, for --torch (None without it)."""
+    if not args.torch:
+        return None
+    import torch
+
+    from speechattn.training.recipes import load_recipe
+    from speechattn.training.train import initial_weights
+
+    torch.set_num_threads(1)
+    recipe = load_recipe(str(Path(__file__).resolve().parents[1] / "recipes" / "default.yaml"), {})
+    return initial_weights("default", recipe.model, quiet=True).eval()
+
+
 # --- validation on synthetic speech with exact times ---------------------------------------------------------
 
 def validate(count: int, args) -> None:
@@ -199,7 +230,7 @@ def synthetic_edges(count: int, args) -> None:
     from speechattn_export.pipeline import load_model
 
     sil = PHONE_TO_INDEX["sil"]
-    model, peer = load_model(args.model, threads=1), PhoneAligner()
+    model, peer, full = load_model(args.model, threads=1), PhoneAligner(), torch_model(args)
     chunk = args.chunk_frames or max(model.allowed_chunk_frames)
     scored = defaultdict(list)
     for job in plan(SynthConfig(hours=count * 4.2 / 3600))[:count]:
@@ -208,8 +239,7 @@ def synthetic_edges(count: int, args) -> None:
         frames = len(u.audio) // 160
         truth = frame_labels(u.intervals, frames)
         stretches = words_between_pauses(truth)
-        stream = model.new_stream(chunk)
-        log_probs = np.concatenate([stream.push(u.audio).log_probs, stream.finish().log_probs])[:frames]
+        log_probs = log_posteriors(model, u.audio, frames, chunk, full, args.torch)
         script = [ScriptWord(" ".join(w), tuple(w)) for w in stretches]
         found = {"speechattn": aligner_edges(ours_labels(align(log_probs, script, model.phones, AlignOptions()),
                                                          frames), sil, PHONES)}
@@ -289,7 +319,7 @@ def check(name: str, items, model, options, peer, args) -> None:
     from speechattn_export.resample import resample
 
     sil = PHONE_TO_INDEX["sil"]
-    lexicon = Lexicon.load()
+    lexicon, full = Lexicon.load(), torch_model(args)
     scored, apart, recordings_kept, seconds = defaultdict(list), defaultdict(int), 0, 0.0
     failed, cpu, agreed = defaultdict(int), defaultdict(float), defaultdict(list)
     for _, path, text in items:
@@ -307,8 +337,7 @@ def check(name: str, items, model, options, peer, args) -> None:
         seconds += len(audio) / RATE
         frames = len(audio) // 160
         start = time.process_time()
-        stream = model.new_stream(args.chunk_frames)
-        log_probs = np.concatenate([stream.push(audio).log_probs, stream.finish().log_probs])[:frames]
+        log_probs = log_posteriors(model, audio, frames, args.chunk_frames, full, args.torch)
         ours = align(log_probs, words, model.phones, options)
         cpu["speechattn"] += time.process_time() - start
         start = time.process_time()
@@ -381,6 +410,10 @@ def main() -> None:
     parser.add_argument("--limit", type=int, default=None, help="at most N recordings of each set")
     parser.add_argument("--model", default="default-int8")
     parser.add_argument("--chunk-frames", type=int, default=None, help="the model's chunk (default its largest)")
+    parser.add_argument("--torch", metavar="CHUNK|full", default=None,
+                        help="ours from the bundled weights in PyTorch (needs .[train]) in one pass at CHUNK frames a "
+                        "chunk, or 'full': each whole recording at once, what a file aligner at full context would "
+                        "start from; not the streamed file")
     parser.add_argument("--low-db", type=float, default=15.0)
     parser.add_argument("--high-db", type=float, default=30.0)
     parser.add_argument("--sharp-ms", type=float, default=5.0)
@@ -407,7 +440,9 @@ def main() -> None:
     model = load_model(args.model, threads=1)
     args.chunk_frames = args.chunk_frames or max(model.allowed_chunk_frames)
     options, peer = AlignOptions(), PhoneAligner()
-    print(f"model {args.model}, chunk {args.chunk_frames} frames; edges kept where sharp ({args.low_db:g} to "
+    ours = f"the bundled weights in PyTorch, chunk {args.torch}" if args.torch else \
+        f"model {args.model}, chunk {args.chunk_frames} frames"
+    print(f"ours: {ours}; edges kept where sharp ({args.low_db:g} to "
           f"{args.high_db:g} dB over the floor within {args.sharp_ms:g} ms) in recordings of {args.min_snr_db:g} dB "
           f"peak to floor or more")
     if args.speech_commands:
