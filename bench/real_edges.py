@@ -278,17 +278,17 @@ def synthetic_edges(count: int, args) -> None:
 # --- the check on real speech ----------------------------------------------------------------------------------
 
 def speech_commands(root: Path, limit: int | None) -> list[tuple[str, Path, str]]:
-    """(id, audio, word) for the reserved speakers (id starting 0-3) of a Speech Commands folder."""
+    """(id, audio, word) for the reserved speakers of a Speech Commands folder: the dev split of the corpus reader
+    (speechattn/data/corpora.py, ids starting 0-3), named and split as `speechattn prepare` names and splits them."""
+    from speechattn.data.corpora import SPEECH_COMMANDS_SKIPPED, _speech_command, speech_commands_split
+
     items = []
     for path in sorted(root.glob("*/*.wav")):
-        folder = path.parent.name
-        if folder.startswith("_") and folder != "_unknown_":
+        if path.parent.name in SPEECH_COMMANDS_SKIPPED or path.name.startswith("._"):
             continue
-        name = path.name.removesuffix(".wav").removesuffix(".wav")
-        fields = name.split("_")
-        word, speaker = (fields[0], fields[1]) if folder == "_unknown_" else (folder, fields[0])
-        if speaker[:1] in "0123":
-            items.append((f"{word}/{name}", path, word))
+        utterance, word, speaker = _speech_command(path)
+        if speech_commands_split(speaker) == "dev":
+            items.append((utterance, path, word))
     rng = np.random.default_rng(0)
     order = rng.permutation(len(items))
     return [items[i] for i in order[:limit]]
