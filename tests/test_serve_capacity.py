@@ -26,9 +26,9 @@ from speechattn.runtime.serve import Server, ServeOptions  # noqa: E402
 from speechattn_export.decoder import PhoneBigram  # noqa: E402
 from speechattn_export.pipeline import DecodingOptions, PhoneStream  # noqa: E402
 from speechattn_export.stream_client import StreamSet  # noqa: E402
+from test_serve import CONFIDENCE_TOLERANCE  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent.parent
-CONFIDENCE_TOLERANCE = 2e-4  # as tests/test_serve.py: confidences rounded to 4 decimals, batched sums differ by ulps
 
 
 @pytest.fixture(scope="module")

@@ -20,10 +20,10 @@ from speechattn.audio import speechlike_signal  # noqa: E402
 from speechattn.cli.common import load_onnx  # noqa: E402
 from speechattn.runtime.serve import Server, ServeOptions  # noqa: E402
 from speechattn_export.pipeline import DecodingOptions, PhoneStream  # noqa: E402
+from test_serve import CONFIDENCE_TOLERANCE, same_segments  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent.parent
 NODE = shutil.which("node")
-CONFIDENCE_TOLERANCE = 2e-4  # as tests/test_serve.py
 
 
 @pytest.fixture()
@@ -58,10 +58,7 @@ def test_the_node_remote_stream_gives_the_kits_phones(served, tmp_path):
     local.finish()
     expected = local.segment_dicts()
     assert answer["samples"] == len(audio) and answer["segments_from_updates"] == len(expected) > 0
-    assert len(answer["segments"]) == len(expected) and all(
-        (r["start"], r["end"], r["phone"]) == (e["start"], e["end"], e["phone"])
-        and abs(r["confidence"] - e["confidence"]) <= CONFIDENCE_TOLERANCE
-        for r, e in zip(answer["segments"], expected))
+    assert same_segments(answer["segments"], expected)
 
 
 def test_the_node_remote_stream_says_a_refusal_in_one_line(served, tmp_path):

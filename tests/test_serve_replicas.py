@@ -24,10 +24,10 @@ pytest.importorskip("prometheus_client")
 from speechattn.audio import speechlike_signal  # noqa: E402
 from speechattn.cli.common import load_onnx  # noqa: E402
 from speechattn_export.pipeline import DecodingOptions, PhoneStream  # noqa: E402
+from test_serve import same_segments  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent.parent
 NGINX = shutil.which("nginx") or ("/usr/sbin/nginx" if Path("/usr/sbin/nginx").exists() else None)
-CONFIDENCE_TOLERANCE = 2e-4  # as tests/test_serve.py: confidences are rounded to 4 decimals
 pytestmark = pytest.mark.skipif(NGINX is None, reason="nginx is not installed (apt-get install nginx)")
 
 
@@ -112,12 +112,6 @@ def local_segments(model, audio: np.ndarray, options: DecodingOptions) -> list[d
     stream.push(audio, sample_rate=16000)
     stream.finish()
     return stream.segment_dicts()
-
-
-def same_segments(remote: list[dict], local: list[dict]) -> bool:
-    return len(remote) == len(local) and all(
-        (r["start"], r["end"], r["phone"]) == (lo["start"], lo["end"], lo["phone"])
-        and abs(r["confidence"] - lo["confidence"]) <= CONFIDENCE_TOLERANCE for r, lo in zip(remote, local))
 
 
 def test_two_replicas_behind_nginx_share_the_streams_and_a_stopped_ones_clients_go_on_at_the_other(tiny_onnx,
