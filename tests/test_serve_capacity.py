@@ -6,12 +6,9 @@ from __future__ import annotations
 
 import asyncio
 import json
-import os
 import signal
 import subprocess
 import sys
-import threading
-import urllib.request
 from pathlib import Path
 
 import numpy as np
@@ -27,6 +24,7 @@ from speechattn_export.decoder import PhoneBigram  # noqa: E402
 from speechattn_export.pipeline import DecodingOptions, PhoneStream  # noqa: E402
 from speechattn_export.stream_client import StreamSet  # noqa: E402
 from test_serve import CONFIDENCE_TOLERANCE  # noqa: E402
+from test_serve_replicas import Replica  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -152,33 +150,9 @@ def test_the_batcher_waits_for_the_live_streams_chunks_and_steps_them_in_fewer_c
                    for s, e in zip(result["segments"], expected))
 
 
-class Workers:
+def Workers(model_path: Path, *options: str) -> Replica:
     """`speechattn serve --workers 2 --port 0` on the tiny model, its log lines collected."""
-
-    def __init__(self, model_path: Path, *options: str) -> None:
-        self.process = subprocess.Popen(
-            [sys.executable, "-m", "speechattn", "serve", "--model", str(model_path), "--port", "0", "--workers", "2",
-             *options], cwd=ROOT, stderr=subprocess.PIPE, text=True, env={**os.environ, "PYTHONUNBUFFERED": "1"})
-        self.lines: list[str] = []
-        line = ""
-        while "listening on" not in line:
-            line = self.process.stderr.readline()
-            assert line, "the server stopped before listening: " + "".join(self.lines)
-            self.lines.append(line)
-        self.port = int(line.rsplit(":", 1)[1].split("/")[0])
-        self.url = f"ws://127.0.0.1:{self.port}/stream"
-        threading.Thread(target=lambda: self.lines.extend(self.process.stderr), daemon=True).start()
-
-    def metric(self, name: str) -> float:
-        with urllib.request.urlopen(f"http://127.0.0.1:{self.port}/metrics", timeout=10) as response:
-            for line in response.read().decode().splitlines():
-                if line.startswith(name + " "):
-                    return float(line.split()[1])
-        raise AssertionError(f"no {name} in /metrics")
-
-    def stop(self) -> int:
-        self.process.send_signal(signal.SIGTERM)
-        return self.process.wait(60)
+    return Replica(model_path, "--workers", "2", *options)
 
 
 async def stream(url, audio, pace: float = 0.0, started: asyncio.Event | None = None):

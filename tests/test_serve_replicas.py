@@ -38,25 +38,32 @@ def free_port() -> int:
 
 
 class Replica:
-    """`speechattn serve` in its own process, its log lines kept."""
+    """`speechattn serve --port 0` (and `options`) in its own process, its log lines kept."""
 
-    def __init__(self, model_path: Path) -> None:
+    def __init__(self, model_path: Path, *options: str) -> None:
         self.process = subprocess.Popen(
-            [sys.executable, "-m", "speechattn", "serve", "--model", str(model_path), "--port", "0"],
+            [sys.executable, "-m", "speechattn", "serve", "--model", str(model_path), "--port", "0", *options],
             cwd=ROOT, stderr=subprocess.PIPE, text=True, env={**os.environ, "PYTHONUNBUFFERED": "1"})
         self.lines: list[str] = []
         line = ""
         while "listening on" not in line:
             line = self.process.stderr.readline()
-            assert line, "the replica stopped before listening: " + "".join(self.lines)
+            assert line, "the server stopped before listening: " + "".join(self.lines)
             self.lines.append(line)
         self.port = int(line.rsplit(":", 1)[1].split("/")[0])
+        self.url = f"ws://127.0.0.1:{self.port}/stream"
         threading.Thread(target=lambda: self.lines.extend(self.process.stderr), daemon=True).start()
 
     def metric(self, name: str) -> float:
         with urllib.request.urlopen(f"http://127.0.0.1:{self.port}/metrics", timeout=10) as response:
-            text = response.read().decode()
-        return float(next(line.split()[1] for line in text.splitlines() if line.startswith(name + " ")))
+            for line in response.read().decode().splitlines():
+                if line.startswith(name + " "):
+                    return float(line.split()[1])
+        raise AssertionError(f"no {name} in /metrics")
+
+    def stop(self) -> int:
+        self.process.send_signal(signal.SIGTERM)
+        return self.process.wait(60)
 
 
 NGINX_CONF = """
