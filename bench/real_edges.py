@@ -75,6 +75,12 @@ def _runs(mask: np.ndarray) -> list[tuple[int, int]]:
     return list(zip(np.flatnonzero(change == 1), np.flatnonzero(change == -1)))
 
 
+def peak_and_floor(energy: np.ndarray) -> tuple[float, float]:
+    """A recording's peak (the 99.5th percentile of its energy) and floor (the 5th, at most 70 dB under the peak)."""
+    peak = float(np.percentile(energy, 99.5))
+    return peak, max(float(np.percentile(energy, 5)), peak - 70.0)
+
+
 class Edge:
     def __init__(self, kind: str, ms: float, sharp: bool, at_recording_edge: bool) -> None:
         self.kind, self.ms, self.sharp, self.at_recording_edge = kind, ms, sharp, at_recording_edge
@@ -90,8 +96,7 @@ def speech_edges(audio: np.ndarray, low_db: float = 15.0, high_db: float = 30.0,
     energy = energy_db(audio)
     if not energy.size:
         return [], 0.0
-    peak = float(np.percentile(energy, 99.5))
-    floor = max(float(np.percentile(energy, 5)), peak - 70.0)
+    peak, floor = peak_and_floor(energy)
     low, high = energy > floor + low_db, energy > floor + high_db
     stretches: list[tuple[int, int]] = []
     for start, end in _runs(low):

@@ -20,7 +20,7 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "bench"))
 
-from real_edges import HOP, RATE, WINDOW, energy_db  # noqa: E402
+from real_edges import HOP, RATE, WINDOW, energy_db, peak_and_floor  # noqa: E402
 
 from speechattn.data.manifests import manifest_pair  # noqa: E402
 
@@ -81,8 +81,7 @@ def main() -> None:
         if not energy.size:
             out.append(supervision)
             continue
-        peak = float(np.percentile(energy, 99.5))
-        floor = max(float(np.percentile(energy, 5)), peak - 70.0)
+        _, floor = peak_and_floor(energy)
         items = sorted(supervision.alignment["phone"], key=lambda a: a.start)
         new_items, shifts = extended(items, energy, floor, args.above_db, args.max_ms)
         moved += shifts
