@@ -123,6 +123,24 @@ def test_web_without_onnxruntime_web_says_how_to_install_it(monkeypatch, capsys)
     assert "onnxruntime-web is not installed beside the page" in capsys.readouterr().err
 
 
+def test_web_stopped_with_sigterm_ends_cleanly_with_exit_0():
+    """A service manager (systemd, docker stop) stops the page's server with SIGTERM: it ends as Ctrl-C ends it."""
+    import signal
+
+    process = subprocess.Popen([sys.executable, "-m", "speechattn", "web", "--port", "0"], stdout=subprocess.PIPE,
+                               stderr=subprocess.PIPE, text=True)
+    try:
+        line = ""
+        while "serving the page" not in line:  # printed on stdout once the socket listens
+            line = process.stdout.readline()
+            assert line, f"web stopped before serving (exit {process.poll()})"
+        process.send_signal(signal.SIGTERM)
+        assert process.wait(30) == 0
+        assert "Traceback" not in process.stderr.read()
+    finally:
+        process.kill()
+
+
 def test_average_writes_the_mean_of_the_weights_with_the_settings_given(tmp_path, capsys):
     import torch
 

@@ -125,9 +125,19 @@ def make_server(host: str = "127.0.0.1", port: int = 8000) -> tuple[Server, str]
     return server, f"http://{host if host not in ('0.0.0.0', '') else 'localhost'}:{server.server_address[1]}/web/"
 
 
+def _interrupted(*_) -> None:
+    raise KeyboardInterrupt
+
+
 def serve(host: str = "127.0.0.1", port: int = 8000, ready=None) -> None:
-    """Serve until interrupted; `ready(url)` is called once the socket listens."""
+    """Serve until interrupted (Ctrl-C, or SIGTERM as a service manager stops it: both end it cleanly, exit 0);
+    `ready(url)` is called once the socket listens."""
+    import signal
+    import threading
+
     server, url = make_server(host, port)
+    main_thread = threading.current_thread() is threading.main_thread()  # signal handlers live in the main thread
+    previous = signal.signal(signal.SIGTERM, _interrupted) if main_thread else None
     if ready:
         ready(url)
     with server:
@@ -135,3 +145,6 @@ def serve(host: str = "127.0.0.1", port: int = 8000, ready=None) -> None:
             server.serve_forever()
         except KeyboardInterrupt:
             pass
+        finally:
+            if main_thread:
+                signal.signal(signal.SIGTERM, previous)
