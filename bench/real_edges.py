@@ -300,8 +300,11 @@ def speech_commands(root: Path, limit: int | None) -> list[tuple[str, Path, str]
 
 
 def librispeech(root: Path, transcripts: Path, limit: int | None) -> list[tuple[str, Path, str]]:
+    """(id, audio, text) of the clips under `root` with a row in `transcripts` (id, tab, text[, tab, ...])."""
+    from speechattn.data.corpora import _text_lines
+
     texts = {}
-    for line in transcripts.read_text().splitlines():
+    for line in _text_lines(transcripts, "transcript file"):
         fields = line.split("\t")
         if len(fields) >= 2:
             texts[fields[0].strip()] = fields[1].strip()
@@ -437,6 +440,25 @@ def main() -> None:
         return
     if args.librispeech and not args.transcripts:
         parser.error("--librispeech needs --transcripts")
+    from speechattn.errors import SpeechattnError
+
+    sets = []  # read before any model loads: a wrong folder or file is one line at once
+    for name, folder, read in (
+            ("Speech Commands v0.02, speakers 0-3", args.speech_commands,
+             lambda: speech_commands(args.speech_commands, args.limit)),
+            ("LibriSpeech clips with a transcript", args.librispeech,
+             lambda: librispeech(args.librispeech, args.transcripts, args.limit))):
+        if folder is None:
+            continue
+        if not folder.is_dir():
+            parser.error(f"{folder}: no such folder")
+        try:
+            items = read()
+        except SpeechattnError as error:
+            parser.error(str(error))
+        if not items:
+            parser.error(f"{folder}: no clips to check there ({name})")
+        sets.append((name, items))
 
     from speechattn.data.align import PhoneAligner
     from speechattn_export.align import AlignOptions
@@ -450,12 +472,8 @@ def main() -> None:
     print(f"ours: {ours}; edges kept where sharp ({args.low_db:g} to "
           f"{args.high_db:g} dB over the floor within {args.sharp_ms:g} ms) in recordings of {args.min_snr_db:g} dB "
           f"peak to floor or more")
-    if args.speech_commands:
-        check("Speech Commands v0.02, speakers 0-3", speech_commands(args.speech_commands, args.limit), model,
-              options, peer, args)
-    if args.librispeech:
-        check("LibriSpeech clips with a transcript", librispeech(args.librispeech, args.transcripts, args.limit),
-              model, options, peer, args)
+    for name, items in sets:
+        check(name, items, model, options, peer, args)
 
 
 if __name__ == "__main__":

@@ -92,3 +92,23 @@ def test_the_word_end_experiment_moves_only_ends_before_silence_to_where_the_ene
     assert len(moved) == 1 and 25 <= moved[0] <= 40
     capped, _ = extended(list(items), energy, floor, 15.0, 10.0)  # never more than --max-ms
     assert abs(capped[1].start + capped[1].duration - 0.51) < 0.003
+
+
+def test_a_missing_or_empty_folder_or_an_unreadable_transcript_file_is_one_line_not_an_empty_table(tmp_path):
+    import subprocess
+
+    script = str(Path(__file__).resolve().parent.parent / "bench" / "real_edges.py")
+    (tmp_path / "empty").mkdir()
+    (tmp_path / "texts.tsv").write_text("1-2-3\thello\n")
+    for arguments, said in (
+            (["--speech-commands", str(tmp_path / "nothing")], "no such folder"),
+            (["--speech-commands", str(tmp_path / "empty")], "no clips to check there"),
+            (["--librispeech", str(tmp_path / "empty"), "--transcripts", str(tmp_path / "texts.tsv")],
+             "no clips to check there"),
+            (["--librispeech", str(tmp_path), "--transcripts", str(tmp_path / "missing.tsv")],
+             "cannot read the transcript file"),
+            (["--librispeech", str(tmp_path), "--transcripts", str(tmp_path / "empty")],
+             "cannot read the transcript file")):
+        result = subprocess.run([sys.executable, script, *arguments], capture_output=True, text=True, timeout=120)
+        assert result.returncode == 2 and said in result.stderr, (arguments, result.stderr)
+        assert "Traceback" not in result.stderr and not result.stdout
