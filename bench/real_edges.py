@@ -161,7 +161,7 @@ def log_posteriors(model, audio: np.ndarray, frames: int, chunk_frames: int, tor
 
 
 def torch_model(args):
-    """The bundled weights as a PyTorch model, for --torch (None without it)."""
+    """The bundled weights (or --weights) as a PyTorch model, for --torch (None without it)."""
     if not args.torch:
         return None
     import torch
@@ -170,6 +170,10 @@ def torch_model(args):
     from speechattn.training.train import initial_weights
 
     torch.set_num_threads(1)
+    if args.weights:
+        from speechattn.model.encoder import load
+
+        return load(args.weights).eval()
     recipe = load_recipe(str(Path(__file__).resolve().parents[1] / "recipes" / "default.yaml"), {})
     return initial_weights("default", recipe.model, quiet=True).eval()
 
@@ -422,6 +426,9 @@ def main() -> None:
                         help="ours from the bundled weights in PyTorch (needs .[train]) in one pass at CHUNK frames a "
                         "chunk, or 'full': each whole recording at once, what a file aligner at full context would "
                         "start from; not the streamed file")
+    parser.add_argument("--weights", type=Path, default=None,
+                        help="--torch: this checkpoint instead of the bundled weights (any chunk sizes, subsampling, "
+                             "output delay)")
     parser.add_argument("--low-db", type=float, default=15.0)
     parser.add_argument("--high-db", type=float, default=30.0)
     parser.add_argument("--sharp-ms", type=float, default=5.0)
@@ -430,6 +437,10 @@ def main() -> None:
     parser.add_argument("--agree-ms", type=float, default=20.0,
                         help="an energy edge and the other aligner's within this: a reference of two")
     args = parser.parse_args()
+    if args.weights and not args.torch:
+        parser.error("--weights is read with --torch CHUNK|full (the streamed ONNX file is --model)")
+    if args.weights and not args.weights.is_file():
+        parser.error(f"{args.weights}: no such checkpoint")
     if args.validate:
         validate(args.validate, args)
     if args.synthetic:
@@ -467,7 +478,7 @@ def main() -> None:
     model = load_model(args.model, threads=1)
     args.chunk_frames = args.chunk_frames or max(model.allowed_chunk_frames)
     options, peer = AlignOptions(), PhoneAligner()
-    ours = f"the bundled weights in PyTorch, chunk {args.torch}" if args.torch else \
+    ours = f"{args.weights or 'the bundled weights'} in PyTorch, chunk {args.torch}" if args.torch else \
         f"model {args.model}, chunk {args.chunk_frames} frames"
     print(f"ours: {ours}; edges kept where sharp ({args.low_db:g} to "
           f"{args.high_db:g} dB over the floor within {args.sharp_ms:g} ms) in recordings of {args.min_snr_db:g} dB "

@@ -108,7 +108,9 @@ def test_a_missing_or_empty_folder_or_an_unreadable_transcript_file_is_one_line_
             (["--librispeech", str(tmp_path), "--transcripts", str(tmp_path / "missing.tsv")],
              "cannot read the transcript file"),
             (["--librispeech", str(tmp_path), "--transcripts", str(tmp_path / "empty")],
-             "cannot read the transcript file")):
+             "cannot read the transcript file"),
+            (["--synthetic", "3", "--torch", "full", "--weights", str(tmp_path / "none.pt")], "no such checkpoint"),
+            (["--synthetic", "3", "--weights", str(tmp_path / "texts.tsv")], "--weights is read with --torch")):
         result = subprocess.run([sys.executable, script, *arguments], capture_output=True, text=True, timeout=120)
         assert result.returncode == 2 and said in result.stderr, (arguments, result.stderr)
         assert "Traceback" not in result.stderr and not result.stdout
