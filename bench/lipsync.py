@@ -4,8 +4,9 @@ For each utterance of each manifest, three phone streams become mouth cues throu
 same animation rules (speechattn/visemes.py: make_cues with the default CueRules):
 
   reference     the manifest's frame labels (silver: forced alignments), as runs of phones
-  speechattn    the ONNX model streamed at its default chunk, through the bigram decoder: what `transcribe
-                --format rhubarb-json` and `mic --visemes` give, at the default latency
+  speechattn    the ONNX model streamed at its default chunk (--chunk-frames: another), through the bigram
+                decoder: at the default what `mic --visemes` gives, at the largest (--chunk-frames 32 for the
+                bundled files) what `transcribe --format rhubarb-json` and `speechattn-rhubarb` give a file
   pocketsphinx  pocketsphinx's allphone decoder (the recognizer Rhubarb Lip Sync uses), its own segments
   +script       with --dialog: ours given the utterance's transcript (`transcribe --dialog`): the aligned
                 phones, and the recognised ones where the speech departs from the script
@@ -166,6 +167,10 @@ def main() -> int:
     parser.add_argument("--limit", type=int, help="first N utterances of each manifest")
     parser.add_argument("--json", type=Path, help="also write the figures here")
     parser.add_argument("--dialog", action="store_true", help="also score ours given the transcript (+script)")
+    parser.add_argument("--chunk-frames", type=int, default=None, metavar="C",
+                        help="stream ours at this chunk (a file's mouth: no one waits for it) instead of the model's "
+                             "default (the live one); the table of mouths shown the moment they exist is about live "
+                             "latency and is measured at the default chunk only")
     parser.add_argument("--peers", default="", help="real-time lip-sync tools to run beside, comma-separated: "
                         "headaudio, wlipsync, pylipsync (bench/lipsync_peers.py); one not installed is skipped")
     args = parser.parse_args()
@@ -193,15 +198,19 @@ def main() -> int:
 
         peers = lipsync_peers.load_peers([name for name in args.peers.split(",") if name])
     model = StreamingModel(args.model, num_threads=1)
-    chunk = model.default_chunk_frames
+    chunk = args.chunk_frames or model.default_chunk_frames
+    if chunk not in model.allowed_chunk_frames:
+        parser.error(f"--chunk-frames {chunk}: {args.model.name} serves {list(model.allowed_chunk_frames)}")
+    if chunk != model.default_chunk_frames:
+        moment_sets = []  # live latency: the default chunk's
     lookahead = int(model.metadata.get("decoder_lookahead_frames", "10"))
     frame_ms = int(model.metadata["frame_shift_ms"])
     final_frames = int(model.metadata["final_latency_ms"]) // frame_ms
     provisional_frames = int(model.metadata["provisional_latency_ms"]) // frame_ms
-    if provisional_frames != chunk + model.output_delay_frames:
+    if provisional_frames != model.default_chunk_frames + model.output_delay_frames:
         raise SystemExit(f"{args.model}: provisional_latency_ms is not the default chunk + output delay")
     sphinx = AllphoneDecoder()
-    print(f"ours: {args.model.name} streamed at its default chunk ({chunk} frames), bigram decoder: final labels "
+    print(f"ours: {args.model.name} streamed at {'its default' if chunk == model.default_chunk_frames else 'a'} chunk ({chunk} frames), bigram decoder: final labels "
           f"{(chunk + model.output_delay_frames + lookahead) * 10} ms after the audio; peer: pocketsphinx allphone "
           "(whole utterances); both through the same viseme tables and cue rules, scored by the same code")
     report: dict = {}
