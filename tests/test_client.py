@@ -214,7 +214,7 @@ def test_a_stream_set_refuses_a_key_twice_and_an_unknown_key(model):
 def test_the_readmes_embedding_snippet_runs_as_written_and_gives_what_transcribe_prints(capsys, monkeypatch):
     """The README's Python block, executed as it stands from the clone's root (it reads the bundled 16 kHz sample
     itself, in pieces), prints the segments `speechattn transcribe --format json` prints and the cues of
-    --format rhubarb-json."""
+    --format rhubarb-json, at the live chunk it streams at (--chunk-frames 4; a file's default is the largest)."""
     import ast
     import json
     import re
@@ -232,9 +232,10 @@ def test_the_readmes_embedding_snippet_runs_as_written_and_gives_what_transcribe
     exec(compile(snippet, "README.md", "exec"), {})
     printed = capsys.readouterr().out.splitlines()
     segments, cues = ast.literal_eval(printed[0]), ast.literal_eval(printed[1])
-    assert main(["transcribe", str(sample), "--model", "default-int8", "--format", "json"]) == 0
+    assert main(["transcribe", str(sample), "--model", "default-int8", "--format", "json", "--chunk-frames", "4"]) == 0
     assert segments == json.loads(capsys.readouterr().out)["segments"]
-    assert main(["transcribe", str(sample), "--model", "default-int8", "--format", "rhubarb-json"]) == 0
+    assert main(["transcribe", str(sample), "--model", "default-int8", "--format", "rhubarb-json",
+                 "--chunk-frames", "4"]) == 0  # the live chunk the snippet streams at
     rhubarb = json.loads(capsys.readouterr().out)["mouthCues"]
     assert [(round(c["start"], 2), round(c["end"], 2), c["value"]) for c in cues] == \
         [(c["start"], c["end"], c["value"]) for c in rhubarb]

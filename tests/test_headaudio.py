@@ -35,7 +35,9 @@ VRM = {"A": "aa", "I": "ih", "U": "ou", "E": "ee", "O": "oh"}
 def visemes_json(path, visemes: str) -> dict:
     out = io.StringIO()
     with contextlib.redirect_stdout(out):
-        assert main(["transcribe", str(path), "--format", "visemes-json", "--visemes", visemes, "-q"]) == 0
+        # the node streams live, at the model's default chunk (a file's default is the largest)
+        assert main(["transcribe", str(path), "--format", "visemes-json", "--visemes", visemes, "-q",
+                     "--chunk-frames", "4"]) == 0
     return json.loads(out.getvalue())
 
 

@@ -169,7 +169,7 @@ def test_the_kits_resamplers_give_the_same_samples_in_python_and_node(rates, tmp
 
 def test_the_python_kit_and_node_give_the_same_segments_on_every_bundled_sample():
     """An app gets the same phones from the same file in every client: the Python kit (PhoneStream, given the
-    file's own rate) and the Node transcriber, the 8 kHz sample included."""
+    file's own rate, at the largest chunk as files stream) and the Node transcriber, the 8 kHz sample included."""
     import soundfile as sf
 
     from speechattn_export import DecodingOptions, load_model
@@ -183,7 +183,7 @@ def test_the_python_kit_and_node_give_the_same_segments_on_every_bundled_sample(
         result = node("export/node/transcribe.mjs", str(sample))
         assert result.returncode == 0, result.stderr
         audio, rate = sf.read(sample, dtype="float32")
-        stream = model.open(DecodingOptions())
+        stream = model.open(DecodingOptions(chunk_frames=max(model.allowed_chunk_frames)))  # a file's chunk
         for start in range(0, len(audio), 1111):
             stream.push(audio[start:start + 1111], sample_rate=rate)
         stream.finish()

@@ -59,9 +59,17 @@ def frame_phones(segments) -> np.ndarray:
     return np.concatenate([[s["phone"]] * round(100 * (s["end"] - s["start"])) for s in segments])
 
 
+def live_chunk(model) -> str:
+    """The model's default chunk, which mic streams at (`transcribe` takes a file's largest unless told)."""
+    from speechattn_export.stream_client import StreamingModel
+
+    return str(StreamingModel(model).default_chunk_frames)
+
+
 def transcribe(path, model) -> list[dict]:
     result = subprocess.run([sys.executable, "-m", "speechattn.cli", "transcribe", str(path), "--model", str(model),
-                             "--format", "json"], capture_output=True, text=True, check=True)
+                             "--format", "json", "--chunk-frames", live_chunk(model)],
+                            capture_output=True, text=True, check=True)
     return json.loads(result.stdout)["segments"]
 
 
@@ -189,7 +197,8 @@ def test_mic_lip_sync_prints_weights_and_cues_and_moves_a_vmc_avatar(pulse, utte
     assert {c["value"] for c in cues} - {"X"}, "speech moved the mouth"
 
     result = subprocess.run([sys.executable, "-m", "speechattn.cli", "transcribe", str(saved), "--model", str(model),
-                             "--format", "rhubarb-json"], capture_output=True, text=True, check=True)
+                             "--format", "rhubarb-json", "--chunk-frames", live_chunk(model)],
+                            capture_output=True, text=True, check=True)
     offline = json.loads(result.stdout)["mouthCues"]
 
     def frames(cue_list):

@@ -88,7 +88,9 @@ def test_an_output_naming_a_fifo_is_written_into_it_and_it_stays_a_fifo(capsys, 
     reader.start()
     assert main(["transcribe", SAMPLE, "-o", str(fifo)]) == 0, capsys.readouterr().err
     reader.join(timeout=30)
-    assert stat.S_ISFIFO(os.stat(fifo).st_mode) and received and received[0].split()[1:4] == ["N", "IY", "DH"]
+    capsys.readouterr()
+    assert main(["transcribe", SAMPLE]) == 0
+    assert stat.S_ISFIFO(os.stat(fifo).st_mode) and received and received[0] == capsys.readouterr().out
 
 
 @pytest.mark.parametrize("before, option", WRITERS, ids=[f"{c[0]} {o}" for c, o in WRITERS])

@@ -209,7 +209,8 @@ async function main() {
     console.log("usage: node transcribe.mjs AUDIO.wav [--model NAME|M.onnx] [--decoder bigram|hysteresis] " +
       "[--chunk-frames C] [--bigram phone-bigram.json] [--visemes rhubarb|oculus|vrm]\n\nStreams a WAV file (any " +
       "rate, resampled) through the model in 80 ms pushes and prints its phone segments as JSON; with --visemes, " +
-      "its mouth-shape weights per frame and mouth cues.");
+      "its mouth-shape weights per frame and mouth cues. --chunk-frames defaults to the largest the model serves, " +
+      "as `speechattn transcribe` streams a file (the live clients use the model's default).");
     process.exit(args.values.help ? 0 : 2);
   }
   const path = args.positionals[0];
@@ -229,7 +230,8 @@ async function main() {
   } catch (error) {
     fail(`${args.values.model}: ${error.message}`);
   }
-  const chunkFrames = args.values["chunk-frames"] ? Number(args.values["chunk-frames"]) : model.defaultChunkFrames;
+  // a file: the largest chunk the model serves, as `speechattn transcribe` (nobody waits for its labels)
+  const chunkFrames = args.values["chunk-frames"] ? Number(args.values["chunk-frames"]) : Math.max(...model.allowedChunkFrames);
   if (!model.allowedChunkFrames.includes(chunkFrames)) {
     usage(`--chunk-frames ${args.values["chunk-frames"]}: this model allows ${model.allowedChunkFrames.join(", ")}`);
   }

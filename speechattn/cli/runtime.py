@@ -135,7 +135,10 @@ def refuse_special_texts(**texts) -> None:
 @option("--plot", type=OUTPUT_FILE, default=None, metavar="PNG",
         help="draw waveform, spectrogram, posteriorgram and segments (several files: PNG-stem-FILE-stem.png)")
 @option("--overwrite", is_flag=True, help="replace outputs an earlier run left in --output-dir (refused otherwise)")
-@chunk_option
+@option("--chunk-frames", type=click.IntRange(min=1), default=None, metavar="C",
+        help="streaming chunk in 10 ms frames, one the model serves  [default: the largest it serves: nobody waits for "
+             "a file's labels, and the bundled model's 320 ms chunk is more accurate than its 40 ms live one, at a "
+             "third of the CPU (docs/benchmarks.md, \"Files at the largest chunk\")]")
 @min_frames_option
 @decoder_option
 @threads_option
@@ -182,6 +185,7 @@ def transcribe(files, model, output_format, output_dir, output_file, quiet, vise
     when any was not (each is named), 2 for a wrong command line, before any work.  A reader that stops early
     (| head) is not a failure: 0."""
     from speechattn.audio import AudioError
+    from speechattn.runtime.align import offline_chunk
     from speechattn.runtime.transcribe import PLOT_MAX_SECONDS, plot_transcript, resolve_model, transcribe_file
 
     import time
@@ -236,7 +240,7 @@ def transcribe(files, model, output_format, output_dir, output_file, quiet, vise
             raise SpeechattnError("--plot needs matplotlib, which is not installed: pip install '.[plot]' in a clone "
                                   "of speechattn, or pip install matplotlib scipy")  # exit 1, as any missing package
     stream_model = load_onnx(resolve_model(model), threads)
-    options = decoding_options(stream_model, decoder, min_frames, chunk_frames,
+    options = decoding_options(stream_model, decoder, min_frames, chunk_frames or offline_chunk(stream_model),
                                (visemes or "vrm") if spec.takes_visemes else None)
     script = None
     if dialog is not None:

@@ -153,9 +153,12 @@ def _seconds(frame: int, duration: float) -> float:
 
 
 def offline_chunk(model) -> int:
-    """The chunk an offline alignment streams at: the largest the model serves (latency does not matter there; the
-    bundled model's 320 ms chunk against its 40 ms default: 10 % less CPU, 0.1-1.1 points more frames agreeing with
-    the dev sets' references, the same boundaries on the synthetic voices; bench/align.py --chunk-frames)."""
+    """The chunk a file streams at (align, transcribe, speechattn-rhubarb; not mic or the live clients): the largest
+    the model serves, since nobody waits for a file's labels.  The bundled model's 320 ms chunk against its 40 ms
+    default: alignment 10 % less CPU, 0.1-1.1 points more frames agreeing with the dev sets' references, the same
+    boundaries on the synthetic voices (bench/align.py --chunk-frames); recognition 0.5-1.9 points more frame
+    accuracy and 0.9-2.5 less PER on the three dev sets, the mouth level or ahead, at a third of the CPU
+    (docs/benchmarks.md, "Files at the largest chunk")."""
     return max(model.allowed_chunk_frames)
 
 

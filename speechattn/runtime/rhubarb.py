@@ -318,10 +318,13 @@ def phones_for(model, audio: Path, dialog: str | None, log: Log,
     --dialogFile), the text aligned to the audio (`transcribe --dialog`: the recognised phones where the speech
     departs from it); without one, or with nothing speakable in it, the phones recognised from the audio alone.
     on_progress(fraction of the audio done) as the model works through it (progress_block_seconds)."""
+    from speechattn.runtime.align import offline_chunk
+    from speechattn_export.pipeline import DecodingOptions
+
     block_seconds = progress_block_seconds(audio)
+    options = DecodingOptions(chunk_frames=offline_chunk(model))  # a file: the largest chunk, as transcribe
     if dialog is not None and dialog.strip():
         from speechattn.runtime.align import TextError, dialog_transcript, script_words
-        from speechattn_export.pipeline import DecodingOptions
         from speechattn_export.words import Lexicon
 
         try:
@@ -329,13 +332,13 @@ def phones_for(model, audio: Path, dialog: str | None, log: Log,
         except TextError as error:
             log.say("Warn", f"{error}; recognizing the phones from the audio alone.")
         else:
-            transcript, aligned = dialog_transcript(model, audio, words, starts, DecodingOptions(),
+            transcript, aligned = dialog_transcript(model, audio, words, starts, options,
                                                     on_progress=on_progress, block_seconds=block_seconds)
             log.say("Info", f"Dialog: {len(words) - len(aligned.not_heard)} of {len(words)} words aligned.")
             if aligned.not_heard:
                 log.say("Warn", f"Not heard in the recording: {' '.join(aligned.not_heard)}.")
             return transcript
-    return transcribe_file(model, audio, on_progress=on_progress, block_seconds=block_seconds)
+    return transcribe_file(model, audio, options, on_progress=on_progress, block_seconds=block_seconds)
 
 
 def progress_block_seconds(audio: Path) -> float:

@@ -182,15 +182,16 @@ class FileServer:
             raise HttpError(422, str(error).replace(str(upload), name).splitlines()[0][:400]) from None
 
     def _transcribe(self, query: dict, upload: Path, name: str) -> str:
+        from speechattn.runtime.align import offline_chunk
         from speechattn.runtime.transcribe import as_json, transcribe_file
         from speechattn_export.pipeline import DecodingOptions
 
         base, model = self.options.decoding, self.server.model
-        try:
+        try:  # a file's chunk: the largest, as `transcribe` (--chunk-frames is the live streams' default)
             options = DecodingOptions(decoder=query.get("decoder", base.decoder),
                                       min_frames=_integer(query, "min_frames", base.min_frames),
                                       chunk_frames=model.check_chunk(_integer(query, "chunk_frames",
-                                                                              base.chunk_frames)),
+                                                                              offline_chunk(model))),
                                       cue_rules=base.cue_rules)
         except ValueError as error:
             raise HttpError(400, str(error)) from None
