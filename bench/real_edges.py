@@ -145,8 +145,8 @@ def nearest(found: list[tuple[float, str]], ms: float) -> tuple[float, str] | No
 
 def log_posteriors(model, audio: np.ndarray, frames: int, chunk_frames: int, torch_model=None,
                    torch_chunk: str | None = None) -> np.ndarray:
-    """(frames, phones) log-probabilities: the ONNX file streamed at `chunk_frames`, or with `torch_model` (the
-    bundled weights in PyTorch) the recording in one pass at `torch_chunk` frames a chunk, or "full": the whole
+    """(frames, phones) log-probabilities: the ONNX file streamed at `chunk_frames`, or with `torch_model` (weights
+    in PyTorch: the bundled ones or --weights) the recording in one pass at `torch_chunk` frames a chunk, or "full": the whole
     recording seen at once (no streaming, no look-ahead bound)."""
     if torch_model is None:
         stream = model.new_stream(chunk_frames)
@@ -317,7 +317,7 @@ def librispeech(root: Path, transcripts: Path, limit: int | None) -> list[tuple[
     return items[:limit]
 
 
-def check(name: str, items, model, options, peer, args) -> None:
+def check(name: str, items, model, options, peer, args, full=None) -> None:
     import soundfile as sf
 
     from speechattn.data.labels import frame_labels
@@ -331,7 +331,7 @@ def check(name: str, items, model, options, peer, args) -> None:
     from speechattn_export.resample import resample
 
     sil = PHONE_TO_INDEX["sil"]
-    lexicon, full = Lexicon.load(), torch_model(args)
+    lexicon = Lexicon.load()
     scored, apart, recordings_kept, seconds = defaultdict(list), defaultdict(int), 0, 0.0
     failed, cpu, agreed = defaultdict(int), defaultdict(float), defaultdict(list)
     for _, path, text in items:
@@ -483,8 +483,9 @@ def main() -> None:
     print(f"ours: {ours}; edges kept where sharp ({args.low_db:g} to "
           f"{args.high_db:g} dB over the floor within {args.sharp_ms:g} ms) in recordings of {args.min_snr_db:g} dB "
           f"peak to floor or more")
+    full = torch_model(args)  # loaded once for every set
     for name, items in sets:
-        check(name, items, model, options, peer, args)
+        check(name, items, model, options, peer, args, full)
 
 
 if __name__ == "__main__":
