@@ -215,8 +215,15 @@ model_option = option("--model", default=None, metavar="ONNX|NAME",
                       help="ONNX file, or a bundled model: " + ", ".join(f"{name} ({entry['description']})" for name, entry
                                                                         in registry()["models"].items())
                       + f"  [default: {registry()['default']}]")
-chunk_option = option("--chunk-frames", type=click.IntRange(min=1), default=None, metavar="C",
-                      help="streaming chunk in 10 ms frames, one the model serves  [default: the model's]")
+
+
+def chunk_frames_option(default: str = "the model's"):
+    """--chunk-frames, its default said as `default` (the live commands take the model's, a file its largest)."""
+    return option("--chunk-frames", type=click.IntRange(min=1), default=None, metavar="C",
+                  help=f"streaming chunk in 10 ms frames, one the model serves  [default: {default}]")
+
+
+chunk_option = chunk_frames_option()
 min_frames_option = option("--min-frames", type=click.IntRange(min=1), default=None,
                            help="shortest phone in 10 ms frames  [default: 4 with the bigram decoder, 3 with hysteresis]")
 decoder_option = option("--decoder", type=click.Choice(DECODERS), default="bigram",

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import click
 
-from speechattn.cli.common import (OUTPUT_FILE, PATH, FiniteFloatRange, chunk_option, decoder_option, decoding_options, load_onnx,
+from speechattn.cli.common import (OUTPUT_FILE, PATH, FiniteFloatRange, chunk_frames_option, chunk_option, decoder_option, decoding_options, load_onnx,
                                    min_frames_option, model_option, option, progress_wanted, same_file, threads_option)
 from speechattn.errors import SpeechattnError, UsageError, one_line
 
@@ -135,10 +135,9 @@ def refuse_special_texts(**texts) -> None:
 @option("--plot", type=OUTPUT_FILE, default=None, metavar="PNG",
         help="draw waveform, spectrogram, posteriorgram and segments (several files: PNG-stem-FILE-stem.png)")
 @option("--overwrite", is_flag=True, help="replace outputs an earlier run left in --output-dir (refused otherwise)")
-@option("--chunk-frames", type=click.IntRange(min=1), default=None, metavar="C",
-        help="streaming chunk in 10 ms frames, one the model serves  [default: the largest it serves: nobody waits for "
-             "a file's labels, and the bundled model's 320 ms chunk is more accurate than its 40 ms live one, at a "
-             "third of the CPU (docs/benchmarks.md, \"Files at the largest chunk\")]")
+@chunk_frames_option("the largest it serves: nobody waits for a file's labels, and the bundled model's 320 ms "
+                     "chunk is more accurate than its 40 ms live one, at a third of the CPU (docs/benchmarks.md, "
+                     "\"Files at the largest chunk\")")
 @min_frames_option
 @decoder_option
 @threads_option
