@@ -1,23 +1,33 @@
 """Follow-along (`mic --script`, the clients' live aligner) on real speech: how long after a word ends in the audio
-its position is final, and how fast the follower recovers when the reader skips a sentence.
+its position is final, and how fast the follower is back when the reader skips a sentence or reads one again.
 
 The utterances of a dev set are read one after another as one stream, in 40 ms pieces as a microphone gives
 them: each piece through the model and the live aligner (export/align.py, LIVE options).  A word's delay is the
 time from its end in the audio to the moment it is final on screen: the audio after it that had to arrive (the
 chunk, the model's look-ahead, the aligner's lag) plus the measured compute of the piece that made it final.
 
-Skips: the script holds every sentence, the audio leaves one out every `--skip-every` sentences; after each skip,
-which word of the sentence read next is the first the follower reports (0: its first word; "more": the third or
-later, or none).  Where the skipped sentence has the same words as the one read next (the asterisk prompts hold
-"To exit the menu" and "...to exit the menu"), no audio can tell which of the two was read: the last column counts
-the skipped sentence's word j as the next one's word j there (the column before it does not).
+Two readings of each set, each its own stream:
+
+- Skips: the script holds every sentence, the audio leaves one out every `--skip-every` sentences; after each
+  skip, which word of the sentence read next is the first the follower reports (0: its first word; "more": the
+  third or later, or none).  Where the sentence read next begins with the same words as the skipped one (the
+  asterisk prompts hold "To exit the menu" and "...to exit the menu", "Call-Forward on No Answer" and
+  "Call-Forward on Busy"), no audio can tell which of the two is being read until they differ: the last column
+  counts the skipped sentence's word j as the next one's word j over the words they share (the column before it
+  does not).
+- Going back: every `--skip-every` sentences the reader reads the sentence again at once (a line read twice: a
+  jump back to its start); after each, which word of the sentence is the first the follower reports from the
+  second reading (a report of a word whose start lies after the first reading's end), as for skips.
 
     python bench/follow.py data/real-dev/real-dev_supervisions_dev.jsonl.gz [--limit 40]
+    python bench/follow.py MANIFEST --options '{"jump_penalty": 60}'   # a trial of other LIVE options
 """
 
 from __future__ import annotations
 
 import argparse
+import dataclasses
+import json
 import os
 import sys
 import time
@@ -29,16 +39,17 @@ import numpy as np  # noqa: E402
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from speechattn_export.align import LIVE, ScriptAligner  # noqa: E402
+from speechattn_export.align import LIVE, AlignOptions, ScriptAligner  # noqa: E402
 from speechattn_export.pipeline import load_model  # noqa: E402
 from speechattn_export.words import Lexicon  # noqa: E402
 
 PIECE = 640  # 40 ms at 16 kHz: what a microphone callback hands over
 
 
-def stream(model, audio: np.ndarray, words, starts):
-    """(each word's index, end frame, the audio time in s at which it became final + compute of that piece)."""
-    aligner = ScriptAligner(words, model.phones, LIVE, starts)
+def stream(model, audio: np.ndarray, words, starts, options: AlignOptions = LIVE):
+    """(each word's index, start frame, end frame, the audio time in s at which it became final + compute of that
+    piece)."""
+    aligner = ScriptAligner(words, model.phones, options, starts)
     model_stream = model.new_stream()
     out = []
     for start in range(0, len(audio), PIECE):
@@ -46,10 +57,67 @@ def stream(model, audio: np.ndarray, words, starts):
         done = aligner.push(model_stream.push(audio[start:start + PIECE]).log_probs)
         compute = time.perf_counter() - began
         arrived = min(start + PIECE, len(audio)) / 16000
-        out += [(w.index, w.end_frame, arrived + compute) for w in done]
+        out += [(w.index, w.start_frame, w.end_frame, arrived + compute) for w in done]
     done = aligner.push(model_stream.finish().log_probs)
-    out += [(w.index, w.end_frame, len(audio) / 16000) for w in done]
+    out += [(w.index, w.start_frame, w.end_frame, len(audio) / 16000) for w in done]
     return out
+
+
+def first_word(results, first: int, length: int, twin: int | None = None, shared: int = 0, after: int = -1) -> int:
+    """Which word of the sentence at script position `first` (`length` words) the follower reports first among the
+    words that start at frame `after` or later: 0 its first word; 3 for none.  `twin`: the first position of a
+    sentence whose first `shared` words are the same, whose word j counts as word j."""
+    for index, start, _, _ in results:
+        if start < after:
+            continue
+        if first <= index < first + length:
+            return min(index - first, 3)
+        if twin is not None and twin <= index < twin + shared:
+            return min(index - twin, 3)
+    return 3
+
+
+def shared_words(a, b) -> int:
+    n = 0
+    while n < min(len(a), len(b)) and a[n].spoken == b[n].spoken:
+        n += 1
+    return n
+
+
+def skips(model, sentences, every: int, options: AlignOptions):
+    """(the words' delays in ms, heard, of words, [(first word reported, the same counting a shared start)])."""
+    words, starts, audio, skipped_at = [], [], [], []
+    for n, (piece, sentence) in enumerate(sentences):
+        starts.append(len(words))
+        if n % every == every - 1 and n + 1 < len(sentences):
+            # the skipped sentence's first word, the next sentence's first word and its length, their shared start
+            skipped_at.append((len(words), len(words) + len(sentence), len(sentences[n + 1][1]),
+                               shared_words(sentence, sentences[n + 1][1])))
+        else:
+            audio.append(piece)
+        words += sentence
+    results = stream(model, np.concatenate(audio), words, starts, options)
+    delays = [(final - end / 100) * 1000 for _, _, end, final in results]
+    found = [(first_word(results, first, length), first_word(results, first, length, skipped, shared))
+             for skipped, first, length, shared in skipped_at]
+    return delays, len({r[0] for r in results}), len(words), found
+
+
+def read_again(model, sentences, every: int, options: AlignOptions):
+    """[which word of a sentence read twice is reported first from its second reading]."""
+    words, starts, audio, again = [], [], [], []
+    samples = 0
+    for n, (piece, sentence) in enumerate(sentences):
+        starts.append(len(words))
+        audio.append(piece)
+        samples += len(piece)
+        if n % every == every - 1 and n + 1 < len(sentences):
+            again.append((len(words), len(sentence), samples // 160))  # the frame where the second reading starts
+            audio.append(piece)
+            samples += len(piece)
+        words += sentence
+    results = stream(model, np.concatenate(audio), words, starts, options)
+    return [first_word(results, first, length, after=end) for first, length, end in again]
 
 
 def main() -> None:
@@ -58,49 +126,36 @@ def main() -> None:
     parser.add_argument("--model", default="default-int8")
     parser.add_argument("--limit", type=int, default=40, help="utterances of each set, read as one text")
     parser.add_argument("--skip-every", type=int, default=4)
+    parser.add_argument("--options", type=json.loads, default={},
+                        help="LIVE's fields replaced, as JSON (a trial: the kit keeps LIVE)")
     args = parser.parse_args()
 
     from speechattn.data.dataset import cuts_from_manifests
     from speechattn.data.manifests import recordings_beside
     from speechattn.training.evaluate import utterances
 
+    options = dataclasses.replace(LIVE, **args.options)
     model, lexicon = load_model(args.model, threads=1), Lexicon.load()
-    print(f"model {args.model} streamed in 40 ms pieces; live aligner lag {LIVE.lag_frames * 10} ms")
+    print(f"model {args.model} streamed in 40 ms pieces; live aligner lag {options.lag_frames * 10} ms"
+          + (f"; LIVE with {json.dumps(args.options)}" if args.options else ""))
     print("| set | words | delay p50 / p95 | skipped sentences | first word reported after a skip: 1st / 2nd / 3rd / "
-          "later or none | back within two words (a sentence the same as the skipped one: either copy) |")
-    print("|---|---|---|---|---|---|")
+          "later or none | back within two words (a start shared with the skipped one: either copy) | sentences "
+          "read twice: back within two words |")
+    print("|---|---|---|---|---|---|---|")
     for manifest in args.manifests:
         cuts = list(cuts_from_manifests(recordings_beside(manifest), manifest))[: args.limit]
         texts = {c.supervisions[0].id: c.supervisions[0].text or "" for c in cuts}
         sentences = [(audio, lexicon.words(texts[i])) for i, audio, _ in utterances(cuts)]
         sentences = [(a, w) for a, w in sentences if w]
-        words, starts, audio, skipped_at = [], [], [], []
-        for n, (piece, sentence) in enumerate(sentences):
-            starts.append(len(words))
-            if n % args.skip_every == args.skip_every - 1 and n + 1 < len(sentences):
-                # the skipped sentence's first word, the next sentence's first word and its length
-                skipped_at.append((len(words), len(words) + len(sentence), len(sentences[n + 1][1])))
-            else:
-                audio.append(piece)
-            words += sentence
-        audio = np.concatenate(audio)
-        results = stream(model, audio, words, starts)
-        delays = np.array([(final - end / 100) * 1000 for _, end, final in results])
-        recovered, either = [], []
-        for skipped, first, length in skipped_at:
-            # the follower is back when it reports a word of the sentence read after the skip: which word of that
-            # sentence it reports first (0: its first word)
-            found = [index - first for index, _, _ in results if first <= index < first + length]
-            recovered.append(found[0] if found else 3)
-            same = [w.spoken for w in words[skipped:first]] == [w.spoken for w in words[first:first + length]]
-            found = [index - (first if index >= first else skipped) for index, _, _ in results
-                     if first <= index < first + length or (same and skipped <= index < first)]
-            either.append(found[0] if found else 3)
-        counts = np.bincount(np.minimum(recovered, 3), minlength=4) if recovered else np.zeros(4, int)
-        print(f"| {manifest.name.removesuffix('.jsonl.gz')} ({len(sentences)} utterances, "
-              f"{len(audio) / 16000 / 60:.1f} min) | {len(results)} of {len(words)} heard | "
-              f"{np.percentile(delays, 50):.0f} / {np.percentile(delays, 95):.0f} ms | {len(skipped_at)} | "
-              f"{' / '.join(map(str, counts))} | {sum(r < 2 for r in either)} of {len(either)} |")
+        delays, heard, total, found = skips(model, sentences, args.skip_every, options)
+        again = read_again(model, sentences, args.skip_every, options)
+        counts = np.bincount([f for f, _ in found], minlength=4)
+        seconds = sum(len(a) for a, _ in sentences) / 16000
+        print(f"| {manifest.name.removesuffix('.jsonl.gz')} ({len(sentences)} utterances, {seconds / 60:.1f} min) | "
+              f"{heard} of {total} heard | {np.percentile(delays, 50):.0f} / {np.percentile(delays, 95):.0f} ms | "
+              f"{len(found)} | {' / '.join(map(str, counts))} | {sum(f < 2 for f, _ in found)} "
+              f"({sum(e < 2 for _, e in found)}) of {len(found)} | {sum(a < 2 for a in again)} of {len(again)} |",
+              flush=True)
 
 
 if __name__ == "__main__":
