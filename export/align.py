@@ -11,8 +11,9 @@ after the last:
                                                              repeat, a substitution; each frame pays
                                                              garbage_penalty against the best phone's score
     boundary b --> boundary b + 1, paying skip_penalty       a word of the script that was not said
-    any boundary --> a sentence's first boundary, paying jump_penalty (near_jump_penalty, where lower, to the
-                   next sentence's)
+    any boundary --> a sentence's first boundary, paying jump_penalty (live, by the distance in sentences:
+                   near_jump_penalty to the next sentence's, back_jump_penalty to the present
+                   or the last one's, jump_step_penalty more for each sentence further)
                                                              a reader who goes back a line or skips ahead
 
 Emissions are the model's log posteriors (garbage: the best non-silence phone's); Viterbi picks one path.
@@ -119,6 +120,9 @@ class AlignOptions:
     #                              words of speechocean762's dev set read as one recording not heard at 40, 52 at 200)
     near_jump_penalty: float = 200.0  # where lower than jump_penalty, the price of a jump ahead to the next
     #                                   sentence's start: the rest of a line skipped, or from a line's end the next
+    back_jump_penalty: float = 200.0  # where lower than jump_penalty, the price of a jump back to the start of the
+    #                                   sentence being read or of the one just finished: a line read again
+    jump_step_penalty: float = 0.0  # added to jump_penalty for every sentence a jump passes beyond the next one
     lag_frames: int = 300  # commit this far behind the newest frame (3 s: a 1 s lag lost non-native long-form
     commit_every: int = 300  # frames between commits (1: live)   speech, 136 of 667 words against 1)
     window_back_words: int = 4
@@ -136,7 +140,8 @@ class AlignOptions:
             raise ValueError("lag_frames and commit_every must be from 1 to 10000")
         if not 0 <= self.window_back_words <= 1000 or not 1 <= self.window_ahead_words <= 10_000:
             raise ValueError("window_back_words must be 0..1000 and window_ahead_words 1..10000")
-        for name in ("skip_penalty", "garbage_penalty", "garbage_entry_penalty", "jump_penalty", "near_jump_penalty"):
+        for name in ("skip_penalty", "garbage_penalty", "garbage_entry_penalty", "jump_penalty", "near_jump_penalty",
+                     "back_jump_penalty", "jump_step_penalty"):
             if not 0 <= getattr(self, name) < float("inf"):
                 raise ValueError(f"{name} must be a finite number >= 0")
         if not -1000 <= self.min_score <= 0:
@@ -147,12 +152,15 @@ class AlignOptions:
 # is too little evidence to bet the whole future on (a wrong commit would leave the follower lost), so a later
 # frame may leave the committed path and the follower recovers (bench/follow.py).  A reader may skip or go back: a
 # jump reaches the sentence starts inside the window, so it reaches 32 words back (with 4, a reader who started a
-# nine-word text again was lost for the whole second reading; tests/test_follow.py).  A jump to the next sentence
-# costs 20, others 40: with 40 for all, a reader who skipped a sentence was followed again from the sentence's
-# first or second word after 55 of 71 skips on the three dev sets (bench/follow.py --limit 100), 62 of 71 with 20
-# for the next; 20 for a line read again too reported more words wrongly for a moment and lost a test's second reading
+# nine-word text again was lost for the whole second reading; tests/test_follow.py).  Jumps are priced by how far
+# they go (bench/follow.py --limit 100 on the three dev sets, skips / sentences read twice, back within two words):
+# with 40 for all, 55 of 71 skips; 20 to the next sentence and 40 to any other, 61 of 71 (66 taking either copy of
+# a start the skipped sentence shares) but only 38 of 71 sentences read twice, because a far jump on a passing
+# likeness (asterisk's "pound" heard as the start of "Password incorrect" four prompts on) moved the window past
+# the reader, who was lost for several sentences; 15 back to the start of the present or the last sentence and 20
+# more for each sentence past the next: 61 (67) of 71 skips and 63 of 71 sentences read twice
 LIVE = AlignOptions(lag_frames=10, commit_every=1, prune=False, jump_penalty=40.0, near_jump_penalty=20.0,
-                    window_back_words=32)
+                    back_jump_penalty=15.0, jump_step_penalty=20.0, window_back_words=32)
 
 
 @dataclass(frozen=True)
@@ -269,6 +277,7 @@ class Window:
         self.block_starts = np.flatnonzero(np.diff(self.block, prepend=-1))
         self.blocks = np.arange(len(self.block_starts))
         self.sentence_block = self.block[self.sentence]
+        self.jump_costs: np.ndarray | None = None  # ScriptAligner._jump_costs, made once per window
         self.N, self.W = s.N, s.W
         self.single = len(lasts) == self.nb - 1  # one pronunciation per word: exits need no reduction
         # local indices of the sources a boundary can be reached from (back-pointers are local to each window)
@@ -316,6 +325,9 @@ class ScriptAligner:
     def __init__(self, words, phones, options: AlignOptions = AlignOptions(), sentence_starts=None,
                  log_prior: np.ndarray | None = None) -> None:
         self.options = options
+        o = options
+        self._one_price = o.near_jump_penalty >= o.jump_penalty and o.back_jump_penalty >= o.jump_penalty and \
+            not o.jump_step_penalty
         # subtracted from each frame's log posteriors for the search (recording_prior); GOP and confidence are the
         # posteriors' own
         self.log_prior = None if log_prior is None else np.asarray(log_prior, dtype=np.float64)
@@ -377,23 +389,33 @@ class ScriptAligner:
         B = running - w.bound * o.skip_penalty
         B_src = source[origin]
         if len(w.sentence) and np.isfinite(B).any():
-            jumper = int(B.argmax())
-            jump = B[jumper] - o.jump_penalty
-            if o.near_jump_penalty >= o.jump_penalty:  # one price: every start from the best boundary
+            if self._one_price:  # every start from the best boundary
+                jumper = int(B.argmax())
+                jump = B[jumper] - o.jump_penalty
                 better = w.sentence[B[w.sentence] < jump]
                 B[better] = jump
                 B_src[better] = B_src[jumper]
-            else:  # to the next sentence's start from the best boundary of the one before it, at the near price
-                top, first = group_max(B, w.block_starts, w.block, w.blocks)  # each sentence's first best boundary
-                before = np.maximum(w.sentence_block - 1, 0)
-                near = np.where(w.sentence_block > 0, top[before], NEG) - o.near_jump_penalty
-                take_near = near >= jump
-                value = np.where(take_near, near, jump)
-                src = np.where(take_near, first[before], jumper)
+            else:  # each start from each sentence's best boundary at the price of their distance (_jump_costs)
+                top, first = group_max(B, w.block_starts, w.block, w.blocks)
+                values = top[:, None] - self._jump_costs(w)  # (sentences of the window, starts)
+                src = values.argmax(axis=0)
+                value = values[src, np.arange(len(w.sentence))]
                 better = B[w.sentence] < value
-                B_src[w.sentence[better]] = B_src[src[better]]
+                B_src[w.sentence[better]] = B_src[first[src[better]]]
                 B[w.sentence[better]] = value[better]
         return B, B_src
+
+    def _jump_costs(self, w: Window) -> np.ndarray:
+        """The price of a jump from each sentence of the window (its best boundary) to each sentence start: by the
+        distance d in sentences, near_jump_penalty for d = 1, back_jump_penalty for d = 0 or -1, jump_penalty plus
+        jump_step_penalty for each sentence past the first otherwise (the lowest that applies)."""
+        if w.jump_costs is None:
+            o = self.options
+            d = w.sentence_block[None, :] - w.blocks[:, None]
+            costs = o.jump_penalty + o.jump_step_penalty * np.maximum(np.abs(d) - 1, 0)
+            costs = np.where(d == 1, np.minimum(costs, o.near_jump_penalty), costs)
+            w.jump_costs = np.where((d == 0) | (d == -1), np.minimum(costs, o.back_jump_penalty), costs)
+        return w.jump_costs
 
     def _step(self, row: np.ndarray) -> None:
         w, o, s = self.window, self.options, self.script
@@ -578,9 +600,21 @@ class ScriptAligner:
                 end += 1
             if end == T and not final:
                 break
+            if end < T and not s.last[path[end - 1]] and not self._goes_on(word, path[end]):
+                # live: broken off inside the word into a reading elsewhere, where no path leaves a word: a path
+                # given up for a better one (a moment's jump), not the word read
+                t = end
+                continue
             words.append(self._aligned_word(word, t, end))
             t = end
         return words, t
+
+    def _goes_on(self, word: int, state: int) -> bool:
+        """Whether `state` is where the path after word `word` goes on: the next word, or the boundary after it."""
+        s = self.script
+        if state < s.N:
+            return int(s.word_of[state]) == word + 1
+        return (state - s.N) % (s.W + 1) == word + 1
 
     def _aligned_word(self, word: int, start: int, end: int) -> AlignedWord:
         s = self.script

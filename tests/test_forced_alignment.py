@@ -149,11 +149,13 @@ def test_a_word_read_twice_without_a_pause_is_two_words():
 @pytest.mark.parametrize("base", [[-100.0, -5.0, -30.0, -90.0, -80.0, -70.0],   # again's start reached by a jump
                                   [-100.0, -5.0, -10.0, -90.0, -80.0, -70.0]])  # now's by a near one, live
 def test_a_jump_to_the_next_sentence_costs_the_near_price_and_others_the_full_one(base):
-    """Live, a sentence start is reached from the best boundary of the sentence before it at near_jump_penalty, or
-    from the best boundary anywhere at jump_penalty, whichever scores higher; offline one price for all."""
+    """With near_jump_penalty alone below jump_penalty, a sentence start is reached from the best boundary of the
+    sentence before it at the near price, or from the best boundary anywhere at jump_penalty, whichever scores
+    higher; offline one price for all."""
     now, please = Word("now", "N AW"), Word("please", "P L IY Z")
     words = [HELLO, WORLD, AGAIN, now, please]  # sentences: hello world | again | now please
-    for options, near in ((LIVE, LIVE.near_jump_penalty), (AlignOptions(jump_penalty=40.0), 40.0)):
+    for options, near in ((AlignOptions(jump_penalty=40.0, near_jump_penalty=20.0), 20.0),
+                          (AlignOptions(jump_penalty=40.0), 40.0)):
         options = dataclasses.replace(options, skip_penalty=1000.0)  # no skips: jumps alone
         aligner = ScriptAligner(words, PHONES, options, sentence_starts=[0, 2, 3])
         w = aligner.window
@@ -169,3 +171,31 @@ def test_a_jump_to_the_next_sentence_costs_the_near_price_and_others_the_full_on
         assert B[3] == max(base[3], base[2] - near, far)
         assert source[3] == (silence[2] if base[2] - near >= far else silence[1])
         assert B[0] == max(base[0], far)  # back to the start: the full price
+
+
+@pytest.mark.parametrize("best, expected", [
+    # the reader at the pause before the third sentence (its start boundary the best): the next start at the near
+    # price, the one just finished and the present one's at the back price, farther ones at the full price plus a
+    # step for each sentence past the first
+    (2, {0: -60.0, 1: -20.0, 2: 0.0, 3: -20.0, 4: -60.0}),
+    # inside the third sentence (after "now"): its own start and the one before it at the back price, the next at
+    # the near one, the first (two back) at the full price and a step
+    (4, {0: -60.0, 2: -20.0, 3: -20.0, 5: -20.0}),
+])
+def test_a_jump_costs_by_how_many_sentences_it_passes(best, expected):
+    """back_jump_penalty and jump_step_penalty: each start reached from each sentence's best boundary at the price
+    of the distance between them (near_jump_penalty for the next one)."""
+    now, please = Word("now", "N AW"), Word("please", "P L IY Z")
+    words = [HELLO, WORLD, AGAIN, now, please]
+    starts = [0, 1, 2, 3, 4]  # a sentence a word
+    if best == 4:  # hello world | again | now please | again
+        words, starts = [HELLO, WORLD, AGAIN, now, please, AGAIN], [0, 2, 3, 5]
+    options = AlignOptions(jump_penalty=40.0, near_jump_penalty=20.0, back_jump_penalty=20.0, jump_step_penalty=20.0,
+                           skip_penalty=1000.0, window_back_words=32)
+    aligner = ScriptAligner(words, PHONES, options, sentence_starts=starts)
+    w = aligner.window
+    scores = np.full(w.n + 2 * w.nb, -np.inf)
+    scores[w.n + best] = 0.0  # standing in the silence of one boundary, every other state out of reach
+    B, source = aligner._boundaries(scores, w)
+    assert {b: float(B[b]) for b in expected} == expected  # (the other boundaries: skips at 1000 a word)
+    assert all(source[b] == w.n + best for b in expected)

@@ -231,6 +231,10 @@ def model_cases() -> list[dict]:
          "Please enter your password followed by the pound key", defaults, None),
         ("model: live, please enter your password", password, password_seconds,
          "Please enter your password followed by the pound key", dataclasses.asdict(LIVE), "frames"),
+        # "secret" not said: for a moment the best path jumps back to "please" (password's P), a run given up
+        # inside the word, which is not reported
+        ("model: live, a word of the script not said", password, password_seconds,
+         "Please enter your secret password followed by the pound key", dataclasses.asdict(LIVE), "frames"),
     ]
     # offline cases divide by the recording's prior, as `align` and `speechattn align` do; live ones do not
     return [{"name": name, "phones": list(model.phones), "words": pronounce(text), "sentence_starts": None,

@@ -25,6 +25,9 @@ const DEFAULTS = Object.freeze({
   garbageEntryPenalty: 10.0, // per stretch of such speech
   jumpPenalty: 200.0, // going back to or ahead to a sentence's start (offline a transcript is read in order)
   nearJumpPenalty: 200.0, // where lower than jumpPenalty, a jump ahead to the next sentence's start
+  backJumpPenalty: 200.0, // where lower than jumpPenalty, a jump back to the start of the sentence being read or of
+  //                         the one just finished
+  jumpStepPenalty: 0.0, // added to jumpPenalty for every sentence a jump passes beyond the next one
   lagFrames: 300, // commit this far behind the newest frame (3 s)
   commitEvery: 300, // frames between commits (1: live)
   windowBackWords: 4,
@@ -54,7 +57,8 @@ export class AlignOptions {
     if (!integer(this.windowBackWords, 0, 1000) || !integer(this.windowAheadWords, 1, 10000)) {
       throw new Error("windowBackWords must be 0..1000 and windowAheadWords 1..10000");
     }
-    for (const name of ["skipPenalty", "garbagePenalty", "garbageEntryPenalty", "jumpPenalty", "nearJumpPenalty"]) {
+    for (const name of ["skipPenalty", "garbagePenalty", "garbageEntryPenalty", "jumpPenalty", "nearJumpPenalty",
+      "backJumpPenalty", "jumpStepPenalty"]) {
       if (!(typeof this[name] === "number" && this[name] >= 0 && this[name] < Infinity)) {
         throw new Error(`${name} must be a finite number >= 0`);
       }
@@ -69,9 +73,10 @@ export class AlignOptions {
 
 // follow-along: final 100 ms behind the newest frame, each frame committed without dropping the other paths, so a
 // later frame may leave the committed path and the follower recovers; a reader may skip or go back, to a sentence
-// start up to 32 words back, a jump to the next sentence costing 20 and others 40 (align.py's LIVE)
+// start up to 32 words back, a jump priced by how far it goes: 20 to the next sentence, 15 back to the start of the
+// present or the last one, 40 and 20 more for each sentence past the next otherwise (align.py's LIVE)
 export const LIVE = new AlignOptions({ lagFrames: 10, commitEvery: 1, prune: false, jumpPenalty: 40.0,
-  nearJumpPenalty: 20.0, windowBackWords: 32 });
+  nearJumpPenalty: 20.0, backJumpPenalty: 15.0, jumpStepPenalty: 20.0, windowBackWords: 32 });
 
 // numpy's mean of float64 values: its pairwise sum (8 accumulators up to 128 values, halves above), then / n, so a
 // mean of more than 7 values rounds as Python's does
@@ -200,6 +205,7 @@ class Window {
     this.blockTop = new Float64Array(this.block[this.nb - 1] + 1);
     this.blockFirst = new Int32Array(this.block[this.nb - 1] + 1);
     this.jumpValue = new Float64Array(sentence.length);
+    this.jumpCosts = null; // align.py's _jump_costs: (blocks x starts), made once per window
     this.jumpSource = new Int32Array(sentence.length);
     // scratch for the boundaries of one frame: B (nb), B's source (local index) and each boundary's own source
     this.B = new Float64Array(this.nb);
@@ -229,6 +235,8 @@ export class ScriptAligner {
   // (recordingPrior); GOP and confidence are the posteriors' own.
   constructor(words, phones, options = new AlignOptions(), sentenceStarts = null, logPrior = null) {
     this.options = options instanceof AlignOptions ? options : new AlignOptions(options);
+    const o = this.options;
+    this.onePrice = o.nearJumpPenalty >= o.jumpPenalty && o.backJumpPenalty >= o.jumpPenalty && !o.jumpStepPenalty;
     this.script = new Script(words, phones, this.options.minFrames, sentenceStarts);
     this.P = phones.length;
     this.logPrior = logPrior;
@@ -303,16 +311,16 @@ export class ScriptAligner {
       Bsource[b] = source[origin];
     }
     if (w.sentence.length && B.some(Number.isFinite)) {
-      const jumper = argmax(B), jump = B[jumper] - o.jumpPenalty;
-      if (o.nearJumpPenalty >= o.jumpPenalty) { // one price: every start from the best boundary
+      if (this.onePrice) { // every start from the best boundary
+        const jumper = argmax(B), jump = B[jumper] - o.jumpPenalty;
         for (const s of w.sentence) {
           if (B[s] < jump) {
             B[s] = jump;
             Bsource[s] = Bsource[jumper];
           }
         }
-      } else { // to the next sentence's start from the best boundary of the one before it, at the near price
-        const top = w.blockTop, first = w.blockFirst, block = w.block;
+      } else { // each start from each sentence's best boundary at the price of their distance (_jumpCosts)
+        const top = w.blockTop, first = w.blockFirst, block = w.block, blocks = top.length, starts = w.sentence.length;
         top.fill(-Infinity);
         first.fill(-1);
         for (let b = 0; b < nb; b++) {
@@ -321,12 +329,20 @@ export class ScriptAligner {
             first[block[b]] = b;
           }
         }
-        for (let j = 0; j < w.sentence.length; j++) { // every value from this frame's B before any changes
-          const k = block[w.sentence[j]], near = (k > 0 ? top[k - 1] : -Infinity) - o.nearJumpPenalty;
-          w.jumpValue[j] = near >= jump ? near : jump;
-          w.jumpSource[j] = Bsource[near >= jump ? first[k - 1] : jumper];
+        const costs = this._jumpCosts(w);
+        for (let j = 0; j < starts; j++) { // every value from this frame's B before any changes
+          let value = top[0] - costs[j], from = 0;
+          for (let k = 1; k < blocks; k++) {
+            const v = top[k] - costs[k * starts + j];
+            if (v > value) {
+              value = v;
+              from = k;
+            }
+          }
+          w.jumpValue[j] = value;
+          w.jumpSource[j] = Bsource[first[from]];
         }
-        for (let j = 0; j < w.sentence.length; j++) {
+        for (let j = 0; j < starts; j++) {
           const s = w.sentence[j];
           if (B[s] < w.jumpValue[j]) {
             B[s] = w.jumpValue[j];
@@ -335,6 +351,25 @@ export class ScriptAligner {
         }
       }
     }
+  }
+
+  _jumpCosts(w) {
+    // the price of a jump from each sentence of the window (its best boundary) to each sentence start, by the
+    // distance d in sentences (align.py's _jump_costs)
+    if (w.jumpCosts === null) {
+      const o = this.options, starts = w.sentence.length, blocks = w.blockTop.length;
+      w.jumpCosts = new Float64Array(blocks * starts);
+      for (let k = 0; k < blocks; k++) {
+        for (let j = 0; j < starts; j++) {
+          const d = w.block[w.sentence[j]] - k;
+          let cost = o.jumpPenalty + o.jumpStepPenalty * Math.max(Math.abs(d) - 1, 0);
+          if (d === 1) cost = Math.min(cost, o.nearJumpPenalty);
+          if (d === 0 || d === -1) cost = Math.min(cost, o.backJumpPenalty);
+          w.jumpCosts[k * starts + j] = cost;
+        }
+      }
+    }
+    return w.jumpCosts;
   }
 
   _step(row) {
@@ -573,12 +608,24 @@ export class ScriptAligner {
       while (end < T && path[end] < s.N && s.wordOf[path[end]] === word
              && !(end > t && s.first[path[end]] && path[end - 1] !== path[end])) end++;
       if (end === T && !final) break;
+      if (end < T && !s.last[path[end - 1]] && !this._goesOn(word, path[end])) {
+        // live: broken off inside the word into a reading elsewhere, where no path leaves a word: a path given up
+        // for a better one (a moment's jump), not the word read
+        t = end;
+        continue;
+      }
       words.push(this._alignedWord(word, t, end));
       t = end;
     }
     this.scan = t;
     this.doneWords.push(...words);
     return words;
+  }
+
+  _goesOn(word, state) { // whether `state` is where the path after word `word` goes on: the next word or boundary
+    const s = this.script;
+    if (state < s.N) return s.wordOf[state] === word + 1;
+    return (state - s.N) % (s.W + 1) === word + 1;
   }
 
   _alignedWord(word, start, end) {
