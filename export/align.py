@@ -265,6 +265,11 @@ class Window:
         self.last_word_start = np.searchsorted(self.word_local[lasts], np.arange(self.nb - 1)) if len(lasts) else \
             np.zeros(0, dtype=np.int64)  # per word of the window: its first entry in last_local
         self.last_word = self.word_local[lasts]  # per entry of last_local: its word in the window
+        # per word of the window, its variants' exits in order, padded with n (a -inf appended to the scores)
+        counts = np.bincount(self.last_word, minlength=self.nb - 1) if len(lasts) else np.zeros(self.nb - 1, int)
+        self.exit_table = np.full((self.nb - 1, max(int(counts.max(initial=0)), 1)), self.b - self.a, dtype=np.int64)
+        if len(lasts):
+            self.exit_table[self.last_word, np.arange(len(lasts)) - self.last_word_start[self.last_word]] = lasts
         self.words_range = np.arange(self.nb - 1)
         self.global_ids = np.concatenate([np.arange(self.a, self.b), s.N + np.arange(wa, wb + 1),
                                           s.N + s.W + 1 + np.arange(wa, wb + 1)])
@@ -278,6 +283,7 @@ class Window:
         self.blocks = np.arange(len(self.block_starts))
         self.sentence_block = self.block[self.sentence]
         self.jump_costs: np.ndarray | None = None  # ScriptAligner._jump_costs, made once per window
+        self.skip_ramp: np.ndarray | None = None  # b x skip_penalty per boundary, made once per window
         self.N, self.W = s.N, s.W
         self.single = len(lasts) == self.nb - 1  # one pronunciation per word: exits need no reduction
         # local indices of the sources a boundary can be reached from (back-pointers are local to each window)
@@ -288,6 +294,11 @@ class Window:
         self.tail_local = self.n + np.arange(2 * self.nb)  # the boundaries' silence and garbage states
         self.first_index = np.flatnonzero(self.first)
         self.first_word = self.word_local[self.first]
+        # _step's constants: 0 where a chain state may stay (its phone's last state), -inf elsewhere; each chain
+        # state's predecessor before the entries from boundaries are put in
+        self.stay_add = np.where(self.loop, 0.0, NEG)
+        self.advance_src = np.concatenate([[-1], self.chain_local[:-1]]).astype(np.int64)
+        self.tail_bound = np.concatenate([self.bound, self.bound])  # the boundary each silence and garbage sits on
 
     def local_one(self, state: int) -> int:
         """One unified global id -> its local index (-1 outside the window): the scalar form of local()."""
@@ -374,8 +385,10 @@ class ScriptAligner:
             exit_src = w.exit_local
         else:
             # each word's best exit and the first local last-state holding it
-            exits[1:], first_hit = group_max(v[w.last_local], w.last_word_start, w.last_word, w.words_range)
-            exit_src = np.concatenate([[-1], w.last_local[first_hit]])
+            table = np.append(v, NEG)[w.exit_table]  # (words, variants)
+            first_hit = table.argmax(axis=1)
+            exits[1:] = table[w.words_range, first_hit]
+            exit_src = np.concatenate([[-1], w.exit_table[w.words_range, first_hit]])
         from_exit = exits >= sil
         best = np.where(from_exit, exits, sil)
         source = np.where(from_exit, exit_src, w.silence_local)
@@ -383,12 +396,14 @@ class ScriptAligner:
         best = np.where(from_garbage, garbage, best)
         source = np.where(from_garbage, w.garbage_local, source)
         # skips: B[b] = max over b' <= b of base[b'] - (b - b') skip_penalty
-        lifted = best + w.bound * o.skip_penalty
+        if w.skip_ramp is None:
+            w.skip_ramp = w.bound * o.skip_penalty
+        lifted = best + w.skip_ramp
         running = np.maximum.accumulate(lifted)
         origin = np.maximum.accumulate(np.where(lifted >= running, w.bound, 0))
-        B = running - w.bound * o.skip_penalty
+        B = running - w.skip_ramp
         B_src = source[origin]
-        if len(w.sentence) and np.isfinite(B).any():
+        if len(w.sentence) and B.max() > NEG:
             if self._one_price:  # every start from the best boundary
                 jumper = int(B.argmax())
                 jump = B[jumper] - o.jump_penalty
@@ -417,7 +432,9 @@ class ScriptAligner:
             w.jump_costs = np.where((d == 0) | (d == -1), np.minimum(costs, o.back_jump_penalty), costs)
         return w.jump_costs
 
-    def _step(self, row: np.ndarray) -> None:
+    def _step(self, row: np.ndarray, scored: np.ndarray, garbage: float) -> None:
+        """One frame: `row` its log posteriors, `scored` the same less the prior (what the search scores), `garbage`
+        the garbage states' emission (the best non-silence phone's, less garbage_penalty)."""
         w, o, s = self.window, self.options, self.script
         if self.start:  # the stream starts on boundary 0: as if leaving a silence there
             B = np.full(w.nb, NEG)
@@ -429,32 +446,32 @@ class ScriptAligner:
         else:
             B, B_src = self._boundaries(self.scores, w)
         old = self.scores
-        v = old[:w.n]
+        n, nb = w.n, w.nb
+        v = old[:n]
         new = np.empty_like(old)
         back = np.empty(len(old), dtype=np.int64)
         # chain states: stay (last state of a phone), advance from the state before, or enter from the boundary
-        advance = np.empty(w.n)
+        advance = np.empty(n)
         advance[1:] = v[:-1]
-        advance_src = np.empty(w.n, dtype=np.int64)
-        advance_src[1:] = w.chain_local[:-1]
         advance[w.first_index] = B[w.first_word]
+        advance_src = w.advance_src.copy()
         advance_src[w.first_index] = B_src[w.first_word]
-        stay = np.where(w.loop, v, NEG)
+        stay = v + w.stay_add
         staying = stay >= advance
-        new[:w.n] = np.where(staying, stay, advance)
-        back[:w.n] = np.where(staying, w.chain_local, advance_src)
+        np.add(np.maximum(stay, advance), scored[w.phone_of], out=new[:n])
+        back[:n] = np.where(staying, w.chain_local, advance_src)
         # silence and garbage of each boundary: stay, or come from the boundary
-        here = old[w.n:]
-        enter = np.concatenate([B, B - o.garbage_entry_penalty])
+        here = old[n:]
+        enter = B[w.tail_bound]
+        enter[nb:] -= o.garbage_entry_penalty
         staying = here >= enter
-        new[w.n:] = np.where(staying, here, enter)
-        back[w.n:] = np.where(staying, w.tail_local, np.concatenate([B_src, B_src]))
-        scored = row if self.log_prior is None else row - self.log_prior
-        new[:w.n] += scored[w.phone_of]
-        new[w.n:w.n + w.nb] += scored[s.silence]
-        new[w.n + w.nb:] += scored[self.non_silence].max() - o.garbage_penalty
+        tail = np.maximum(here, enter)
+        tail[:nb] += scored[s.silence]
+        tail[nb:] += garbage
+        new[n:] = tail
+        back[n:] = np.where(staying, w.tail_local, B_src[w.tail_bound])
         top = new.max()
-        if np.isfinite(top):
+        if top > NEG:
             new -= top  # bounded over hours; the same shift for every state changes no decision
         self.scores = new
         self.backs.append((w, back, self.translation))
@@ -544,8 +561,10 @@ class ScriptAligner:
         """Frames in; the words whose alignment became final (their end is final and the path has left them)."""
         log_probs = np.asarray(log_probs, dtype=np.float64)
         o = self.options
-        for row in log_probs:
-            self._step(row)
+        scored = log_probs if self.log_prior is None else log_probs - self.log_prior
+        garbage = (scored[:, self.non_silence].max(axis=1) - o.garbage_penalty).tolist() if len(log_probs) else []
+        for row, scored_row, garbage_row in zip(log_probs, scored, garbage):
+            self._step(row, scored_row, garbage_row)
             if len(self.backs) >= o.lag_frames + o.commit_every:
                 self._commit()
         return self._new_words(final=False)
