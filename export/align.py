@@ -561,12 +561,14 @@ class ScriptAligner:
         """Frames in; the words whose alignment became final (their end is final and the path has left them)."""
         log_probs = np.asarray(log_probs, dtype=np.float64)
         o = self.options
-        scored = log_probs if self.log_prior is None else log_probs - self.log_prior
-        garbage = (scored[:, self.non_silence].max(axis=1) - o.garbage_penalty).tolist() if len(log_probs) else []
-        for row, scored_row, garbage_row in zip(log_probs, scored, garbage):
-            self._step(row, scored_row, garbage_row)
-            if len(self.backs) >= o.lag_frames + o.commit_every:
-                self._commit()
+        for start in range(0, len(log_probs), 1024):  # the scores of a block of frames at once, memory bounded
+            rows = log_probs[start:start + 1024]
+            scored = rows if self.log_prior is None else rows - self.log_prior
+            garbage = (scored[:, self.non_silence].max(axis=1) - o.garbage_penalty).tolist()
+            for row, scored_row, garbage_row in zip(rows, scored, garbage):
+                self._step(row, scored_row, garbage_row)
+                if len(self.backs) >= o.lag_frames + o.commit_every:
+                    self._commit()
         return self._new_words(final=False)
 
     def finish(self) -> Alignment:
