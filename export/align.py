@@ -122,7 +122,7 @@ class AlignOptions:
     #                                   sentence's start: the rest of a line skipped, or from a line's end the next
     back_jump_penalty: float = 200.0  # where lower than jump_penalty, the price of a jump back to the start of the
     #                                   sentence being read or of the one just finished: a line read again
-    jump_step_penalty: float = 0.0  # added to jump_penalty for every sentence a jump passes beyond the next one
+    jump_step_penalty: float = 0.0  # added to jump_penalty for each sentence past the first a jump moves, either way
     lag_frames: int = 300  # commit this far behind the newest frame (3 s: a 1 s lag lost non-native long-form
     commit_every: int = 300  # frames between commits (1: live)   speech, 136 of 667 words against 1)
     window_back_words: int = 4
@@ -403,7 +403,7 @@ class ScriptAligner:
         origin = np.maximum.accumulate(np.where(lifted >= running, w.bound, 0))
         B = running - w.skip_ramp
         B_src = source[origin]
-        if len(w.sentence) and B.max() > NEG:
+        if len(w.sentence) and np.isfinite(B).any():
             if self._one_price:  # every start from the best boundary
                 jumper = int(B.argmax())
                 jump = B[jumper] - o.jump_penalty
@@ -471,7 +471,7 @@ class ScriptAligner:
         new[n:] = tail
         back[n:] = np.where(staying, w.tail_local, B_src[w.tail_bound])
         top = new.max()
-        if top > NEG:
+        if np.isfinite(top):
             new -= top  # bounded over hours; the same shift for every state changes no decision
         self.scores = new
         self.backs.append((w, back, self.translation))
@@ -581,6 +581,12 @@ class ScriptAligner:
                 local = int(B_src[end])
             else:
                 local = int(self.scores.argmax())
+            if self.translation is not None:  # the last frame's commit moved the window: the trace starts in the
+                # window that frame was scored in; a state that window lacked (no path reaches it): its best one
+                local = int(self.translation[local])
+                if local < 0:  # (the windows overlap: the new one is around a word of the old one)
+                    held = np.flatnonzero(self.translation >= 0)
+                    local = int(self.translation[held[int(self.scores[held].argmax())]])
             self._finalise(self._trace(local, len(self.backs)))
             self.backs, self.rows = [], []
         self.last_words = self._new_words(final=True)  # what this call made final (push returns its own)

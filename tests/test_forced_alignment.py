@@ -199,3 +199,21 @@ def test_a_jump_costs_by_how_many_sentences_it_passes(best, expected):
     B, source = aligner._boundaries(scores, w)
     assert {b: float(B[b]) for b in expected} == expected  # (the other boundaries: skips at 1000 a word)
     assert all(source[b] == w.n + best for b in expected)
+
+
+@pytest.mark.parametrize("frames", [899, 900, 901])
+def test_a_recording_whose_last_frame_moves_the_window_aligns_every_word(frames):
+    """900 frames: the last one makes the aligner commit (every 300 frames, 300 behind) and move its window ahead;
+    finish() traces the rest from that frame's own window (before 2026-11-28 it read the moved window's indices in
+    the old one: 20 of 60 words not heard, or an IndexError)."""
+    script = [HELLO, WORLD, AGAIN] * 20
+    spans = [("sil", 10)]
+    for word in script:
+        phones = word.pronunciations[-1] if word is HELLO else word.pronunciations[0]
+        spans += [(p, 3) for p in phones] + [("sil", 2)]
+    spans.append(("sil", frames - sum(n for _, n in spans)))
+    log_probs = posteriors(spans, seed=31)
+    assert len(log_probs) == frames
+    result = align(log_probs, script, PHONES, prior_scale=0.0)
+    assert result.not_heard == [] and [w.index for w in result.words] == list(range(60))
+    assert bounds(result)[:-1] == bounds(align(log_probs[:899], script, PHONES, prior_scale=0.0))[:-1]

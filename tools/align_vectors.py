@@ -172,6 +172,17 @@ def synthetic_cases() -> list[dict]:
          posteriors(spoken(20, "hello", 10, "please", "please", 10, "world", 20), seed=22), {"jump_penalty": 40.0},
          None, [1]),
     ]
+    # the last frame's commit moves the window (finish() traces from that frame's own window): the longest prefix
+    # of the long recording that ends so
+    ends_moving = dict(small_window, lag_frames=30, commit_every=10)
+    for end in range(len(long_probs), 0, -1):
+        aligner = ScriptAligner([SimpleNamespace(text=w["text"], pronunciations=tuple(map(tuple, w["pronunciations"])))
+                                 for w in long_script], PHONES, AlignOptions(**ends_moving))
+        aligner.push(long_probs[:end])
+        if aligner.translation is not None:
+            break
+    cases.append(("a long script through a small window whose last frame moves it", long_script, long_probs[:end],
+                  ends_moving, None, None))
     out = []
     for name, words, log_probs, options, pushes, starts in cases:
         options = dataclasses.asdict(LIVE) if options == "live" else {**dataclasses.asdict(AlignOptions()), **options}

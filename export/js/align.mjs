@@ -27,7 +27,7 @@ const DEFAULTS = Object.freeze({
   nearJumpPenalty: 200.0, // where lower than jumpPenalty, a jump ahead to the next sentence's start
   backJumpPenalty: 200.0, // where lower than jumpPenalty, a jump back to the start of the sentence being read or of
   //                         the one just finished
-  jumpStepPenalty: 0.0, // added to jumpPenalty for every sentence a jump passes beyond the next one
+  jumpStepPenalty: 0.0, // added to jumpPenalty for each sentence past the first a jump moves, either way
   lagFrames: 300, // commit this far behind the newest frame (3 s)
   commitEvery: 300, // frames between commits (1: live)
   windowBackWords: 4,
@@ -573,8 +573,19 @@ export class ScriptAligner {
       const w = this.window;
       this._boundaries(this.scores, w);
       const end = w.nb - 1;
-      const local = w.wb === this.script.W && Number.isFinite(w.B[end]) && w.Bsource[end] >= 0
+      let local = w.wb === this.script.W && Number.isFinite(w.B[end]) && w.Bsource[end] >= 0
         ? w.Bsource[end] : argmax(this.scores);
+      if (this.translation !== null) { // the last frame's commit moved the window: the trace starts in the window
+        // that frame was scored in; a state that window lacked (no path reaches it): its best one
+        local = this.translation[local];
+        if (local < 0) {
+          let best = -1;
+          for (let j = 0; j < this.translation.length; j++) {
+            if (this.translation[j] >= 0 && (best < 0 || this.scores[j] > this.scores[best])) best = j;
+          }
+          local = this.translation[best];
+        }
+      }
       this._finalise(this._trace(local, this.backs.length));
       this.backs = [];
       this.rows = [];
