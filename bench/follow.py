@@ -9,12 +9,12 @@ chunk, the model's look-ahead, the aligner's lag) plus the measured compute of t
 Two readings of each set, each its own stream:
 
 - Skips: the script holds every sentence, the audio leaves one out every `--skip-every` sentences; after each
-  skip, which word of the sentence read next is the first the follower reports (0: its first word; "more": the
-  third or later, or none).  Where the sentence read next begins with the same words as the skipped one (the
+  skip, which word of the sentence read next is the first the follower reports from the audio of that sentence on
+  (0: its first word; "more": the third or later, or none).  Where the sentence read next begins with the same words as the skipped one (the
   asterisk prompts hold "To exit the menu" and "...to exit the menu", "Call-Forward on No Answer" and
   "Call-Forward on Busy"), no audio can tell which of the two is being read until they differ: the last column
-  counts the skipped sentence's word j as the next one's word j over the words they share (the column before it
-  does not).
+  counts the skipped sentence's word j as the next one's word j over the words they share, unless the follower goes
+  on in the skipped copy past them (the column before it does not).
 - Going back: every `--skip-every` sentences the reader reads the sentence again at once (a line read twice: a
   jump back to its start); after each, which word of the sentence is the first the follower reports from the
   second reading (a report of a word whose start lies after the first reading's end), as for skips.
@@ -65,16 +65,23 @@ def stream(model, audio: np.ndarray, words, starts, options: AlignOptions = LIVE
 
 def first_word(results, first: int, length: int, twin: int | None = None, shared: int = 0, after: int = -1) -> int:
     """Which word of the sentence at script position `first` (`length` words) the follower reports first among the
-    words that start at frame `after` or later: 0 its first word; 3 for none.  `twin`: the first position of a
-    sentence whose first `shared` words are the same, whose word j counts as word j."""
+    words that start at frame `after` or later: 0 its first word; 3 for none.  `twin`: the first position of the
+    skipped sentence, whose first `shared` words are the next one's: its word j counts as word j, unless the
+    follower goes on in that copy past the words they share before it reports the right one."""
+    in_twin = None
     for index, start, _, _ in results:
         if start < after:
             continue
         if first <= index < first + length:
-            return min(index - first, 3)
-        if twin is not None and twin <= index < twin + shared:
-            return min(index - twin, 3)
-    return 3
+            return min(index - first if in_twin is None else in_twin, 3)
+        if twin is not None and twin <= index < first:
+            if index < twin + shared:
+                in_twin = index - twin if in_twin is None else in_twin
+            else:
+                in_twin = None  # past the shared words in the wrong copy: the follower was not back
+        elif in_twin is not None and index >= first + length:
+            return min(in_twin, 3)  # on past both (the two sentences the same throughout)
+    return 3 if in_twin is None else min(in_twin, 3)
 
 
 def shared_words(a, b) -> int:
@@ -87,19 +94,23 @@ def shared_words(a, b) -> int:
 def skips(model, sentences, every: int, options: AlignOptions):
     """(the words' delays in ms, heard, of words, [(first word reported, the same counting a shared start)])."""
     words, starts, audio, skipped_at = [], [], [], []
+    samples = 0
     for n, (piece, sentence) in enumerate(sentences):
         starts.append(len(words))
         if n % every == every - 1 and n + 1 < len(sentences):
-            # the skipped sentence's first word, the next sentence's first word and its length, their shared start
+            # the skipped sentence's first word, the next sentence's first word and its length, their shared start,
+            # and the frame where the next sentence's audio starts (less 100 ms: a word may start in the pause)
             skipped_at.append((len(words), len(words) + len(sentence), len(sentences[n + 1][1]),
-                               shared_words(sentence, sentences[n + 1][1])))
+                               shared_words(sentence, sentences[n + 1][1]), samples // 160 - 10))
         else:
             audio.append(piece)
+            samples += len(piece)
         words += sentence
     results = stream(model, np.concatenate(audio), words, starts, options)
     delays = [(final - end / 100) * 1000 for _, _, end, final in results]
-    found = [(first_word(results, first, length), first_word(results, first, length, skipped, shared))
-             for skipped, first, length, shared in skipped_at]
+    found = [(first_word(results, first, length, after=after),
+              first_word(results, first, length, skipped, shared, after=after))
+             for skipped, first, length, shared, after in skipped_at]
     return delays, len({r[0] for r in results}), len(words), found
 
 

@@ -151,7 +151,7 @@ def test_a_word_read_twice_without_a_pause_is_two_words():
 def test_a_jump_to_the_next_sentence_costs_the_near_price_and_others_the_full_one(base):
     """With near_jump_penalty alone below jump_penalty, a sentence start is reached from the best boundary of the
     sentence before it at the near price, or from the best boundary anywhere at jump_penalty, whichever scores
-    higher; offline one price for all."""
+    higher (on a tie, the earlier sentence's: these cases have none); offline one price for all."""
     now, please = Word("now", "N AW"), Word("please", "P L IY Z")
     words = [HELLO, WORLD, AGAIN, now, please]  # sentences: hello world | again | now please
     for options, near in ((AlignOptions(jump_penalty=40.0, near_jump_penalty=20.0), 20.0),
