@@ -627,21 +627,24 @@ class ScriptAligner:
                 end += 1
             if end == T and not final:
                 break
-            if end < T and not s.last[path[end - 1]] and not self._goes_on(word, path[end]):
-                # live: broken off inside the word into a reading elsewhere, where no path leaves a word: a path
-                # given up for a better one (a moment's jump), not the word read
+            if end < T and not self._goes_on(word, bool(s.last[path[end - 1]]), path[end]):
+                # live: left to where no path goes from there (broken off inside the word, or back to a word that
+                # does not start a sentence): a path given up for a better one (a moment's jump), not the word read
                 t = end
                 continue
             words.append(self._aligned_word(word, t, end))
             t = end
         return words, t
 
-    def _goes_on(self, word: int, state: int) -> bool:
-        """Whether `state` is where the path after word `word` goes on: the next word, or the boundary after it."""
+    def _goes_on(self, word: int, exited: bool, state: int) -> bool:
+        """Whether a path can go from word `word` (from its exit, or else from inside it) to `state` (a word's state
+        or a boundary's silence or garbage, both reached from a boundary b): from inside only to the next word or
+        boundary; from the exit to any boundary after it (skips) or a sentence's start (jumps)."""
         s = self.script
-        if state < s.N:
-            return int(s.word_of[state]) == word + 1
-        return (state - s.N) % (s.W + 1) == word + 1
+        b = int(s.word_of[state]) if state < s.N else (state - s.N) % (s.W + 1)
+        if not exited:
+            return b == word + 1
+        return b > word or bool(s.sentence_start[b])
 
     def _aligned_word(self, word: int, start: int, end: int) -> AlignedWord:
         s = self.script

@@ -619,9 +619,9 @@ export class ScriptAligner {
       while (end < T && path[end] < s.N && s.wordOf[path[end]] === word
              && !(end > t && s.first[path[end]] && path[end - 1] !== path[end])) end++;
       if (end === T && !final) break;
-      if (end < T && !s.last[path[end - 1]] && !this._goesOn(word, path[end])) {
-        // live: broken off inside the word into a reading elsewhere, where no path leaves a word: a path given up
-        // for a better one (a moment's jump), not the word read
+      if (end < T && !this._goesOn(word, s.last[path[end - 1]] === 1, path[end])) {
+        // live: left to where no path goes from there (broken off inside the word, or back to a word that does not
+        // start a sentence): a path given up for a better one (a moment's jump), not the word read
         t = end;
         continue;
       }
@@ -633,10 +633,14 @@ export class ScriptAligner {
     return words;
   }
 
-  _goesOn(word, state) { // whether `state` is where the path after word `word` goes on: the next word or boundary
+  _goesOn(word, exited, state) {
+    // whether a path can go from word `word` (from its exit, or else from inside it) to `state` (a word's state or a
+    // boundary's silence or garbage, both reached from a boundary b): from inside only to the next word or
+    // boundary; from the exit to any boundary after it (skips) or a sentence's start (jumps) (align.py's _goes_on)
     const s = this.script;
-    if (state < s.N) return s.wordOf[state] === word + 1;
-    return (state - s.N) % (s.W + 1) === word + 1;
+    const b = state < s.N ? s.wordOf[state] : (state - s.N) % (s.W + 1);
+    if (!exited) return b === word + 1;
+    return b > word || s.sentenceStart[b] === 1;
   }
 
   _alignedWord(word, start, end) {
