@@ -155,10 +155,10 @@ class AlignOptions:
 # nine-word text again was lost for the whole second reading; tests/test_follow.py).  Jumps are priced by how far
 # they go (bench/follow.py --limit 100 on the three dev sets, skips / sentences read twice, back within two words):
 # with 40 for all, 55 of 71 skips; 20 to the next sentence and 40 to any other, 61 of 71 (66 taking either copy of
-# a start the skipped sentence shares) but only 38 of 71 sentences read twice, because a far jump on a passing
+# a start the skipped sentence shares) but only 39 of 71 sentences read twice, because a far jump on a passing
 # likeness (asterisk's "pound" heard as the start of "Password incorrect" four prompts on) moved the window past
 # the reader, who was lost for several sentences; 15 back to the start of the present or the last sentence and 20
-# more for each sentence past the next: 61 (67) of 71 skips and 63 of 71 sentences read twice
+# more for each sentence past the next: 62 (68) of 71 skips and 63 of 71 sentences read twice
 LIVE = AlignOptions(lag_frames=10, commit_every=1, prune=False, jump_penalty=40.0, near_jump_penalty=20.0,
                     back_jump_penalty=15.0, jump_step_penalty=20.0, window_back_words=32)
 
