@@ -175,9 +175,10 @@ def synthetic_cases() -> list[dict]:
     # the last frame's commit moves the window (finish() traces from that frame's own window): the longest prefix
     # of the long recording that ends so
     ends_moving = dict(small_window, lag_frames=30, commit_every=10)
+    long_words = [SimpleNamespace(text=w["text"], pronunciations=tuple(map(tuple, w["pronunciations"])))
+                  for w in long_script]
     for end in range(len(long_probs), 0, -1):
-        aligner = ScriptAligner([SimpleNamespace(text=w["text"], pronunciations=tuple(map(tuple, w["pronunciations"])))
-                                 for w in long_script], PHONES, AlignOptions(**ends_moving))
+        aligner = ScriptAligner(long_words, PHONES, AlignOptions(**ends_moving))
         aligner.push(long_probs[:end])
         if aligner.translation is not None:
             break
