@@ -217,3 +217,24 @@ def test_a_recording_whose_last_frame_moves_the_window_aligns_every_word(frames)
     result = align(log_probs, script, PHONES, prior_scale=0.0)
     assert result.not_heard == [] and [w.index for w in result.words] == list(range(60))
     assert bounds(result)[:-1] == bounds(align(log_probs[:899], script, PHONES, prior_scale=0.0))[:-1]
+
+
+def test_a_word_is_reported_only_when_left_for_where_a_path_goes():
+    """Live, the final frames come from whichever path is best 100 ms behind; a word they leave for a state no path
+    reaches from it (out of its middle, or from its end back to a word that does not start a sentence) came from a
+    path given up, and is not reported (ScriptAligner._goes_on)."""
+    now = Word("now", "N AW")
+    aligner = ScriptAligner([HELLO, WORLD, AGAIN, now], PHONES, LIVE, sentence_starts=[0, 2])  # hello world | again now
+    s = aligner.script
+    first_state = {w: int(s.word_start[w]) for w in range(4)}
+    silence, garbage = s.silence_id, s.garbage_id
+    # out of the middle of a word: only into the next word or the boundary before it
+    assert aligner._goes_on(0, False, first_state[1]) and aligner._goes_on(0, False, silence(1))
+    assert not aligner._goes_on(0, False, first_state[2]) and not aligner._goes_on(1, False, first_state[0])
+    # from a word's end: on to any later word or boundary (skips), or to a sentence's start (jumps)
+    assert aligner._goes_on(0, True, first_state[1]) and aligner._goes_on(0, True, first_state[3])
+    assert aligner._goes_on(1, True, garbage(2)) and aligner._goes_on(3, True, silence(4))
+    assert aligner._goes_on(3, True, first_state[2]) and aligner._goes_on(3, True, first_state[0])  # back to starts
+    assert not aligner._goes_on(3, True, first_state[1]) and not aligner._goes_on(2, True, silence(1))
+    assert not aligner._goes_on(3, True, first_state[3])  # no path enters a word again unless it starts a sentence
+    assert aligner._goes_on(2, True, first_state[2])
