@@ -10,11 +10,11 @@ Two readings of each set, each its own stream:
 
 - Skips: the script holds every sentence, the audio leaves one out every `--skip-every` sentences; after each
   skip, which word of the sentence read next is the first the follower reports from the audio of that sentence on
-  (0: its first word; "more": the third or later, or none).  Where the sentence read next begins with the same words as the skipped one (the
-  asterisk prompts hold "To exit the menu" and "...to exit the menu", "Call-Forward on No Answer" and
-  "Call-Forward on Busy"), no audio can tell which of the two is being read until they differ: the last column
-  counts the skipped sentence's word j as the next one's word j over the words they share, unless the follower goes
-  on in the skipped copy past them (the column before it does not).
+  (0: its first word; "more": the third or later, or none).  Where the sentence read next begins with the same
+  words as the skipped one (the asterisk prompts hold "To exit the menu" and "...to exit the menu", "Call-Forward
+  on No Answer" and "Call-Forward on Busy"), no audio can tell which of the two is being read until they differ:
+  the last column counts the skipped sentence's word j as the next one's word j over the words they share, unless
+  the follower goes on in the skipped copy past them (the column before it does not).
 - Going back: every `--skip-every` sentences the reader reads the sentence again at once (a line read twice: a
   jump back to its start); after each, which word of the sentence is the first the follower reports from the
   second reading (a report of a word whose start lies after the first reading's end), as for skips.
