@@ -128,6 +128,10 @@ class AlignOptions:
     window_back_words: int = 4
     window_ahead_words: int = 48
     prune: bool = True  # drop the paths that do not pass through each commit (one consistent path)
+    end_at_script_end: bool = True  # finish(): the best path that reaches the end of the script, the words after it
+    #   skipped (offline: the whole text was read); False (LIVE): the best path at the last frame, wherever the reader
+    #   stopped (a reader stopped inside "followed" of "... followed by the pound key" had "key" squeezed into the
+    #   last frames, a skip of four words costing more than reading three short ones)
     min_score: float = -1.375  # an alignment scoring below this is unalignable: the script does not match the speech.
     #   The highest threshold that keeps 99 % of the true pairs of every dev set (bench/align.py --mismatched, the
     #   default fp32 model): true pairs aligned 99.0 / 99.2 / 100 % (real-dev / speechocean762 / ljspeech); paired with the
@@ -146,6 +150,8 @@ class AlignOptions:
                 raise ValueError(f"{name} must be a finite number >= 0")
         if not -1000 <= self.min_score <= 0:
             raise ValueError(f"min_score must be a number from -1000 to 0, not {self.min_score}")
+        if not isinstance(self.prune, bool) or not isinstance(self.end_at_script_end, bool):
+            raise ValueError("prune and end_at_script_end must be True or False")
 
 
 # follow-along: final 100 ms behind the newest frame, each frame committed without dropping the other paths: 100 ms
@@ -160,7 +166,7 @@ class AlignOptions:
 # the reader, who was lost for several sentences; 15 back to the start of the present or the last sentence and 20
 # more for each sentence past the next: 62 (68) of 71 skips and 63 of 71 sentences read twice
 LIVE = AlignOptions(lag_frames=10, commit_every=1, prune=False, jump_penalty=40.0, near_jump_penalty=20.0,
-                    back_jump_penalty=15.0, jump_step_penalty=20.0, window_back_words=32)
+                    back_jump_penalty=15.0, jump_step_penalty=20.0, window_back_words=32, end_at_script_end=False)
 
 
 @dataclass(frozen=True)
@@ -331,10 +337,13 @@ class Window:
 class ScriptAligner:
     """push(log_probs (R, P)) -> words made final; finish() -> the rest and the whole Alignment.
 
-    `position` is the provisional reading position (the best path's word or boundary at the newest frame)."""
+    `position` is the provisional reading position (the best path's word or boundary at the newest frame).
+    `start_word`: the path starts on the boundary before this word (W: after the last), not before the first (a
+    follow-along stream taken up where another left off: the words before it are not this aligner's to hear, nor
+    reported not heard)."""
 
     def __init__(self, words, phones, options: AlignOptions = AlignOptions(), sentence_starts=None,
-                 log_prior: np.ndarray | None = None) -> None:
+                 log_prior: np.ndarray | None = None, start_word: int = 0) -> None:
         self.options = options
         o = options
         self._one_price = o.near_jump_penalty >= o.jump_penalty and o.back_jump_penalty >= o.jump_penalty and \
@@ -345,7 +354,11 @@ class ScriptAligner:
         self.script = Script(words, phones, options.min_frames, sentence_starts)
         s = self.script
         self.non_silence = np.array([i for i in range(len(phones)) if i != s.silence])
-        self.window = self._window_around(0)
+        if not 0 <= start_word <= s.W:
+            raise ValueError(f"start_word {start_word} is not a word of the script, nor the end after its last "
+                             f"(0 to {s.W})")
+        self.start_word = int(start_word)
+        self.window = self._window_around(self.start_word)
         w = self.window
         self.scores = np.full(w.n + 2 * w.nb, NEG)
         # before the first frame the path stands on boundary 0, which is reached by entering its silence
@@ -436,9 +449,9 @@ class ScriptAligner:
         """One frame: `row` its log posteriors, `scored` the same less the prior (what the search scores), `garbage`
         the garbage states' emission (the best non-silence phone's, less garbage_penalty)."""
         w, o, s = self.window, self.options, self.script
-        if self.start:  # the stream starts on boundary 0: as if leaving a silence there
+        if self.start:  # the stream starts on boundary start_word (0): as if leaving a silence there
             B = np.full(w.nb, NEG)
-            B[0] = 0.0
+            B[self.start_word - w.wa] = 0.0
             lifted = B + w.bound * o.skip_penalty
             B = np.maximum.accumulate(lifted) - w.bound * o.skip_penalty
             B_src = np.full(w.nb, -1, dtype=np.int64)
@@ -572,12 +585,13 @@ class ScriptAligner:
         return self._new_words(final=False)
 
     def finish(self) -> Alignment:
-        """End of stream: the best path that reaches the end of the script (the words after it skipped)."""
+        """End of stream: the best path that reaches the end of the script, the words after it skipped (with
+        end_at_script_end; else the best path at the last frame)."""
         if self.backs:
             w = self.window
             B, B_src = self._boundaries(self.scores, w)
             end = w.nb - 1
-            if w.wb == self.script.W and np.isfinite(B[end]) and B_src[end] >= 0:
+            if self.options.end_at_script_end and w.wb == self.script.W and np.isfinite(B[end]) and B_src[end] >= 0:
                 local = int(B_src[end])
             else:
                 local = int(self.scores.argmax())
@@ -597,7 +611,7 @@ class ScriptAligner:
         """(word index, inside the word) of the best path at the newest frame: inside = reading that word;
         otherwise at the boundary before it (a pause, or speech that is not in the script)."""
         if self.frame == 0:
-            return 0, False
+            return self.start_word, False
         s, best = self.script, self._best_now()
         if best < s.N:
             return int(s.word_of[best]), True
@@ -695,8 +709,9 @@ class ScriptAligner:
                 end += 1
             kind.append((t, end))
             t = end
-        not_heard = [w for w in range(s.W) if w not in heard]
-        score = alignment_score(self.ratio_sum, self.word_frames, self.unscripted_frames, len(not_heard), s.W)
+        not_heard = [w for w in range(self.start_word, s.W) if w not in heard]
+        score = alignment_score(self.ratio_sum, self.word_frames, self.unscripted_frames, len(not_heard),
+                                s.W - self.start_word)
         return Alignment(words, not_heard, len(path), silences, unscripted, score, score < self.options.min_score)
 
 
@@ -735,13 +750,16 @@ class Follower:
     A ScriptAligner with LIVE options (final 100 ms behind the newest frame; a reader may pause, repeat, skip or
     start again) and what a display needs: `position`, the aligned `phone` there, the words `heard` (each script
     position's latest reading) and the words passed over.  push(log_probs (R, P)) -> the words made final (in time
-    order; a word read again comes again); finish() -> the last ones, and `alignment` is the whole Alignment."""
+    order; a word read again comes again); finish() -> the last ones, and `alignment` is the whole Alignment.
+    `start_word`: the reader is taken up at this word (a stream that goes on from another's position, as
+    RemoteStream does across a server's restart); the words before it are neither heard nor passed over here."""
 
-    def __init__(self, words, phones, sentence_starts=None, options: AlignOptions = LIVE) -> None:
+    def __init__(self, words, phones, sentence_starts=None, options: AlignOptions = LIVE, start_word: int = 0) -> None:
         self.words = list(words)
-        self.aligner = ScriptAligner(self.words, phones, options, sentence_starts)
+        self.aligner = ScriptAligner(self.words, phones, options, sentence_starts, start_word=start_word)
+        self.start_word = self.aligner.start_word
         self.heard: dict[int, AlignedWord] = {}  # script position -> its latest reading
-        self.furthest = -1  # the furthest script position heard
+        self.furthest = start_word - 1  # the furthest script position heard
         self.alignment: Alignment | None = None  # after finish()
 
     def push(self, log_probs: np.ndarray) -> list[AlignedWord]:
@@ -774,7 +792,7 @@ class Follower:
     def not_heard(self) -> list[int]:
         """Positions before the furthest word heard that no reading went through (passed over so far; after
         finish(), `alignment.not_heard` has the words after it too)."""
-        return [i for i in range(self.furthest) if i not in self.heard]
+        return [i for i in range(self.start_word, self.furthest) if i not in self.heard]
 
 
 def word_event(word: AlignedWord, not_heard, frames_per_second: int = 100) -> dict:

@@ -193,11 +193,12 @@ class FollowStream:
     frames also go to a Follower (export/align.py: the live ScriptAligner).  `words` are the text's words (kit Word
     objects: text, spans, pronunciations), `follower.heard` each position's latest reading."""
 
-    def __init__(self, phone_stream: PhoneStream, words, sentence_starts=None, align_options: AlignOptions = LIVE) -> None:
+    def __init__(self, phone_stream: PhoneStream, words, sentence_starts=None, align_options: AlignOptions = LIVE,
+                 start_word: int = 0) -> None:
         if not words:
             raise ValueError("nothing to follow: the text has no word the lexicon can pronounce")
         self.phone_stream, self.words = phone_stream, list(words)
-        self.follower = Follower(self.words, phone_stream.model.phones, sentence_starts, align_options)
+        self.follower = Follower(self.words, phone_stream.model.phones, sentence_starts, align_options, start_word)
 
     def push(self, samples, sample_rate=None) -> FollowUpdate:
         """Audio in, as PhoneStream.push takes it."""
@@ -228,17 +229,18 @@ class Model(StreamingModel):
         return PhoneStream(self, options, getattr(self, "_bigram", None))
 
     def follow(self, text: str, dictionary=None, options: DecodingOptions = DecodingOptions(),
-               align_options: AlignOptions = LIVE, lexicon=None) -> FollowStream:
+               align_options: AlignOptions = LIVE, lexicon=None, start_word: int = 0) -> FollowStream:
         """A stream that follows `text` read aloud: its words from the kit's lexicon (CMUdict, the g2p model for
         the rest; `dictionary`: a CMUdict/MFA file whose words win, or a loaded `lexicon`), sentence and line
         starts as the places a reader may jump back or ahead to.  Bounded, checked before any word is pronounced:
         ValueError for a text of more than words.MAX_TEXT_CHARS characters or words.MAX_WORDS words, a token
         longer than words.MAX_TOKEN_CHARS, or a dictionary that is not a readable file of at most
-        words.MAX_DICTIONARY_BYTES."""
+        words.MAX_DICTIONARY_BYTES.  `start_word`: take the reader up at that word (0-based, among the text's words),
+        as a stream that goes on from another's position; ValueError past the last word."""
         from speechattn_export.words import Lexicon, sentence_starts
 
         words = (lexicon or Lexicon.load(dictionary)).words(text)
-        return FollowStream(self.open(options), words, sentence_starts(text, words), align_options)
+        return FollowStream(self.open(options), words, sentence_starts(text, words), align_options, start_word)
 
 
 def load_model(name_or_path=None, threads: int | None = None, providers=None) -> Model:

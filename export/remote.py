@@ -12,7 +12,8 @@
 With reconnect=True a stream closed by a server shutting down (close 1001, after the result of what it heard) goes
 on in a new stream at the same URL (behind a load balancer: another replica): the audio the server did not take in
 is sent again, and the new stream's segments, cues and words are offset by the audio before it (`seams` says where
-the streams meet, in seconds).
+the streams meet, in seconds); a follow-along stream's new follower takes the reader up at the last position the
+old one sent (the start message's script_from), not at the script's first word.
 
 Needs the `websockets` package (pip install 'speechattn[serve]'), imported here only when a stream opens, so the
 rest of the kit keeps to numpy and onnxruntime.  The messages are export/serve.schema.json's.
@@ -76,8 +77,11 @@ class RemoteStream:
         asked = {"decoder": options.decoder, "min_frames": options.min_frames, "chunk_frames": options.chunk_frames,
                  "visemes": options.visemes, "weights": weights or None, "script": script,
                  "provisional": provisional or None}
-        self._start = json.dumps({"type": "start", "sample_rate": int(sample_rate), "format": "float32",
-                                  "options": {k: v for k, v in asked.items() if v is not None}})
+        self._start = {"type": "start", "sample_rate": int(sample_rate), "format": "float32",
+                       "options": {k: v for k, v in asked.items() if v is not None}}
+        self.position: dict | None = None  # follow-along: the reader's position last received
+        self._last_word: int | None = None  # follow-along: the index of the last word made final
+        self.taken_up: list[int] = []  # follow-along: at each seam, the word the new stream's follower started at
         self.sample_rate, self.segments, self.cues, self.words = sample_rate, [], [], []
         self.result: dict | None = None
         self.results: list[dict] = []  # each stream's result, its times offset (one entry unless a seam happened)
@@ -113,7 +117,7 @@ class RemoteStream:
                 if not last:
                     continue
                 raise RemoteError(None, f"{self.url}: cannot connect ({error.strerror or error})") from None
-            self._send(self._start)
+            self._send(json.dumps(self._start))
             try:
                 self.ready = self._receive()
             except RemoteError as error:
@@ -180,6 +184,9 @@ class RemoteStream:
                 update.cues += _offset(message.get("cues", []), offset)
                 update.words += _offset(message.get("words", []), offset)
                 update.position = message.get("position", update.position)
+                self.position = update.position or self.position
+                if message.get("words"):
+                    self._last_word = message["words"][-1]["index"]
                 if "provisional" in message:
                     update.provisional = _offset_start(message["provisional"], offset)
                 rows += message.get("weights", [])
@@ -220,6 +227,9 @@ class RemoteStream:
         self.seams.append(self._offset_samples / self.sample_rate)
         self._kept.clear()
         self._kept_from, self._sent_samples = 0, 0
+        if "script" in self._start["options"] and self.position:
+            self._start["options"]["script_from"] = resume_word(self.position, self._last_word)
+            self.taken_up.append(self._start["options"]["script_from"])
         self._open(tries=self.attempts)
         for begin in range(0, unheard.size, self.RESEND_SAMPLES):
             piece = unheard[begin:begin + self.RESEND_SAMPLES]
@@ -258,6 +268,13 @@ class RemoteStream:
 
     def close(self) -> None:
         self.connection.close()
+
+
+def resume_word(position: dict, last_word: int | None) -> int:
+    """The word a new follower takes the reader up at: the reader's last position, or the word after it where the
+    reader was inside a word the old stream's end made final (a word is reported once)."""
+    index = int(position["index"])
+    return index + 1 if position.get("inside") and last_word == index else index
 
 
 def _offset_start(provisional: dict, seconds: float) -> dict:

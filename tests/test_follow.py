@@ -74,6 +74,32 @@ def test_each_word_is_final_within_200_ms_of_its_end(model, path, text):
     assert max(delays) <= BUDGET_MS, delays
 
 
+def test_a_stream_taken_up_at_a_word_hears_the_words_from_there_and_reports_none_before_as_not_heard(model):
+    """start_word (RemoteStream's script_from after a server's restart): the audio from between words 3 and 4 on,
+    followed from word 4, gives words 4-8 and passes over none of 0-3.  Their ends are the unbroken stream's within 200 ms,
+    within 20 ms once the new stream has heard a second (a new stream's first second differs, as at any start: its
+    level estimate and left context are new; here "the" ends 160 ms late)."""
+    audio, rate = read(PASSWORD)
+    whole, _, _ = follow(model, PASSWORD_TEXT, audio, rate)
+    cut_frame = (whole[3][3] + whole[4][2]) // 2  # the pause after "password"
+    cut = cut_frame * rate // 100
+    stream = model.follow(PASSWORD_TEXT, start_word=4)
+    assert stream.follower.position == (4, False)
+    words = []
+    for start in range(cut, len(audio), rate * PIECE_MS // 1000):
+        update = stream.push(audio[start:start + rate * PIECE_MS // 1000], sample_rate=rate)
+        assert update.not_heard == []
+        words += update.words
+    update = stream.finish()
+    words += update.words
+    assert [w.index for w in words] == [4, 5, 6, 7, 8] and update.not_heard == []
+    ends = [w.end_frame + cut_frame - u[3] for w, u in zip(words, whole[4:])]
+    assert all(abs(e) <= 20 for e in ends) and all(abs(e) <= 2 for e in ends[-2:]), ends
+    assert model.follow(PASSWORD_TEXT, start_word=9).follower.position == (9, False)  # after the last word
+    with pytest.raises(ValueError, match="not a word of the script"):
+        model.follow(PASSWORD_TEXT, start_word=10)
+
+
 def test_a_word_left_out_is_not_heard_and_the_rest_are(model):
     audio, rate = read(PASSWORD)
     words, update, _ = follow(model, "Please enter your secret password, followed by the pound key.", audio, rate)

@@ -3,7 +3,9 @@ gives for the same audio in the same pieces, and the words not heard at the end,
 
 from __future__ import annotations
 
+import json
 import sys
+import time
 from pathlib import Path
 
 import numpy as np
@@ -65,3 +67,49 @@ def test_a_followed_stream_through_the_server_gives_the_kits_words(name, text, p
     assert remote_not_heard == local_not_heard
     if "Thank you" in text:
         assert local_not_heard == [8, 9]
+
+
+@pytest.mark.parametrize("options, reason", [
+    ({"script_from": 2}, "send the script too"),
+    ({"script": "Please enter your password.", "script_from": 5}, "not a word of the script"),
+    ({"script": "Please enter your password.", "script_from": -1}, "0 or more"),
+    ({"script": "Please enter your password.", "script_from": "2"}, "0 or more"),
+])
+def test_a_script_from_that_is_no_word_of_the_script_is_refused_1007(options, reason):
+    from websockets.sync.client import connect
+
+    with serving(BUNDLED) as server:
+        with connect(f"ws://127.0.0.1:{server.address[1]}/stream") as ws:
+            ws.send(json.dumps({"type": "start", "sample_rate": 16000, "format": "float32", "options": options}))
+            with pytest.raises(Exception):
+                while True:
+                    ws.recv(timeout=10)
+            assert ws.close_code == 1007 and reason in ws.close_reason, ws.close_reason
+
+
+def test_a_followed_stream_goes_on_at_the_readers_word_after_a_server_restart():
+    """Server A shuts down with the reader past "password"; the RemoteStream (reconnect=True) opens a new stream on
+    server B at the same address with script_from = the last position A sent, and B's follower takes the reader up
+    there: every word comes once, in order, and B passes over none of the words A heard."""
+    audio, rate = sf.read(SAMPLES / "please-enter-your-password.wav", dtype="float32")
+    text = "Please enter your password, followed by the pound key."
+    piece, seam = rate * 40 // 1000, int(1.56 * rate)  # 1.56 s: the pause after "password"
+    with serving(BUNDLED) as server_a:
+        port = server_a.address[1]
+        stream = RemoteStream(f"ws://127.0.0.1:{port}/stream", sample_rate=rate, script=text, reconnect=True)
+        events = []
+        for start in range(0, seam, piece):
+            events += stream.push(audio[start:min(start + piece, seam)]).words
+            time.sleep(0.005)
+        time.sleep(0.5)  # A steps what it has
+    with serving(BUNDLED, port=port):
+        for start in range(seam, len(audio), piece):
+            events += stream.push(audio[start:start + piece]).words
+        events += stream.finish().words
+    assert len(stream.seams) == 1
+    taken_up, = stream.taken_up
+    assert taken_up == 4, taken_up  # "password" was made final by A's end: B starts at the boundary after it
+    indices = [e["index"] for e in events]
+
+    assert indices == sorted(set(indices)) and indices[-1] == 8, indices
+    assert set(range(taken_up, 9)) <= set(indices) and stream.result["not_heard"] == []

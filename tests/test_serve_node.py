@@ -153,3 +153,50 @@ def test_the_node_remote_stream_without_reconnect_says_a_shutdown_in_one_line(ti
         a.process.kill()
     assert client.returncode == 1 and out == "" and err.count("\n") == 1
     assert "shutting down" in err and "(code 1001)" in err
+
+
+def test_the_node_remote_stream_takes_a_reader_up_at_their_word_after_a_sigterm(tmp_path):
+    """A follow-along stream (--script) from Node, server A stopped mid-reading: the new stream on B starts its
+    follower at the reader's word (script_from, `taken_up`), so the words after the seam go on from there: every
+    word reported once, in order, none after the seam before the word taken up."""
+    import json
+    import signal
+
+    import soundfile as sf
+
+    from test_serve_replicas import Replica
+
+    if NODE is None or not (ROOT / "export" / "node" / "node_modules" / "ws").exists():
+        pytest.skip("Node.js and (cd export/node && npm ci) are needed")
+    bundled = ROOT / "export" / "models" / "default-int8.onnx"
+    audio, rate = sf.read(ROOT / "speechattn" / "runtime" / "samples" / "please-enter-your-password.wav",
+                          dtype="float32")
+    (tmp_path / "a.f32").write_bytes(audio.astype("<f4").tobytes())  # 8 kHz, as recorded
+    a = Replica(bundled)
+    client = subprocess.Popen([NODE, "export/node/remote.mjs", a.url, str(tmp_path / "a.f32"), "--realtime",
+                               "--reconnect", "--rate", str(rate), "--piece", str(rate // 25), "--script",
+                               "Please enter your password, followed by the pound key."], cwd=ROOT,
+                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    loop = asyncio.new_event_loop()
+    b = Server(load_onnx(bundled), ServeOptions(port=a.port))
+    thread = threading.Thread(target=lambda: loop.run_until_complete(b.serve()), daemon=True)
+    try:
+        time.sleep(1.6)  # into the reading: "password" or just after
+        a.process.send_signal(signal.SIGTERM)
+        assert a.process.wait(30) == 0
+        thread.start()
+        out, err = client.communicate(timeout=60)
+    finally:
+        client.kill()
+        a.process.kill()
+        if thread.is_alive():
+            loop.call_soon_threadsafe(b.shutdown)
+            thread.join(30)
+    assert client.returncode == 0, err
+    answer = json.loads(out)
+    assert len(answer["seams"]) == 1 and len(answer["taken_up"]) == 1, answer
+    seam, (taken_up,) = answer["seams"][0], answer["taken_up"]
+    indices = [w["index"] for w in answer["words"]]
+    after = [w["index"] for w in answer["words"] if w["start"] >= seam]
+    assert 1 <= taken_up <= 9 and indices == sorted(set(indices)), (taken_up, indices)
+    assert after and min(after) >= taken_up and indices[-1] == 8, (seam, taken_up, answer["words"])

@@ -247,6 +247,10 @@ def model_cases() -> list[dict]:
         # inside the word, which is not reported
         ("model: live, a word of the script not said", password, password_seconds,
          "Please enter your secret password followed by the pound key", dataclasses.asdict(LIVE), "frames"),
+        # the reader stops inside "followed": live, the path ends there (end_at_script_end False), not with "the"
+        # and "key" squeezed into the last frames as the end of the script would have it
+        ("model: live, the reader stops inside the text", password[:180], 1.8,
+         "Please enter your password followed by the pound key", dataclasses.asdict(LIVE), "frames"),
     ]
     # offline cases divide by the recording's prior, as `align` and `speechattn align` do; live ones do not
     return [{"name": name, "phones": list(model.phones), "words": pronounce(text), "sentence_starts": None,

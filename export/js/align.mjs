@@ -33,6 +33,8 @@ const DEFAULTS = Object.freeze({
   windowBackWords: 4,
   windowAheadWords: 48,
   prune: true, // drop the paths that do not pass through each commit (one consistent path)
+  endAtScriptEnd: true, // finish(): the best path that reaches the end of the script (offline); false (LIVE): the best
+  //                       path at the last frame, wherever the reader stopped (align.py's end_at_script_end)
   minScore: -1.375, // an alignment scoring below this is unalignable (align.py's min_score: its measurement)
 });
 
@@ -63,7 +65,9 @@ export class AlignOptions {
         throw new Error(`${name} must be a finite number >= 0`);
       }
     }
-    if (typeof this.prune !== "boolean") throw new Error("prune must be true or false");
+    if (typeof this.prune !== "boolean" || typeof this.endAtScriptEnd !== "boolean") {
+      throw new Error("prune and endAtScriptEnd must be true or false");
+    }
     if (!(typeof this.minScore === "number" && this.minScore >= -1000 && this.minScore <= 0)) {
       throw new Error(`minScore must be a number from -1000 to 0, not ${this.minScore}`);
     }
@@ -76,7 +80,7 @@ export class AlignOptions {
 // start up to 32 words back, a jump priced by how far it goes: 20 to the next sentence, 15 back to the start of the
 // present or the last one, 40 and 20 more for each sentence past the next otherwise (align.py's LIVE)
 export const LIVE = new AlignOptions({ lagFrames: 10, commitEvery: 1, prune: false, jumpPenalty: 40.0,
-  nearJumpPenalty: 20.0, backJumpPenalty: 15.0, jumpStepPenalty: 20.0, windowBackWords: 32 });
+  nearJumpPenalty: 20.0, backJumpPenalty: 15.0, jumpStepPenalty: 20.0, windowBackWords: 32, endAtScriptEnd: false });
 
 // numpy's mean of float64 values: its pairwise sum (8 accumulators up to 128 values, halves above), then / n, so a
 // mean of more than 7 values rounds as Python's does
@@ -568,12 +572,13 @@ export class ScriptAligner {
   }
 
   finish() {
-    // end of stream: the best path that reaches the end of the script (the words after it skipped)
+    // end of stream: the best path that reaches the end of the script, the words after it skipped (with
+    // endAtScriptEnd; else the best path at the last frame)
     if (this.backs.length) {
       const w = this.window;
       this._boundaries(this.scores, w);
       const end = w.nb - 1;
-      let local = w.wb === this.script.W && Number.isFinite(w.B[end]) && w.Bsource[end] >= 0
+      let local = this.options.endAtScriptEnd && w.wb === this.script.W && Number.isFinite(w.B[end]) && w.Bsource[end] >= 0
         ? w.Bsource[end] : argmax(this.scores);
       if (this.translation !== null) { // the last frame's commit moved the window: the trace starts in the window
         // that frame was scored in; a state that window lacked (no path reaches it): its best one

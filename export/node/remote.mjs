@@ -32,13 +32,14 @@ export class RemoteStream {
   // 0.2 s, 0.4 s, ... between; a server full or draining, 1013 or HTTP 502/503/504, or not listening counts as a
   // try), send it the audio the old one did not take in (the "samples" count of its updates and result says how
   // much it did), and go on; times after a seam are offset by the audio before it, so they read as one stream's
-  // (`seams`: where the streams meet, in seconds; `results`: each stream's result, offset).  As export/remote.py.
+  // (`seams`: where the streams meet, in seconds; `results`: each stream's result, offset); a follow-along stream's
+  // new follower takes the reader up at the last position received (script_from).  As export/remote.py.
   static async open(url, { sampleRate = 16000, decoder, minFrames, chunkFrames, visemes, weights, script,
                            provisional, token, openTimeoutMs = 10000, reconnect = false, attempts = 5 } = {}) {
     const asked = { decoder, min_frames: minFrames, chunk_frames: chunkFrames, visemes, weights, script, provisional };
     const options = Object.fromEntries(Object.entries(asked).filter(([, value]) => value !== undefined && value !== null));
     const stream = new RemoteStream(url, sampleRate, { token, openTimeoutMs, reconnect, attempts });
-    stream.#start = JSON.stringify({ type: "start", sample_rate: sampleRate, format: "float32", options });
+    stream.#start = { type: "start", sample_rate: sampleRate, format: "float32", options };
     await stream.#connect(1);
     return stream;
   }
@@ -46,6 +47,7 @@ export class RemoteStream {
   static RESEND_SAMPLES = 1 << 16; // resent audio goes in messages of at most this many samples (256 KiB)
 
   #start;
+  #lastWord = null; // follow-along: the index of the last word made final
   #settings;
   #inbox = []; // the current stream's messages, their times already on the whole audio's clock
   #failure = null; // a RemoteError once the stream cannot go on
@@ -70,6 +72,8 @@ export class RemoteStream {
     this.result = null;
     this.results = [];
     this.seams = [];
+    this.position = null; // follow-along: the reader's position last received
+    this.takenUp = []; // follow-along: at each seam, the word the new stream's follower started at
   }
 
   async #connect(tries) {
@@ -103,7 +107,7 @@ export class RemoteStream {
           `${this.url}: refused with HTTP ${response.statusCode} (${body.trim().slice(0, 200)})`)));
       });
       ws.on("error", (error) => reject(new RemoteError(null, `${this.url}: ${error.message}`)));
-      ws.on("open", () => ws.send(this.#start));
+      ws.on("open", () => ws.send(JSON.stringify(this.#start)));
       ws.on("message", (data, isBinary) => {
         const message = isBinary ? { type: "error", code: 1003, message: "a binary message from the server" }
           : JSON.parse(data.toString());
@@ -169,6 +173,8 @@ export class RemoteStream {
         shifted.provisional = { ...message.provisional, start: round6(message.provisional.start + seconds) };
       }
       this.#inbox.push(shifted);
+      if (message.position) this.position = message.position;
+      if (message.words?.length) this.#lastWord = message.words.at(-1).index;
       this.#forget(message.samples ?? 0);
     } else if (message.type === "result") {
       this.#streamEnded(message, seconds);
@@ -205,6 +211,13 @@ export class RemoteStream {
     const skip = heard - this.#keptFrom, old = this.ws;
     this.#offsetSamples += heard;
     this.seams.push(this.#offsetSamples / this.sampleRate);
+    // follow-along: the new follower takes the reader up at the last position the old one sent (script_from)
+    // (or the word after it where the reader was inside a word the old stream's end made final: reported once)
+    if ("script" in this.#start.options && this.position) {
+      const { index, inside } = this.position;
+      this.#start.options.script_from = inside && this.#lastWord === index ? index + 1 : index;
+      this.takenUp.push(this.#start.options.script_from);
+    }
     this.#reconnecting = (async () => {
       old.close();
       await this.#connect(this.attempts);
@@ -270,17 +283,18 @@ function offset(items, seconds) {
 async function main() {
   const { values, positionals } = parseArgs({ allowPositionals: true, options: {
     rate: { type: "string", default: "16000" }, token: { type: "string" }, "chunk-frames": { type: "string" },
-    piece: { type: "string", default: "1600" }, reconnect: { type: "boolean" }, realtime: { type: "boolean" } } });
+    piece: { type: "string", default: "1600" }, reconnect: { type: "boolean" }, realtime: { type: "boolean" },
+    script: { type: "string" } } });
   if (positionals.length !== 2) {
     throw new Error("usage: node remote.mjs ws://HOST:PORT/stream AUDIO.f32 [--rate HZ] [--token T] [--chunk-frames N] " +
-      "[--piece N] [--realtime] [--reconnect]");
+      "[--piece N] [--realtime] [--reconnect] [--script TEXT]");
   }
   const bytes = readFileSync(positionals[1]);
   const audio = new Float32Array(bytes.buffer, bytes.byteOffset, Math.floor(bytes.byteLength / 4));
   const chunkFrames = values["chunk-frames"] === undefined ? undefined : Number(values["chunk-frames"]);
   const rate = Number(values.rate);
   const stream = await RemoteStream.open(positionals[0], { sampleRate: rate, token: values.token, chunkFrames,
-    reconnect: values.reconnect });
+    reconnect: values.reconnect, script: values.script });
   const piece = Number(values.piece), began = Date.now();
   let fromUpdates = 0;
   for (let begin = 0; begin < audio.length; begin += piece) {
@@ -291,7 +305,8 @@ async function main() {
   }
   fromUpdates += (await stream.finish()).segments.length;
   process.stdout.write(JSON.stringify({ ...stream.result, segments: stream.segmentDicts(), seams: stream.seams,
-    segments_from_updates: fromUpdates }) + "\n");
+    segments_from_updates: fromUpdates, ...(values.script ? { words: stream.words, taken_up: stream.takenUp } : {}) })
+    + "\n");
 }
 
 if (process.argv[1] === fileURLToPath(import.meta.url)) {

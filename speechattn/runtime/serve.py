@@ -358,7 +358,7 @@ class Server:
         return session
 
     def _streams(self, asked: dict) -> tuple[PhoneStream, FollowStream | None]:
-        known = {"decoder", "min_frames", "chunk_frames", "visemes", "weights", "script", "provisional"}
+        known = {"decoder", "min_frames", "chunk_frames", "visemes", "weights", "script", "script_from", "provisional"}
         unknown = sorted(set(asked) - known)
         if unknown:
             raise Refused(1007, f"unknown option {unknown[0]!r} (known: {', '.join(sorted(known))})")
@@ -373,9 +373,13 @@ class Server:
         if asked.get("weights") and options.visemes is None:
             raise Refused(1007, 'weights are mouth-shape weights: ask for "visemes" too')
         phone_stream = PhoneStream(self.model, options, self.bigram if options.decoder == "bigram" else None)
-        script = asked.get("script")
+        script, start_word = asked.get("script"), asked.get("script_from", 0)
         if script is None:
+            if "script_from" in asked:
+                raise Refused(1007, "script_from is the script's word to start at: send the script too")
             return phone_stream, None
+        if type(start_word) is not int or start_word < 0:
+            raise Refused(1007, "script_from must be a word index of the script, 0 or more")
         if not isinstance(script, str) or not 0 < len(script) <= MAX_SCRIPT_CHARACTERS:
             raise Refused(1007, f"script must be the text read aloud, 1 to {MAX_SCRIPT_CHARACTERS:,} characters")
         from speechattn_export.words import Lexicon, sentence_starts
@@ -384,7 +388,7 @@ class Server:
             self.lexicon = Lexicon.load()
         words = self.lexicon.words(script)
         try:
-            return phone_stream, FollowStream(phone_stream, words, sentence_starts(script, words))
+            return phone_stream, FollowStream(phone_stream, words, sentence_starts(script, words), start_word=start_word)
         except ValueError as error:
             raise Refused(1007, str(error)) from None
 
