@@ -104,3 +104,39 @@ def test_the_recipes_for_your_own_corpus_fine_tune_the_bundled_model(tmp_path):
     for name in ("timit", "textgrid", "htk", "synth-en"):
         recipe = load_recipe(f"recipes/{name}.yaml", {} if name == "synth-en" else {"data": {"root": str(tmp_path)}})
         assert initial_weights("default", recipe.model).config == shipped, name
+
+
+def test_a_larger_chunk_gives_far_offsets_the_biases_full_context_gives_them():
+    """with_chunk_frames (a file model: weights trained at full context served in large chunks): the tables grow on
+    both sides with the farthest entries, so full context and the old chunks are unchanged, and a chunk as long as
+    the input is full context; init_from adapts a recipe's chunk sizes the same way."""
+    from dataclasses import replace
+
+    from speechattn.model.encoder import PhoneTagger, with_chunk_frames
+
+    primed = load(CHECKPOINTS_DIR / "default.pt")
+    shipped = PhoneTagger(replace(primed.config, primed_start=False)).eval()
+    shipped.load_state_dict(primed.state_dict())
+    larger = with_chunk_frames(shipped, (4, 8, 16, 32, 100), 100).eval()
+    grow = (100 - 32) // 4
+    assert larger.config.chunk_frames_choices == (4, 8, 16, 32, 100) and larger.config.default_chunk_frames == 100
+    for (name, value), (_, old) in zip(larger.state_dict().items(), shipped.state_dict().items()):
+        if name.endswith("relative_bias"):
+            assert value.shape[1] == old.shape[1] + 2 * grow
+            assert torch.equal(value[:, grow:grow + old.shape[1]], old)
+            assert torch.equal(value[:, :grow], old[:, :1].expand(-1, grow))
+            assert torch.equal(value[:, grow + old.shape[1]:], old[:, -1:].expand(-1, grow))
+        else:
+            assert torch.equal(value, old), name
+    torch.manual_seed(1)
+    feats, lengths = torch.randn(1, 100, 80), torch.tensor([100])
+    with torch.no_grad():
+        full = shipped(feats, lengths, None)
+        torch.testing.assert_close(larger(feats, lengths, None), full, atol=1e-5, rtol=0)
+        torch.testing.assert_close(larger(feats, lengths, 8), shipped(feats, lengths, 8), atol=1e-5, rtol=0)
+        torch.testing.assert_close(larger(feats, lengths, 100), full, atol=1e-5, rtol=0)
+    recipe = load_recipe("recipes/default.yaml")
+    model = initial_weights("default", replace(recipe.model, chunk_frames_choices=(100,), default_chunk_frames=100))
+    assert model.config.chunk_frames_choices == (100,)
+    assert torch.equal(model.state_dict()["layers.0.attention.relative_bias"],
+                       with_chunk_frames(primed, (100,), 100).state_dict()["layers.0.attention.relative_bias"])

@@ -42,11 +42,15 @@ def average(checkpoints, output, overrides):
     """Average the weights of CHECKPOINTS (runs of one architecture fine-tuned from the same weights: a "model
     soup") into one checkpoint, its settings the first's with --set applied (the recipe's keys, as `train --set`
     takes them: model.KEY).  Settings that change the weights' shapes are refused; the others (frontend, decoder,
-    latency) apply to the averaged weights as they are."""
+    latency) apply to the averaged weights as they are.  Other chunk sizes (model.chunk_frames_choices,
+    model.default_chunk_frames) fit the relative-position biases to them as full-context attention sees far
+    offsets: for weights trained at full context, a large chunk serves a window of full context (a file model)."""
 
     from speechattn.errors import ConfigError
+    from dataclasses import replace
+
     from speechattn.model.encoder import CheckpointError, ModelConfig, PhoneTagger, load, save_checkpoint, \
-        weights_mismatch
+        weights_mismatch, with_chunk_frames
     from speechattn.training.recipes import _merge
 
     if len(checkpoints) < 2:
@@ -64,11 +68,17 @@ def average(checkpoints, output, overrides):
     config = ModelConfig.from_dict(_merge(models[0].config.to_dict(), model_settings), source="--set model")
     merged = {name: (sum(state[name].double() for state in states) / len(states)).to(tensor.dtype)
               if tensor.is_floating_point() else tensor for name, tensor in states[0].items()}
-    model = PhoneTagger(config)
+    first = models[0].config
+    # other chunk sizes: the relative-position biases are fitted to them after averaging (with_chunk_frames)
+    model = PhoneTagger(replace(config, chunk_frames_choices=first.chunk_frames_choices,
+                                default_chunk_frames=first.default_chunk_frames))
     if weights_mismatch(model.state_dict(), merged):
         raise ConfigError(f"--set {' '.join(overrides)}: changes the shapes of the weights; only settings that "
                           "keep them can be given here")
     model.load_state_dict(merged)
+    if (config.chunk_frames_choices, config.default_chunk_frames) != (first.chunk_frames_choices,
+                                                                      first.default_chunk_frames):
+        model = with_chunk_frames(model, config.chunk_frames_choices, config.default_chunk_frames)
     model.eval().prime()  # the stream start follows from the averaged weights (primes only a primed_start model)
     save_checkpoint(model, output, averaged_from=[str(path) for path in checkpoints])
     print(f"wrote {output}: the mean of {len(models)} checkpoints' weights ({model.num_parameters():,} parameters)"

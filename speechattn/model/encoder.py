@@ -656,6 +656,33 @@ def with_left_context(model: PhoneTagger, left_context_frames: int) -> PhoneTagg
     return adapted.train(model.training)
 
 
+def with_chunk_frames(model: PhoneTagger, chunk_frames_choices, default_chunk_frames: int | None = None) -> PhoneTagger:
+    """The same weights served at other chunk sizes: every layer's relative-bias table keeps its entries for the
+    offsets both can meet, and a larger chunk's new far offsets (ahead and behind) get the bias of the old farthest
+    one, which is what full-context attention already used for them (offsets beyond the table are clamped to its
+    ends).  For weights trained at full context (train.full_context_share 1): a large chunk is then a window of
+    full context, the whole chunk seen at once.  Smaller chunks keep the entries they meet."""
+    from dataclasses import replace
+
+    choices = tuple(int(c) for c in chunk_frames_choices)
+    default = default_chunk_frames if default_chunk_frames is not None else (
+        model.config.default_chunk_frames if model.config.default_chunk_frames in choices else max(choices))
+    config = replace(model.config, chunk_frames_choices=choices, default_chunk_frames=default)  # checked there
+    old = model.config
+    grow_future = config.max_relative_future - old.max_relative_future
+    grow_past = config.max_relative_past - old.max_relative_past
+    adapted = PhoneTagger(config)
+    state = dict(model.state_dict())
+    for name, table in state.items():
+        if name.endswith("attention.relative_bias"):
+            # index = clamp(query - key, -future, past) + future: the future side first, the past side last
+            table = table[:, max(0, -grow_future):table.shape[1] - max(0, -grow_past)]
+            state[name] = torch.cat([table[:, :1].expand(-1, max(grow_future, 0)), table,
+                                     table[:, -1:].expand(-1, max(grow_past, 0))], dim=1).clone()
+    adapted.load_state_dict(state)
+    return adapted.train(model.training)
+
+
 def save_checkpoint(model: PhoneTagger, path: str | Path, **extra) -> None:
     """Write atomically (temp file + rename): an interrupted save never leaves a broken checkpoint."""
     path = Path(path)

@@ -222,12 +222,14 @@ def initial_weights(source: str, config, quiet: bool = False):
     length does (`with_left_context`), so the recipe's is used and the change is logged.  Fewer layers than the
     checkpoint's is another: the recipe's model keeps evenly spaced layers of it (`with_num_layers`), to train a
     smaller model on from a larger one; the output delay, default chunk size and primed start are the recipe's."""
-    from speechattn.model.encoder import CheckpointError, kept_layers, load, with_left_context, with_num_layers
+    from speechattn.model.encoder import CheckpointError, kept_layers, load, with_chunk_frames, with_left_context, \
+        with_num_layers
 
     path = checkpoint_source(source)
     model = load(path)
     differing = [d for d in config_differences(config.to_dict(), model.config.to_dict()) if not d.startswith("dropout")]
     adaptable = [d for d in differing if d.startswith(("left_context_frames", "output_delay_frames", "default_chunk_frames",
+                                                       "chunk_frames_choices",
                                                        "primed_start", "frontend.level_", "frontend.log_floor"))
                  or (d.startswith("num_layers") and config.num_layers < model.config.num_layers)]
     if len(adaptable) < len(differing):  # name every difference, the adaptable ones too
@@ -243,6 +245,12 @@ def initial_weights(source: str, config, quiet: bool = False):
             log.info("%s: left context %d frames there, %d in the recipe: its relative-position biases are fitted to "
                      "the recipe's", path, model.config.left_context_frames, config.left_context_frames)
         model = with_left_context(model, config.left_context_frames)
+    if tuple(model.config.chunk_frames_choices) != tuple(config.chunk_frames_choices):
+        if not quiet:
+            log.info("%s: chunks %s there, %s in the recipe: its relative-position biases are fitted to the recipe's "
+                     "(far offsets as full context sees them)", path, list(model.config.chunk_frames_choices),
+                     list(config.chunk_frames_choices))
+        model = with_chunk_frames(model, config.chunk_frames_choices, config.default_chunk_frames)
     from dataclasses import replace
 
     # the output delay and the default chunk are no part of the weights (a model learns a delay by training on it),
