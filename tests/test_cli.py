@@ -162,6 +162,28 @@ def test_average_writes_the_mean_of_the_weights_with_the_settings_given(tmp_path
     assert not torch.equal(parts[0]["classifier.weight"], parts[1]["classifier.weight"])  # the seeds differ
 
 
+def test_average_serves_the_mean_at_other_chunk_sizes_with_the_biases_fitted(tmp_path, capsys):
+    """--set model.chunk_frames_choices: the mean's relative-bias tables grow to the new chunk (with_chunk_frames),
+    the other weights are the mean's."""
+    import torch
+
+    from speechattn.model.encoder import load, with_chunk_frames
+
+    small = ["--set", "num_layers=1", "--set", "model_dim=32", "--set", "ffn_dim=32", "--set", "num_heads=2"]
+    paths = [tmp_path / f"{seed}.pt" for seed in (1, 2)]
+    for seed, path in zip((1, 2), paths):
+        assert main(["init", "-o", str(path), "--seed", str(seed), *small]) == 0
+    mean, wide = tmp_path / "mean.pt", tmp_path / "wide.pt"
+    assert main(["average", *map(str, paths), "-o", str(mean)]) == 0
+    assert main(["average", *map(str, paths), "-o", str(wide), "--set", "model.chunk_frames_choices=[64]",
+                 "--set", "model.default_chunk_frames=64"]) == 0
+    served = load(wide)
+    assert served.config.chunk_frames_choices == (64,) and served.config.default_chunk_frames == 64
+    expected = with_chunk_frames(load(mean), (64,), 64).state_dict()
+    for name, tensor in served.state_dict().items():
+        assert torch.allclose(tensor, expected[name], atol=1e-7), name
+
+
 def test_average_refuses_other_shapes_one_checkpoint_and_its_own_input(tmp_path, capsys):
     a, b = tmp_path / "a.pt", tmp_path / "b.pt"
     main(["init", "-o", str(a), "--set", "num_layers=1", "--set", "model_dim=32", "--set", "ffn_dim=32"])
