@@ -54,6 +54,14 @@ def test_the_vectors_cover_what_the_aligner_does():
     assert len(vectors["cases"]) >= 15 and {c["options"]["prune"] for c in vectors["cases"]} == {True, False}
     assert sum(bool(r["not_heard"]) for r in results) >= 4 and sum(bool(r["unscripted"]) for r in results) >= 4
     assert any(len({w["index"] for w in r["words"]}) < len(r["words"]) for r in results)  # a word heard twice
+    # taken up at a word (start_word): live and offline, and after the last word
+    taken_up = [c for c in vectors["cases"] if c.get("start_word")]
+    assert {c["options"]["prune"] for c in taken_up} == {True, False}
+    assert any(c["start_word"] == len(c["words"]) for c in taken_up)
+    assert all(w["index"] >= c["start_word"] for c in taken_up if "read again" not in c["name"]
+               for w in c["expected"]["words"])  # nothing before the word taken up, unless the reader goes back
+    # a live stream that ends inside the text: no word after the reader's position
+    assert not any(c["options"]["end_at_script_end"] for c in vectors["cases"] if "stops inside" in c["name"])
     assert any(r["frames"] == 0 for r in results) and any(r["pushed"] for r in results)
     assert any(c["options"]["window_ahead_words"] < len(c["words"]) / 2 for c in vectors["cases"])  # windows move
     assert sum(c.get("prior_scale", 0) > 0 for c in vectors["cases"]) >= 3  # offline: the recording's prior

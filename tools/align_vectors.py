@@ -191,6 +191,18 @@ def synthetic_cases() -> list[dict]:
         pushes = pushes + [len(log_probs) - sum(pushes)] if sum(pushes) < len(log_probs) else pushes
         out.append({"name": name, "phones": list(PHONES), "words": words, "sentence_starts": starts, "options": options,
                     "pushes": pushes, "log_probs": log_probs, "duration_seconds": len(log_probs) / 100})
+    # taken up at a word (a follow-along stream that goes on from another's position: ScriptAligner start_word):
+    # the recording from "now" on, live and offline; and the path started after the last word, a line read again
+    taken_up = posteriors(spoken(15, "now", 10, "please", 20), seed=25)
+    for name, start, options, starts in [("live, taken up at the fourth word", 3, "live", [0, 3]),
+                                         ("taken up at the fourth word, one word skipped after it", 3, {}, None),
+                                         ("live, taken up after the last word, a line read again", 5, "live", [0, 3])]:
+        words = [HELLO, WORLD, AGAIN, NOW, THERE, PLEASE] if "skipped" in name else [HELLO, WORLD, AGAIN, NOW, PLEASE]
+        probs = taken_up if "read again" not in name else posteriors(spoken(15, "now", 10, "please", 20), seed=26)
+        options = dataclasses.asdict(LIVE) if options == "live" else dataclasses.asdict(AlignOptions())
+        out.append({"name": name, "phones": list(PHONES), "words": words, "sentence_starts": starts,
+                    "options": options, "pushes": [1] * len(probs) if options["commit_every"] == 1 else [len(probs)],
+                    "log_probs": probs, "duration_seconds": len(probs) / 100, "start_word": start})
     twice = out[6]
     assert twice["name"].startswith("a line read twice")
     twice["duration_seconds"] = (len(twice["log_probs"]) - 26) / 100  # inside "please" (it ends at T - 20): clipped
@@ -278,7 +290,7 @@ def expected(case: dict, log_probs: np.ndarray) -> dict:
     words = [SimpleNamespace(text=w["text"], pronunciations=tuple(tuple(p) for p in w["pronunciations"]))
              for w in case["words"]]
     aligner = ScriptAligner(words, case["phones"], AlignOptions(**case["options"]), case["sentence_starts"],
-                            recording_prior(log_probs, case.get("prior_scale", 0.0)))
+                            recording_prior(log_probs, case.get("prior_scale", 0.0)), start_word=case.get("start_word", 0))
     pushed, positions, at = [], [], 0
     for number, size in enumerate(case["pushes"]):
         pushed += [[number, w.index, w.start_frame, w.end_frame] for w in aligner.push(log_probs[at:at + size])]

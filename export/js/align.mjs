@@ -237,7 +237,9 @@ export class ScriptAligner {
   // words: [{text, pronunciations: [[phone names], ...]}]; phones: the model's phone names in output order.
   // logPrior (Float64Array(P), or null): subtracted from each frame's log posteriors for the search
   // (recordingPrior); GOP and confidence are the posteriors' own.
-  constructor(words, phones, options = new AlignOptions(), sentenceStarts = null, logPrior = null) {
+  // startWord: the path starts on the boundary before this word (W: after the last), not before the first (a
+  // follow-along stream taken up where another left off: the words before it are neither heard nor not heard).
+  constructor(words, phones, options = new AlignOptions(), sentenceStarts = null, logPrior = null, startWord = 0) {
     this.options = options instanceof AlignOptions ? options : new AlignOptions(options);
     const o = this.options;
     this.onePrice = o.nearJumpPenalty >= o.jumpPenalty && o.backJumpPenalty >= o.jumpPenalty && !o.jumpStepPenalty;
@@ -245,10 +247,14 @@ export class ScriptAligner {
     this.P = phones.length;
     this.logPrior = logPrior;
     this.scoredRow = logPrior === null ? null : new Float64Array(this.P); // a frame's row less the prior, reused
-    this.window = this._windowAround(0);
+    if (!(Number.isInteger(startWord) && startWord >= 0 && startWord <= this.script.W)) {
+      throw new Error(`startWord ${startWord} is not a word of the script, nor the end after its last (0 to ${this.script.W})`);
+    }
+    this.startWord = startWord;
+    this.window = this._windowAround(startWord);
     this.scores = new Float64Array(this.window.size).fill(-Infinity);
     this.spare = null; // the other score buffer (steps alternate between two)
-    this.start = true; // before the first frame the path stands on boundary 0
+    this.start = true; // before the first frame the path stands on boundary startWord (0)
     // per pending frame: {window, back (local index of each state's predecessor), translation (for the first frame
     // after the window moved: its local indices -> the previous frame's window's, -1 none; else null)}
     this.backs = [];
@@ -379,9 +385,10 @@ export class ScriptAligner {
   _step(row) {
     const w = this.window, o = this.options, s = this.script, n = w.n, nb = w.nb;
     const B = w.B, Bsource = w.Bsource;
-    if (this.start) { // the stream starts on boundary 0: as if leaving a silence there
+    if (this.start) { // the stream starts on boundary startWord (0): as if leaving a silence there
+      const k = this.startWord - w.wa;
       for (let b = 0; b < nb; b++) {
-        B[b] = 0 - b * o.skipPenalty;
+        B[b] = b >= k ? k * o.skipPenalty - b * o.skipPenalty : -Infinity;
         Bsource[b] = -1;
       }
       this.start = false;
@@ -602,7 +609,7 @@ export class ScriptAligner {
   get position() {
     // {index, inside} of the best path at the newest frame: inside = reading that word; otherwise at the boundary
     // before it (a pause, or speech that is not in the script)
-    if (this.frame === 0) return { index: 0, inside: false };
+    if (this.frame === 0) return { index: this.startWord, inside: false };
     const s = this.script, best = this._bestNow();
     if (best < s.N) return { index: s.wordOf[best], inside: true };
     return { index: (best - s.N) % (s.W + 1), inside: false };
@@ -688,8 +695,9 @@ export class ScriptAligner {
       t = end;
     }
     const notHeard = [];
-    for (let w = 0; w < s.W; w++) if (!heard.has(w)) notHeard.push(w);
-    const score = alignmentScore(this.ratioSum, this.wordFrames, this.unscriptedFrames, notHeard.length, s.W);
+    for (let w = this.startWord; w < s.W; w++) if (!heard.has(w)) notHeard.push(w);
+    const score = alignmentScore(this.ratioSum, this.wordFrames, this.unscriptedFrames, notHeard.length,
+      s.W - this.startWord);
     return { words, notHeard, frames: path.length, silences, unscripted, score, unalignable: score < this.options.minScore };
   }
 }
@@ -762,11 +770,12 @@ export function alignmentDicts(alignment, durationSeconds, framesPerSecond = 100
 // passed over.  push(logProbs, count) -> the words made final (in time order; a word read again comes again);
 // finish() -> the last ones, and `alignment` is the whole alignment.
 export class Follower {
-  constructor(words, phones, { sentenceStarts = null, options = LIVE } = {}) {
+  constructor(words, phones, { sentenceStarts = null, options = LIVE, startWord = 0 } = {}) {
     this.words = words;
-    this.aligner = new ScriptAligner(words, phones, options, sentenceStarts);
+    this.aligner = new ScriptAligner(words, phones, options, sentenceStarts, null, startWord);
+    this.startWord = startWord;
     this.heard = new Map(); // script position -> its latest reading
-    this.furthest = -1; // the furthest script position heard
+    this.furthest = startWord - 1; // the furthest script position heard
     this.alignment = null; // after finish()
   }
 
@@ -804,7 +813,7 @@ export class Follower {
     // positions before the furthest word heard that no reading went through (passed over so far; after finish(),
     // alignment.notHeard has the words after it too)
     const out = [];
-    for (let i = 0; i < this.furthest; i++) if (!this.heard.has(i)) out.push(i);
+    for (let i = this.startWord; i < this.furthest; i++) if (!this.heard.has(i)) out.push(i);
     return out;
   }
 }

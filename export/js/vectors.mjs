@@ -49,7 +49,7 @@ export function checkAlignVectors(vectors) {
     const got = { pushed: [], positions: [] };
     try {
       const prior = recordingPrior(values, c.frames, P, c.prior_scale ?? 0);
-      const aligner = new ScriptAligner(c.words, c.phones, options(c.options), c.sentence_starts, prior);
+      const aligner = new ScriptAligner(c.words, c.phones, options(c.options), c.sentence_starts, prior, c.start_word ?? 0);
       let at = 0;
       c.pushes.forEach((size, number) => {
         for (const w of aligner.push(values.subarray(at * P, (at + size) * P), size)) got.pushed.push([number, w.index, w.startFrame, w.endFrame]);
