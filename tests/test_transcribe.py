@@ -240,3 +240,17 @@ def test_version_names_each_bundled_model_with_its_hash(capsys):
 def test_stream_check_takes_a_bundled_model_by_name(capsys):
     assert main(["stream-check", "default-int8", "--seconds", "0.5", "--chunk-frames", "4"]) == 0
     assert "streaming is exact" in capsys.readouterr().out
+
+
+def test_the_file_model_streams_exactly_and_is_not_offered_live(capsys):
+    """file-int8 (models.json "live": false, left out of the web page's menu) serves its 4 s chunk only, starts
+    without the primed silence, and any pieces give the same labels."""
+    from speechattn_export import load_model
+    from speechattn_export.registry import registry
+
+    assert registry()["models"]["file-int8"]["live"] is False and registry()["default"] != "file-int8"
+    model = load_model("file-int8")
+    assert tuple(model.allowed_chunk_frames) == (400,) and model.default_chunk_frames == 400
+    assert model.metadata["stream_start"] == "empty" and load_model("default-int8").metadata["stream_start"] == "silence"
+    assert main(["stream-check", "file-int8", "--seconds", "6", "--chunk-frames", "400"]) == 0
+    assert "streaming is exact" in capsys.readouterr().out

@@ -43,7 +43,9 @@ async function fillModelMenu() {
   const response = await fetch(new URL("models.json", modelsUrl));
   if (!response.ok) throw new Error(`models.json: HTTP ${response.status} (the models' table beside the models)`);
   const registry = await response.json();
-  for (const entry of Object.values(registry.models)) $("model").add(new Option(entry.label, entry.file));
+  for (const entry of Object.values(registry.models)) {
+    if (entry.live !== false) $("model").add(new Option(entry.label, entry.file)); // a model for files is not offered here
+  }
   $("model").value = registry.models[registry.default].file;
   page.bigramFile = registry.bigram;
 }
