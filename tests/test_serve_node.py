@@ -80,13 +80,35 @@ def kit_segments(model, audio: np.ndarray, seconds_before: float = 0.0) -> list[
             for s in local.segment_dicts()]
 
 
+def stop_a_then_serve_b(a, client: subprocess.Popen, model, seconds: float) -> tuple[str, str]:
+    """After `seconds` of the client streaming to replica A (its own process), SIGTERM to A (which must exit 0), then
+    server B on A's port in a thread, while the client retries (0.2 s, 0.4 s, ...); the client's (stdout, stderr).
+    The client, A and B are stopped whatever happens."""
+    import signal
+
+    loop = asyncio.new_event_loop()
+    b = Server(model, ServeOptions(port=a.port))
+    thread = threading.Thread(target=lambda: loop.run_until_complete(b.serve()), daemon=True)
+    try:
+        time.sleep(seconds)
+        a.process.send_signal(signal.SIGTERM)
+        assert a.process.wait(30) == 0
+        thread.start()
+        return client.communicate(timeout=60)
+    finally:
+        client.kill()
+        a.process.kill()
+        if thread.is_alive():
+            loop.call_soon_threadsafe(b.shutdown)
+            thread.join(30)
+
+
 def test_the_node_remote_stream_reconnects_after_a_sigterm_and_resends_what_was_not_taken(tiny_onnx, tmp_path):
     """Server A (its own process) gets SIGTERM mid-stream: the Node client (--reconnect, pieces at real-time pace)
     gets A's result of what it took in, opens a new stream at the same URL, now server B's, sends B the audio A did
     not take in and finishes.  The segments: the kit's for the audio A heard, then the kit's for the rest offset by
     it; every sample heard once."""
     import json
-    import signal
 
     from test_serve_replicas import Replica
 
@@ -100,21 +122,7 @@ def test_the_node_remote_stream_reconnects_after_a_sigterm_and_resends_what_was_
     client = subprocess.Popen([NODE, "export/node/remote.mjs", url, str(tmp_path / "a.f32"), "--realtime",
                                "--reconnect", "--piece", "800"], cwd=ROOT, stdout=subprocess.PIPE,
                               stderr=subprocess.PIPE, text=True)
-    loop = asyncio.new_event_loop()
-    b = Server(model, ServeOptions(port=a.port))
-    thread = threading.Thread(target=lambda: loop.run_until_complete(b.serve()), daemon=True)
-    try:
-        time.sleep(1.2)  # about a second of the audio streamed to A
-        a.process.send_signal(signal.SIGTERM)
-        assert a.process.wait(30) == 0
-        thread.start()  # B on the same port, while the client retries (0.2 s, 0.4 s, ...)
-        out, err = client.communicate(timeout=60)
-    finally:
-        client.kill()
-        a.process.kill()
-        if thread.is_alive():
-            loop.call_soon_threadsafe(b.shutdown)
-            thread.join(30)
+    out, err = stop_a_then_serve_b(a, client, model, 1.2)  # about a second of the audio streamed to A
     assert client.returncode == 0, err
     answer = json.loads(out)
     assert len(answer["seams"]) == 1 and 0.5 < answer["seams"][0] < 2.5, answer["seams"]
@@ -160,7 +168,6 @@ def test_the_node_remote_stream_takes_a_reader_up_at_their_word_after_a_sigterm(
     follower at the reader's word (script_from, `taken_up`), so the words after the seam go on from there: every
     word reported once, in order, none after the seam before the word taken up."""
     import json
-    import signal
 
     import soundfile as sf
 
@@ -177,21 +184,7 @@ def test_the_node_remote_stream_takes_a_reader_up_at_their_word_after_a_sigterm(
                                "--reconnect", "--rate", str(rate), "--piece", str(rate // 25), "--script",
                                "Please enter your password, followed by the pound key."], cwd=ROOT,
                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    loop = asyncio.new_event_loop()
-    b = Server(load_onnx(bundled), ServeOptions(port=a.port))
-    thread = threading.Thread(target=lambda: loop.run_until_complete(b.serve()), daemon=True)
-    try:
-        time.sleep(1.6)  # into the reading: "password" or just after
-        a.process.send_signal(signal.SIGTERM)
-        assert a.process.wait(30) == 0
-        thread.start()
-        out, err = client.communicate(timeout=60)
-    finally:
-        client.kill()
-        a.process.kill()
-        if thread.is_alive():
-            loop.call_soon_threadsafe(b.shutdown)
-            thread.join(30)
+    out, err = stop_a_then_serve_b(a, client, load_onnx(bundled), 1.6)  # into the reading: "password" or after
     assert client.returncode == 0, err
     answer = json.loads(out)
     assert len(answer["seams"]) == 1 and len(answer["taken_up"]) == 1, answer
