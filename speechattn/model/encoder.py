@@ -642,18 +642,7 @@ def with_left_context(model: PhoneTagger, left_context_frames: int) -> PhoneTagg
     With L unchanged, or on an utterance no longer than the shorter context reaches, the output is unchanged."""
     from dataclasses import replace
 
-    config = replace(model.config, left_context_frames=left_context_frames)
-    adapted = PhoneTagger(config)
-    state = dict(model.state_dict())
-    size = config.max_relative_past + config.max_relative_future + 1
-    for name, table in state.items():
-        if name.endswith("attention.relative_bias"):
-            if table.shape[1] >= size:
-                state[name] = table[:, :size].clone()
-            else:
-                state[name] = torch.cat([table, table[:, -1:].expand(-1, size - table.shape[1])], dim=1)
-    adapted.load_state_dict(state)
-    return adapted.train(model.training)
+    return with_bias_tables_for(model, replace(model.config, left_context_frames=left_context_frames))
 
 
 def with_chunk_frames(model: PhoneTagger, chunk_frames_choices, default_chunk_frames: int | None = None) -> PhoneTagger:
@@ -667,7 +656,14 @@ def with_chunk_frames(model: PhoneTagger, chunk_frames_choices, default_chunk_fr
     choices = tuple(int(c) for c in chunk_frames_choices)
     default = default_chunk_frames if default_chunk_frames is not None else (
         model.config.default_chunk_frames if model.config.default_chunk_frames in choices else max(choices))
-    config = replace(model.config, chunk_frames_choices=choices, default_chunk_frames=default)  # checked there
+    return with_bias_tables_for(model, replace(model.config, chunk_frames_choices=choices,
+                                               default_chunk_frames=default))  # the config checks them
+
+
+def with_bias_tables_for(model: PhoneTagger, config: ModelConfig) -> PhoneTagger:
+    """The model's weights under `config` (another left context or other chunk sizes): each relative-bias table
+    (index = clamp(query - key, -future, past) + future: the future side first) cut or grown on each side to the
+    offsets `config` can meet, a grown side repeating its farthest entry as clamping did."""
     old = model.config
     grow_future = config.max_relative_future - old.max_relative_future
     grow_past = config.max_relative_past - old.max_relative_past
@@ -675,7 +671,6 @@ def with_chunk_frames(model: PhoneTagger, chunk_frames_choices, default_chunk_fr
     state = dict(model.state_dict())
     for name, table in state.items():
         if name.endswith("attention.relative_bias"):
-            # index = clamp(query - key, -future, past) + future: the future side first, the past side last
             table = table[:, max(0, -grow_future):table.shape[1] - max(0, -grow_past)]
             state[name] = torch.cat([table[:, :1].expand(-1, max(grow_future, 0)), table,
                                      table[:, -1:].expand(-1, max(grow_past, 0))], dim=1).clone()
