@@ -361,7 +361,7 @@ class ScriptAligner:
         self.window = self._window_around(self.start_word)
         w = self.window
         self.scores = np.full(w.n + 2 * w.nb, NEG)
-        # before the first frame the path stands on boundary 0, which is reached by entering its silence
+        # before the first frame the path stands on boundary start_word, which is reached by entering its silence
         self.start = True
         # per pending frame: its window, the local index of each state's predecessor, and (for the first frame
         # after the window moved) the map from those indices to the previous frame's window (-1: none)
@@ -757,7 +757,6 @@ class Follower:
     def __init__(self, words, phones, sentence_starts=None, options: AlignOptions = LIVE, start_word: int = 0) -> None:
         self.words = list(words)
         self.aligner = ScriptAligner(self.words, phones, options, sentence_starts, start_word=start_word)
-        self.start_word = self.aligner.start_word
         self.heard: dict[int, AlignedWord] = {}  # script position -> its latest reading
         self.furthest = start_word - 1  # the furthest script position heard
         self.alignment: Alignment | None = None  # after finish()
@@ -792,7 +791,7 @@ class Follower:
     def not_heard(self) -> list[int]:
         """Positions before the furthest word heard that no reading went through (passed over so far; after
         finish(), `alignment.not_heard` has the words after it too)."""
-        return [i for i in range(self.start_word, self.furthest) if i not in self.heard]
+        return [i for i in range(self.aligner.start_word, self.furthest) if i not in self.heard]
 
 
 def word_event(word: AlignedWord, not_heard, frames_per_second: int = 100) -> dict:

@@ -193,16 +193,17 @@ def synthetic_cases() -> list[dict]:
                     "pushes": pushes, "log_probs": log_probs, "duration_seconds": len(log_probs) / 100})
     # taken up at a word (a follow-along stream that goes on from another's position: ScriptAligner start_word):
     # the recording from "now" on, live and offline; and the path started after the last word, a line read again
-    taken_up = posteriors(spoken(15, "now", 10, "please", 20), seed=25)
-    for name, start, options, starts in [("live, taken up at the fourth word", 3, "live", [0, 3]),
-                                         ("taken up at the fourth word, one word skipped after it", 3, {}, None),
-                                         ("live, taken up after the last word, a line read again", 5, "live", [0, 3])]:
-        words = [HELLO, WORLD, AGAIN, NOW, THERE, PLEASE] if "skipped" in name else [HELLO, WORLD, AGAIN, NOW, PLEASE]
-        probs = taken_up if "read again" not in name else posteriors(spoken(15, "now", 10, "please", 20), seed=26)
-        options = dataclasses.asdict(LIVE) if options == "live" else dataclasses.asdict(AlignOptions())
+    script = [HELLO, WORLD, AGAIN, NOW, PLEASE]
+    for name, words, start, live, starts, seed in [
+            ("live, taken up at the fourth word", script, 3, True, [0, 3], 25),
+            ("taken up at the fourth word, one word skipped after it", [HELLO, WORLD, AGAIN, NOW, THERE, PLEASE], 3,
+             False, None, 25),
+            ("live, taken up after the last word, a line read again", script, 5, True, [0, 3], 26)]:
+        probs = posteriors(spoken(15, "now", 10, "please", 20), seed=seed)
         out.append({"name": name, "phones": list(PHONES), "words": words, "sentence_starts": starts,
-                    "options": options, "pushes": [1] * len(probs) if options["commit_every"] == 1 else [len(probs)],
-                    "log_probs": probs, "duration_seconds": len(probs) / 100, "start_word": start})
+                    "options": dataclasses.asdict(LIVE if live else AlignOptions()),
+                    "pushes": [1] * len(probs) if live else [len(probs)], "log_probs": probs,
+                    "duration_seconds": len(probs) / 100, "start_word": start})
     twice = out[6]
     assert twice["name"].startswith("a line read twice")
     twice["duration_seconds"] = (len(twice["log_probs"]) - 26) / 100  # inside "please" (it ends at T - 20): clipped

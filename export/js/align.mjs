@@ -773,7 +773,6 @@ export class Follower {
   constructor(words, phones, { sentenceStarts = null, options = LIVE, startWord = 0 } = {}) {
     this.words = words;
     this.aligner = new ScriptAligner(words, phones, options, sentenceStarts, null, startWord);
-    this.startWord = startWord;
     this.heard = new Map(); // script position -> its latest reading
     this.furthest = startWord - 1; // the furthest script position heard
     this.alignment = null; // after finish()
@@ -813,7 +812,7 @@ export class Follower {
     // positions before the furthest word heard that no reading went through (passed over so far; after finish(),
     // alignment.notHeard has the words after it too)
     const out = [];
-    for (let i = this.startWord; i < this.furthest; i++) if (!this.heard.has(i)) out.push(i);
+    for (let i = this.aligner.startWord; i < this.furthest; i++) if (!this.heard.has(i)) out.push(i);
     return out;
   }
 }
