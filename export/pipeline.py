@@ -106,6 +106,13 @@ class PhoneStream:
         self.samples += samples.shape[-1] if samples.ndim else 0
         return self._update(self.stream.push(samples), final=False)
 
+    def prime(self, samples) -> None:
+        """Audio heard before the stream's start, at the model's rate (a file's pre-roll, file_preroll): it sets the
+        model's state and makes no frame, phone or cue.  Before the first push."""
+        if self.samples:
+            raise RuntimeError("prime() comes before the stream's first push")
+        self.stream.prime(samples)
+
     def finish(self) -> Update:
         """The last frames, segments and cues.  Once only: a second finish() (or a push() after it) raises
         RuntimeError; it would add frames past the end of the audio."""

@@ -21,7 +21,7 @@ REGISTRY = MODELS_DIR / "models.json"
 
 @functools.lru_cache(maxsize=1)
 def registry() -> dict:
-    """{"default": NAME, "models": {NAME: {"file", "label", "description"}}, "bigram": FILE}."""
+    """{"default": NAME, "files": NAME, "models": {NAME: {"file", "label", "description"}}, "bigram": FILE}."""
     return json.loads(REGISTRY.read_text())
 
 
@@ -31,6 +31,12 @@ def bundled_names() -> tuple[str, ...]:
 
 def default_name() -> str:
     return registry()["default"]
+
+
+def files_name() -> str:
+    """The bundled model a file gets when none is named (transcribe, speechattn-rhubarb without a dialog, Node's
+    transcribe.mjs): trained at full context, since nobody waits for a file's labels."""
+    return registry().get("files", default_name())
 
 
 def bundled_path(name: str) -> Path:

@@ -38,6 +38,13 @@ CONTRACT_VERSION = "1"
 MAX_CALL_FRAMES = 256  # largest piece of audio (in hops) handed to one graph call
 MAX_THREADS = 256  # num_threads: 1 .. this, as the command line's --threads (None: onnxruntime's default, all cores)
 MAX_CHANNELS = 32  # a batch-1 stream takes (samples, channels) arrays of up to this many channels, averaged
+# A file's pre-roll (file_preroll): a model whose streams start from empty caches (metadata stream_start "empty":
+# trained at full context, such as the bundled file-int8) hears a word at the very start of a file better once it
+# has heard the file's loudest second, from its first PREROLL_SEARCH_SECONDS, then PREROLL_GAP_SECONDS of digital
+# silence (which moves no level estimate): the stream's level and context are set as by speech before the file.
+PREROLL_SECONDS = 1.0
+PREROLL_SEARCH_SECONDS = 4.0
+PREROLL_GAP_SECONDS = 0.2
 
 
 def input_file(path, what: str) -> str:
@@ -284,6 +291,12 @@ class StreamingModel:
                              f"{list(self.allowed_chunk_frames)})")
         return int(chunk)
 
+    @property
+    def starts_empty(self) -> bool:
+        """Whether a stream starts from empty caches (metadata stream_start "empty"), not from a long silence's: such
+        a model hears a file's first words better after a pre-roll (file_preroll)."""
+        return self.metadata.get("stream_start") == "empty"
+
     def new_stream(self, chunk_frames=None, batch_size=1) -> "Stream":
         return Stream(self, chunk_frames or self.default_chunk_frames, batch_size)
 
@@ -310,6 +323,29 @@ class StreamingModel:
             s["name"]: np.zeros([batch_size if d == "batch" else d for d in s["shape"]], dtype=s["dtype"])
             for s in self.states
         }
+
+
+def file_preroll(model: StreamingModel, head) -> np.ndarray:
+    """The pre-roll of a file whose first samples (16 kHz mono float32, at least its first PREROLL_SEARCH_SECONDS
+    where it is that long) are `head`, for Stream.prime: empty for a model whose streams start from a silence's
+    caches (nothing to gain); else the loudest PREROLL_SECONDS of the first PREROLL_SEARCH_SECONDS (energy over
+    windows starting every hop, the first of equals; all of a shorter head, cut to whole hops), then
+    PREROLL_GAP_SECONDS of zeros.  JS: filePreroll, the same samples."""
+    hop, rate = model.hop_samples, model.sample_rate
+    if not model.starts_empty:
+        return np.zeros(0, dtype=np.float32)
+    head = np.asarray(head, dtype=np.float32)[:int(PREROLL_SEARCH_SECONDS * rate)]
+    head = np.where(np.isfinite(head), head, np.float32(0))
+    window = int(PREROLL_SECONDS * rate) // hop * hop
+    if len(head) <= window:
+        loudest = head[:len(head) // hop * hop]
+    else:
+        energy = np.concatenate([[0.0], np.cumsum(head.astype(np.float64) ** 2)])
+        sums = energy[window::hop] - energy[:len(energy) - window:hop]
+        start = int(np.argmax(sums)) * hop
+        loudest = head[start:start + window]
+    gap = np.zeros(int(PREROLL_GAP_SECONDS * rate) // hop * hop, dtype=np.float32)
+    return np.concatenate([loudest, gap]) if len(loudest) else loudest
 
 
 class Stream:
@@ -351,6 +387,21 @@ class Stream:
             raise ValueError(f"float audio must lie in [-1, 1] but reaches {peak:.1f}: "
                              "integer PCM passed as float? divide by 32768")
         return samples
+
+    def prime(self, samples) -> None:
+        """Audio heard before the stream's start (file_preroll's): it sets the model's state (the level estimate,
+        the attention's context) and labels no frame; frame 0 is still the first hop pushed after it.  Batch 1,
+        16 kHz float32, whole hops; before the first push, once."""
+        if self.frames_emitted or self.leftover.shape[1] or self.outputs_to_drop != self.model.output_delay_frames \
+                or self.finished:
+            raise RuntimeError("prime() comes before the stream's first push, once")
+        samples = self._check(samples, None)
+        hop = self.model.hop_samples
+        if samples.shape[1] % hop:
+            raise ValueError(f"a pre-roll is whole hops of {hop} samples, not {samples.shape[1]}")
+        self.outputs_to_drop += samples.shape[1] // hop
+        if samples.shape[1]:
+            self._run(samples, final=False)
 
     def push(self, samples, sample_rate=None) -> Frames:
         """Feed audio of any length: (samples,) for batch 1 or (batch, samples); 16 kHz float32 in [-1, 1].  Batch 1

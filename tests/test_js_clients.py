@@ -73,7 +73,7 @@ def test_the_javascript_segmenters_pass_the_shared_vector():
     assert "6 of 6 cases agree" in result.stdout
 
 
-@pytest.mark.parametrize("options", [[], ["--decoder", "hysteresis"], ["--chunk-frames", "4"], ["--model", "file-int8"]])
+@pytest.mark.parametrize("options", [[], ["--decoder", "hysteresis"], ["--chunk-frames", "4"], ["--model", "default"]])
 def test_node_transcribes_a_recording_exactly_as_python_does(options, capsys):
     if not (ROOT / "export" / "node" / "node_modules" / "onnxruntime-node").exists():
         pytest.skip("onnxruntime-node is not installed: (cd export/node && npm ci)")

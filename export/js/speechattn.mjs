@@ -17,6 +17,12 @@
 
 export const CONTRACT_VERSION = "1";
 export const MAX_CALL_FRAMES = 256; // largest piece of audio (in hops) handed to one graph call
+// A file's pre-roll (filePreroll; stream_client.py's file_preroll, the same samples): a model whose streams start
+// from empty caches (metadata stream_start "empty", such as the bundled file-int8) first hears the file's loudest
+// second of its first four, then 0.2 s of digital silence; its frames are dropped (Stream.prime).
+export const PREROLL_SECONDS = 1.0;
+export const PREROLL_SEARCH_SECONDS = 4.0;
+export const PREROLL_GAP_SECONDS = 0.2;
 
 // ---------------------------------------------------------------------------------------------------------
 // ONNX metadata: onnxruntime's JavaScript API does not expose a model's metadata_props, so read them from the
@@ -108,6 +114,7 @@ export class StreamingModel {
     // outputs and flush R frames of silence at the end, so frame i is the audio's hop i (0 for older files).
     this.outputDelayFrames = Number(metadata.output_delay_frames ?? 0);
     this.finalLatencyMs = metadata.final_latency_ms === undefined ? null : Number(metadata.final_latency_ms);
+    this.startsEmpty = metadata.stream_start === "empty"; // a file gets a pre-roll (filePreroll)
     this.provisionalLatencyMs = metadata.provisional_latency_ms === undefined ? null : Number(metadata.provisional_latency_ms);
     this.states = JSON.parse(metadata.states);
     const io = JSON.parse(metadata.inputs);
@@ -230,6 +237,40 @@ export class StreamingModel {
   }
 }
 
+// The pre-roll of a file whose first samples (16 kHz mono, at least its first PREROLL_SEARCH_SECONDS where it is
+// that long) are `head`: empty for a model whose streams start from a silence's caches; else the loudest
+// PREROLL_SECONDS of the first PREROLL_SEARCH_SECONDS (energy in float64 over windows starting every hop, the first of
+// equals; all of a shorter head, cut to whole hops), then PREROLL_GAP_SECONDS of zeros.
+export function filePreroll(model, head) {
+  const hop = model.hopSamples;
+  const rate = model.sampleRate;
+  if (!model.startsEmpty) return new Float32Array(0);
+  const n = Math.min(head.length, Math.trunc(PREROLL_SEARCH_SECONDS * rate));
+  const clean = new Float32Array(n);
+  for (let i = 0; i < n; i++) clean[i] = Number.isFinite(head[i]) ? head[i] : 0;
+  const window = Math.trunc(Math.trunc(PREROLL_SECONDS * rate) / hop) * hop;
+  let start = 0;
+  let length = Math.trunc(n / hop) * hop;
+  if (n > window) {
+    const energy = new Float64Array(n + 1);
+    for (let i = 0; i < n; i++) energy[i + 1] = energy[i] + clean[i] * clean[i];
+    let best = -Infinity;
+    for (let at = 0; at + window <= n; at += hop) {
+      const sum = energy[at + window] - energy[at];
+      if (sum > best) {
+        best = sum;
+        start = at;
+      }
+    }
+    length = window;
+  }
+  if (!length) return new Float32Array(0);
+  const gap = Math.trunc(Math.trunc(PREROLL_GAP_SECONDS * rate) / hop) * hop;
+  const out = new Float32Array(length + gap);
+  out.set(clean.subarray(start, start + length));
+  return out;
+}
+
 export class Stream {
   constructor(model, chunkFrames) {
     if (!model.allowedChunkFrames.includes(chunkFrames)) {
@@ -246,7 +287,24 @@ export class Stream {
     this.busy = Promise.resolve(); // pushes run one after another even if the caller does not await them
   }
 
+  // Audio heard before the stream's start (filePreroll's): it sets the model's state and labels no frame; frame 0
+  // is still the first hop pushed after it. Whole hops; before the first push, once.
+  prime(samples) {
+    if (this.primed || this.pushed || this.finished) throw new Error("prime() comes before the stream's first push, once");
+    if (samples.length % this.model.hopSamples) {
+      throw new Error(`a pre-roll is whole hops of ${this.model.hopSamples} samples, not ${samples.length}`);
+    }
+    this.primed = true;
+    const result = this.busy.then(async () => {
+      this.outputsToDrop += samples.length / this.model.hopSamples; // whenever the graph gives them out
+      if (samples.length) await this._push(samples, false);
+    });
+    this.busy = result.catch(() => {});
+    return result;
+  }
+
   push(samples) {
+    this.pushed = true;
     const result = this.busy.then(() => this._push(samples, false));
     this.busy = result.catch(() => {});
     return result;

@@ -13,7 +13,7 @@ import { basename, dirname, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { parseArgs } from "node:util";
 import * as ort from "onnxruntime-node";
-import { DECODERS, StreamingModel, newSegmenter, segmentDicts } from "../js/speechattn.mjs";
+import { DECODERS, PREROLL_SEARCH_SECONDS, StreamingModel, filePreroll, newSegmenter, segmentDicts } from "../js/speechattn.mjs";
 import { decodeWavFrames, nonfiniteError, readWavHeader } from "../js/wav.mjs";
 import { Resampler } from "../js/resample.mjs";
 import { CueMaker, VISEME_SETS, cueDicts, frameWeights } from "../js/visemes.mjs";
@@ -194,7 +194,7 @@ async function main() {
     args = parseArgs({
       allowPositionals: true,
       options: {
-        model: { type: "string", default: registry.default },
+        model: { type: "string" },
         decoder: { type: "string", default: "bigram" },
         "chunk-frames": { type: "string" },
         bigram: { type: "string", default: resolve(models, registry.bigram) },
@@ -220,6 +220,9 @@ async function main() {
   if (visemes !== undefined && !Object.hasOwn(VISEME_SETS, visemes)) {
     usage(`--visemes must be one of ${Object.keys(VISEME_SETS).join(", ")}, not ${visemes}`);
   }
+  // a file's own model (registry.files, trained at full context), as `speechattn transcribe`; with --chunk-frames
+  // (a live chunk) the default
+  args.values.model ??= args.values["chunk-frames"] ? registry.default : (registry.files ?? registry.default);
   const wav = openWav(path);
   const { rate, channels } = wav.header;
   if (wav.header.frames === 0) fail(`${path}: the file holds no audio samples`);
@@ -254,7 +257,24 @@ async function main() {
     if (visemes) weights.add(frameWeights(frames.logProbs, frames.count, visemes, model.phones), frames.count);
   };
   let streamed = 0;
-  for (const piece of wavPieces(wav, model.sampleRate, 8 * model.hopSamples)) { // 80 ms pushes
+  const pieces = wavPieces(wav, model.sampleRate, 8 * model.hopSamples); // 80 ms pushes
+  const head = []; // the first PREROLL_SEARCH_SECONDS, read ahead for a model that wants a pre-roll
+  let headSamples = 0;
+  if (model.startsEmpty) {
+    for (let next = pieces.next(); !next.done; next = pieces.next()) { // not for-of: its break would close `pieces`
+      head.push(next.value);
+      headSamples += next.value.length;
+      if (headSamples >= PREROLL_SEARCH_SECONDS * model.sampleRate) break;
+    }
+    const joined = new Float32Array(headSamples);
+    let at = 0;
+    for (const piece of head) {
+      joined.set(piece, at);
+      at += piece.length;
+    }
+    await stream.prime(filePreroll(model, joined.map((x) => Math.min(1, Math.max(-1, x)))));
+  }
+  for (const piece of [...head, ...pieces]) {
     streamed += piece.length;
     take(await stream.push(piece));
   }

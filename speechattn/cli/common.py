@@ -211,10 +211,15 @@ def option(*names, **settings):
     return click.option(*names, **settings)
 
 
-model_option = option("--model", default=None, metavar="ONNX|NAME",
-                      help="ONNX file, or a bundled model: " + ", ".join(f"{name} ({entry['description']})" for name, entry
-                                                                        in registry()["models"].items())
-                      + f"  [default: {registry()['default']}]")
+def model_option_for(default: str):
+    """--model, its default said as `default`."""
+    return option("--model", default=None, metavar="ONNX|NAME",
+                  help="ONNX file, or a bundled model: " + ", ".join(f"{name} ({entry['description']})" for name, entry
+                                                                    in registry()["models"].items())
+                  + f"  [default: {default}]")
+
+
+model_option = model_option_for(registry()["default"])
 
 
 def chunk_frames_option(default: str = "the model's"):

@@ -174,7 +174,7 @@ def align_file(model, path: Path, words, sentence_starts=None, options: AlignOpt
     (default: transcribe's BLOCK_SECONDS)."""
     from tqdm import tqdm
 
-    from speechattn.runtime.transcribe import BLOCK_SECONDS, read_blocks
+    from speechattn.runtime.transcribe import BLOCK_SECONDS, primed, read_blocks
 
     rate, channels, blocks = read_blocks(path, block_seconds or BLOCK_SECONDS)
     stream = model.new_stream(offline_chunk(model))
@@ -201,7 +201,7 @@ def align_file(model, path: Path, words, sentence_starts=None, options: AlignOpt
     with tqdm(desc=f"aligning {path.name}", unit="s", disable=not progress, leave=False, total=total,
               bar_format="{desc}: {n:.0f} of {total:.0f} s of audio |{bar}| [{elapsed} < {remaining}]"
               if total else "{desc}: {n:.0f} s of audio [{elapsed}]") as bar:
-        for block in blocks:
+        for block in primed(stream, model, blocks):
             samples += len(block)
             frames = stream.push(np.clip(block, -1.0, 1.0))
             keep(frames.log_probs)

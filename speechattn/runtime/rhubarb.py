@@ -359,16 +359,18 @@ def progress_block_seconds(audio: Path) -> float:
     return min(BLOCK_SECONDS, max(MIN_BLOCK_SECONDS, seconds / PROGRESS_STEPS))
 
 
-def load_model(threads: int | None, log: Log):
-    """The bundled default model, or why not (as a RhubarbError)."""
+def load_model(threads: int | None, log: Log, dialog: bool = False):
+    """The bundled files' model (file-int8), or with a dialog the default (what alignment runs on), or why not (as
+    a RhubarbError)."""
     from speechattn.errors import SpeechattnError
     from speechattn.runtime.transcribe import model_identity, resolve_model
+    from speechattn_export.registry import files_name
     from speechattn_export.stream_client import StreamingModel
     import onnxruntime
 
     onnxruntime.set_default_logger_severity(3)  # its warnings would reach stderr, which integrations parse line by line
     try:
-        path = resolve_model(None)
+        path = resolve_model(None if dialog else files_name())
         model = StreamingModel(path, num_threads=threads)
     except (SpeechattnError, ValueError, OSError) as error:
         raise RhubarbError(f"Could not load speechattn's phone model.\n{error}") from None
@@ -414,7 +416,7 @@ def animate_and_export(request: Request, options: RhubarbOptions, log: Log, stdo
     dialog = read_dialog(request.dialog_file) if request.dialog_file is not None else None
     log.say("Info", f"Recognizer: speechattn {__version__}'s phone model (the -r/--recognizer option, "
                     f"{request.recognizer}, is accepted and has no effect).")
-    model = load_model(request.threads, log)
+    model = load_model(request.threads, log, dialog=dialog is not None and bool(dialog.strip()))
     open_sound_file(request.input_file)
     log(progress_entry(0.0))
     try:

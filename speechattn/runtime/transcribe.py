@@ -337,6 +337,26 @@ class Transcript:
         return segment_dicts(self.segments, self.phones, self.duration, FRAMES_PER_SECOND)
 
 
+def primed(stream, model, blocks: Iterator[np.ndarray]) -> Iterator[np.ndarray]:
+    """A file's blocks, `stream` (a PhoneStream or a Stream) given the file's pre-roll first where the model wants one
+    (file_preroll: a model whose streams start empty); the first PREROLL_SEARCH_SECONDS are read ahead to choose it."""
+    from speechattn_export.stream_client import PREROLL_SEARCH_SECONDS, file_preroll
+
+    if not model.starts_empty:
+        yield from blocks
+        return
+    blocks = iter(blocks)
+    head, samples = [], 0
+    for block in blocks:
+        head.append(block)
+        samples += len(block)
+        if samples >= PREROLL_SEARCH_SECONDS * SAMPLE_RATE:
+            break
+    stream.prime(file_preroll(model, np.clip(np.concatenate(head), -1.0, 1.0) if head else np.zeros(0, np.float32)))
+    yield from head
+    yield from blocks
+
+
 def transcribe_file(model, path: Path, options: DecodingOptions = DecodingOptions(), keep: bool = False,
                     progress: bool = False, on_progress: Callable[[float], None] | None = None,
                     block_seconds: float = BLOCK_SECONDS) -> Transcript:
@@ -360,7 +380,7 @@ def transcribe_file(model, path: Path, options: DecodingOptions = DecodingOption
                   if total else "{desc}: {n:.0f} s of audio [{elapsed}, {rate_fmt}]")
     with tqdm(desc=path.name, unit="s", unit_scale=False, disable=not progress, leave=False, total=total,
               bar_format=bar_format) as bar:
-        for block in blocks:
+        for block in primed(phone_stream, model, blocks):
             samples += len(block)
             block_peak = float(np.abs(block).max()) if len(block) else 0.0
             if block_peak > 1.0:  # float files from audio editors go over full scale; the model takes [-1, 1]

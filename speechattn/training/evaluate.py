@@ -126,8 +126,12 @@ def evaluate_checkpoint(model, cuts, chunk_sizes: list[int | None], min_frames: 
 
 
 def streamed_log_probs(model, audio: np.ndarray, chunk_frames: int) -> np.ndarray:
-    """One utterance streamed through a StreamingModel in one push: log-probs (frames, classes)."""
+    """One utterance streamed through a StreamingModel in one push, as `transcribe` streams a file (its pre-roll
+    where the model wants one, file_preroll): log-probs (frames, classes)."""
+    from speechattn_export.stream_client import file_preroll
+
     stream = model.new_stream(chunk_frames)
+    stream.prime(file_preroll(model, audio))
     return np.concatenate([stream.push(audio).log_probs, stream.finish().log_probs])
 
 
