@@ -18,6 +18,13 @@ Follow-along (a known text read aloud; the words as the reader passes them):
         update.words, update.position, update.not_heard   # words made final, the reader now, words passed over
     update = stream.finish()                             # update.not_heard: every word not heard
 
+A whole file through a model whose streams start empty (the bundled file-int8): its pre-roll first, as
+`speechattn transcribe` gives it (the loudest second of the file's first four, then 0.2 s of silence):
+
+    from speechattn_export.stream_client import file_preroll
+    stream = load_model("file-int8").open(DecodingOptions(chunk_frames=400))
+    stream.prime(file_preroll(stream.model, audio[:64000]))   # 16 kHz; nothing for a model primed with silence
+
 The same pieces as export/js (StreamingModel, newSegmenter, CueMaker, frameWeights); `speechattn transcribe`,
 `mic` and `eval` run through PhoneStream too, so an app gets exactly what the command line prints.
 """
