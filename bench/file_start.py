@@ -26,7 +26,7 @@ from speechattn.phones import IGNORE, PHONES
 from speechattn.training.evaluate import SILENCE_INDEX, phone_sequence, utterances
 from speechattn_export.decoder import new_segmenter
 from speechattn_export.segments import segment_labels
-from speechattn_export.stream_client import StreamingModel, file_preroll
+from speechattn_export.stream_client import StreamingModel, file_preroll, loudest_stretch
 
 HOP = 160
 HEAD_FRAMES = 30
@@ -46,11 +46,7 @@ def preroll(model, audio: np.ndarray, arm: str) -> np.ndarray:
         head = audio[:n] if kind == "copy" else audio[:n][::-1]
         return np.ascontiguousarray(head[:len(head) // HOP * HOP])
     if kind == "loud":
-        energy = np.concatenate([[0.0], np.cumsum(audio.astype(np.float64) ** 2)])
-        if len(audio) <= n:
-            return audio[:len(audio) // HOP * HOP]
-        start = int(np.argmax(energy[n::HOP] - energy[:len(energy) - n:HOP])) * HOP
-        return audio[start:start + n]
+        return loudest_stretch(audio, n, HOP)
     raise SystemExit(f"unknown arm {arm!r}")
 
 

@@ -325,6 +325,16 @@ class StreamingModel:
         }
 
 
+def loudest_stretch(samples: np.ndarray, window: int, hop: int) -> np.ndarray:
+    """The `window` samples of `samples` with the most energy, among windows starting every `hop` (the first of
+    equals; float64 sums); all of a shorter `samples`, cut to whole hops."""
+    if len(samples) <= window:
+        return samples[:len(samples) // hop * hop]
+    energy = np.concatenate([[0.0], np.cumsum(samples.astype(np.float64) ** 2)])
+    start = int(np.argmax(energy[window::hop] - energy[:len(energy) - window:hop])) * hop
+    return samples[start:start + window]
+
+
 def file_preroll(model: StreamingModel, head) -> np.ndarray:
     """The pre-roll of a file whose first samples (16 kHz mono float32, at least its first PREROLL_SEARCH_SECONDS
     where it is that long) are `head`, for Stream.prime: empty for a model whose streams start from a silence's
@@ -336,14 +346,7 @@ def file_preroll(model: StreamingModel, head) -> np.ndarray:
         return np.zeros(0, dtype=np.float32)
     head = np.asarray(head, dtype=np.float32)[:int(PREROLL_SEARCH_SECONDS * rate)]
     head = np.where(np.isfinite(head), head, np.float32(0))
-    window = int(PREROLL_SECONDS * rate) // hop * hop
-    if len(head) <= window:
-        loudest = head[:len(head) // hop * hop]
-    else:
-        energy = np.concatenate([[0.0], np.cumsum(head.astype(np.float64) ** 2)])
-        sums = energy[window::hop] - energy[:len(energy) - window:hop]
-        start = int(np.argmax(sums)) * hop
-        loudest = head[start:start + window]
+    loudest = loudest_stretch(head, int(PREROLL_SECONDS * rate) // hop * hop, hop)
     gap = np.zeros(int(PREROLL_GAP_SECONDS * rate) // hop * hop, dtype=np.float32)
     return np.concatenate([loudest, gap]) if len(loudest) else loudest
 
