@@ -167,9 +167,10 @@ def test_the_kits_resamplers_give_the_same_samples_in_python_and_node(rates, tmp
     np.testing.assert_array_equal(np.concatenate(pieces)[:len(python)], python)
 
 
-def test_the_python_kit_and_node_give_the_same_segments_on_every_bundled_sample():
+def test_the_python_kit_and_node_give_the_same_segments_on_every_bundled_sample(capsys):
     """An app gets the same phones from the same file in every client: the Python kit (PhoneStream, given the
-    file's own rate, at the largest chunk as files stream) and the Node transcriber, the 8 kHz sample included."""
+    file's own rate, at the largest chunk as files stream) and the Node transcriber, the 8 kHz sample included; and
+    with no model named, Node's transcriber and `speechattn transcribe` alike (the file model after its pre-roll)."""
     import soundfile as sf
 
     from speechattn_export import DecodingOptions, load_model
@@ -180,7 +181,7 @@ def test_the_python_kit_and_node_give_the_same_segments_on_every_bundled_sample(
     samples = sorted((ROOT / "speechattn" / "runtime" / "samples").glob("*.wav"))
     assert {sf.info(str(s)).samplerate for s in samples} == {8000, 16000}
     for sample in samples:
-        result = node("export/node/transcribe.mjs", str(sample))
+        result = node("export/node/transcribe.mjs", str(sample), "--model", "default")
         assert result.returncode == 0, result.stderr
         audio, rate = sf.read(sample, dtype="float32")
         stream = model.open(DecodingOptions(chunk_frames=max(model.allowed_chunk_frames)))  # a file's chunk
@@ -188,6 +189,13 @@ def test_the_python_kit_and_node_give_the_same_segments_on_every_bundled_sample(
             stream.push(audio[start:start + 1111], sample_rate=rate)
         stream.finish()
         assert stream.segment_dicts() == json.loads(result.stdout)["segments"], sample.name
+        files = node("export/node/transcribe.mjs", str(sample))
+        assert files.returncode == 0, files.stderr
+        assert main(["transcribe", str(sample), "--format", "json"]) == 0
+        ours, theirs = json.loads(files.stdout), json.loads(capsys.readouterr().out)
+        assert ours["model"]["name"] == theirs["model"]["name"] == "file-int8.onnx"
+        assert [(s["start"], s["end"], s["phone"]) for s in ours["segments"]] == [
+            (s["start"], s["end"], s["phone"]) for s in theirs["segments"]], sample.name
 
 
 def test_node_refuses_a_model_whose_metadata_lies_and_a_bad_bigram_in_one_line(tmp_path, tiny_onnx):

@@ -274,7 +274,11 @@ async function main() {
     }
     await stream.prime(filePreroll(model, joined.map((x) => Math.min(1, Math.max(-1, x)))));
   }
-  for (const piece of [...head, ...pieces]) {
+  const rest = function* () { // the pieces read ahead, then the rest as they are read (never the whole file at once)
+    yield* head;
+    yield* pieces;
+  };
+  for (const piece of rest()) {
     streamed += piece.length;
     take(await stream.push(piece));
   }
