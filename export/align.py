@@ -52,6 +52,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import NamedTuple
 
+import math
+
 import numpy as np
 
 from speechattn_export.words import shorten
@@ -257,7 +259,7 @@ class Window:
     """The searched part of the graph: words [wa, wb) with boundaries wa .. wb; local arrays in unified order
     (chain states, then the boundaries' silences, then their garbages)."""
 
-    def __init__(self, script: Script, wa: int, wb: int) -> None:
+    def __init__(self, script: Script, wa: int, wb: int, garbage_entry_penalty: float = 0.0) -> None:
         self.wa, self.wb = wa, wb
         self.a, self.b = int(script.word_start[wa]), int(script.word_start[wb])
         self.n, self.nb = self.b - self.a, wb - wa + 1
@@ -292,19 +294,30 @@ class Window:
         self.skip_ramp: np.ndarray | None = None  # b x skip_penalty per boundary, made once per window
         self.N, self.W = s.N, s.W
         self.single = len(lasts) == self.nb - 1  # one pronunciation per word: exits need no reduction
-        # local indices of the sources a boundary can be reached from (back-pointers are local to each window)
-        self.exit_local = np.concatenate([[-1], lasts]) if self.single else None
-        self.silence_local = self.n + self.bound
-        self.garbage_local = self.n + self.nb + self.bound
         self.chain_local = np.arange(self.n)
-        self.tail_local = self.n + np.arange(2 * self.nb)  # the boundaries' silence and garbage states
         self.first_index = np.flatnonzero(self.first)
         self.first_word = self.word_local[self.first]
-        # _step's constants: 0 where a chain state may stay (its phone's last state), -inf elsewhere; each chain
-        # state's predecessor before the entries from boundaries are put in
-        self.stay_add = np.where(self.loop, 0.0, NEG)
-        self.advance_src = np.concatenate([[-1], self.chain_local[:-1]]).astype(np.int64)
         self.tail_bound = np.concatenate([self.bound, self.bound])  # the boundary each silence and garbage sits on
+        # _step's constants, over every state at once (chain states, then the silences and garbages): what a state
+        # may stay with (0; -inf for a chain state that is not its phone's last); where it is entered from, an index
+        # into (the chain's scores, then the boundaries' B): the state before it in the chain, or for a word's first
+        # state and for the silences and garbages a boundary; the entry's price (garbage_entry_penalty for a
+        # garbage, 0 elsewhere); its emission, an index into the frame's scores with the garbage's appended
+        self.stay_add = np.concatenate([np.where(self.loop, 0.0, NEG), np.zeros(2 * self.nb)])
+        enter = np.arange(self.n) - 1
+        enter[self.first_index] = self.n + self.first_word
+        self.enter_index = np.concatenate([enter, self.n + self.tail_bound])
+        self.enter_price = np.concatenate([np.zeros(self.n + self.nb), np.full(self.nb, garbage_entry_penalty)])
+        self.emit_index = np.concatenate([self.phone_of, np.full(self.nb, s.silence), np.full(self.nb, len(s.phones))])
+        self.emitted = np.empty(len(s.phones) + 1)  # _step's buffer: the frame's scores, then the garbage's
+        self.own_local = np.arange(self.n + 2 * self.nb)  # where a state stays, its back-pointer: itself
+        # ScriptAligner._boundaries' buffers, written each frame and not kept past it: each boundary's candidates
+        # (a word's exit, none into boundary 0; its silence; its garbage) and their local states (back-pointers are
+        # local to each window; a word's exit is fixed with one pronunciation per word, else found each frame)
+        self.candidates = np.full((3, self.nb), NEG)
+        self.candidate_sources = np.stack([np.concatenate([[-1], lasts]) if self.single else np.full(self.nb, -1),
+                                           self.n + self.bound, self.n + self.nb + self.bound]).astype(np.int64)
+        self.padded_chain = np.full(self.n + 1, NEG)
 
     def local_one(self, state: int) -> int:
         """One unified global id -> its local index (-1 outside the window): the scalar form of local()."""
@@ -383,31 +396,32 @@ class ScriptAligner:
         o, W = self.options, self.script.W
         wa = max(0, word - o.window_back_words)
         wb = min(W, max(word + o.window_ahead_words, wa + 1))
-        return Window(self.script, wa, wb)
+        return Window(self.script, wa, wb, o.garbage_entry_penalty)
 
     # --- Viterbi ------------------------------------------------------------------------------------------
     def _boundaries(self, scores: np.ndarray, w: Window) -> tuple[np.ndarray, np.ndarray]:
         """(B (nb,), source (nb,)): the best score of standing on each boundary after the frame `scores`
         belong to, and the local index of the state that path was in at that frame."""
         o = self.options
-        v, sil, garbage = scores[:w.n], scores[w.n:w.n + w.nb], scores[w.n + w.nb:]
-        exits = np.empty(w.nb)
-        exits[0] = NEG
+        # each boundary's best source: a word's best exit (the first of equals), its silence, its garbage, the first
+        # of equals in that order
+        candidates, sources = w.candidates, w.candidate_sources  # (3, nb): exits, silences, garbages
+        v = scores[:w.n]
         if w.single:
-            exits[1:] = v[w.last_local]
-            exit_src = w.exit_local
+            candidates[0, 1:] = v[w.last_local]
         else:
             # each word's best exit and the first local last-state holding it
-            table = np.append(v, NEG)[w.exit_table]  # (words, variants)
+            padded = w.padded_chain  # the chain's scores and a NEG that the table's padding points at
+            padded[:-1] = v
+            table = padded[w.exit_table]  # (words, variants)
             first_hit = table.argmax(axis=1)
-            exits[1:] = table[w.words_range, first_hit]
-            exit_src = np.concatenate([[-1], w.exit_table[w.words_range, first_hit]])
-        from_exit = exits >= sil
-        best = np.where(from_exit, exits, sil)
-        source = np.where(from_exit, exit_src, w.silence_local)
-        from_garbage = garbage > best
-        best = np.where(from_garbage, garbage, best)
-        source = np.where(from_garbage, w.garbage_local, source)
+            candidates[0, 1:] = table[w.words_range, first_hit]
+            sources[0, 1:] = w.exit_table[w.words_range, first_hit]
+        candidates[1] = scores[w.n:w.n + w.nb]
+        candidates[2] = scores[w.n + w.nb:]
+        pick = candidates.argmax(axis=0)
+        best = candidates[pick, w.bound]
+        source = sources[pick, w.bound]
         # skips: B[b] = max over b' <= b of base[b'] - (b - b') skip_penalty
         if w.skip_ramp is None:
             w.skip_ramp = w.bound * o.skip_penalty
@@ -416,14 +430,15 @@ class ScriptAligner:
         origin = np.maximum.accumulate(np.where(lifted >= running, w.bound, 0))
         B = running - w.skip_ramp
         B_src = source[origin]
-        if len(w.sentence) and np.isfinite(B).any():
-            if self._one_price:  # every start from the best boundary
+        if len(w.sentence):
+            if self._one_price:  # every start from the best boundary (none where no boundary is reached: -inf)
                 jumper = int(B.argmax())
                 jump = B[jumper] - o.jump_penalty
                 better = w.sentence[B[w.sentence] < jump]
-                B[better] = jump
-                B_src[better] = B_src[jumper]
-            else:  # each start from each sentence's best boundary at the price of their distance (_jump_costs)
+                if len(better):
+                    B[better] = jump
+                    B_src[better] = B_src[jumper]
+            elif np.logical_or.reduce(np.isfinite(B)):  # each start from each sentence's best boundary at the price of their distance (_jump_costs)
                 top, first = group_max(B, w.block_starts, w.block, w.blocks)
                 values = top[:, None] - self._jump_costs(w)  # (sentences of the window, starts)
                 src = values.argmax(axis=0)
@@ -448,7 +463,7 @@ class ScriptAligner:
     def _step(self, row: np.ndarray, scored: np.ndarray, garbage: float) -> None:
         """One frame: `row` its log posteriors, `scored` the same less the prior (what the search scores), `garbage`
         the garbage states' emission (the best non-silence phone's, less garbage_penalty)."""
-        w, o, s = self.window, self.options, self.script
+        w, o = self.window, self.options
         if self.start:  # the stream starts on boundary start_word (0): as if leaving a silence there
             B = np.full(w.nb, NEG)
             B[self.start_word - w.wa] = 0.0
@@ -459,32 +474,20 @@ class ScriptAligner:
         else:
             B, B_src = self._boundaries(self.scores, w)
         old = self.scores
-        n, nb = w.n, w.nb
-        v = old[:n]
-        new = np.empty_like(old)
-        back = np.empty(len(old), dtype=np.int64)
-        # chain states: stay (last state of a phone), advance from the state before, or enter from the boundary
-        advance = np.empty(n)
-        advance[1:] = v[:-1]
-        advance[w.first_index] = B[w.first_word]
-        advance_src = w.advance_src.copy()
-        advance_src[w.first_index] = B_src[w.first_word]
-        stay = v + w.stay_add
-        staying = stay >= advance
-        np.add(np.maximum(stay, advance), scored[w.phone_of], out=new[:n])
-        back[:n] = np.where(staying, w.chain_local, advance_src)
-        # silence and garbage of each boundary: stay, or come from the boundary
-        here = old[n:]
-        enter = B[w.tail_bound]
-        enter[nb:] -= o.garbage_entry_penalty
-        staying = here >= enter
-        tail = np.maximum(here, enter)
-        tail[:nb] += scored[s.silence]
-        tail[nb:] += garbage
-        new[n:] = tail
-        back[n:] = np.where(staying, w.tail_local, B_src[w.tail_bound])
-        top = new.max()
-        if np.isfinite(top):
+        # every state: stay (a chain state only on its phone's last state), or enter from the state before it in
+        # the chain or from its boundary; then the frame's emission
+        enter = np.concatenate((old[:w.n], B))[w.enter_index]
+        enter -= w.enter_price
+        stay = old + w.stay_add
+        staying = stay >= enter
+        new = np.maximum(stay, enter)
+        emitted = w.emitted
+        emitted[:-1] = scored
+        emitted[-1] = garbage
+        new += emitted[w.emit_index]
+        back = np.where(staying, w.own_local, np.concatenate((w.chain_local, B_src))[w.enter_index])
+        top = np.maximum.reduce(new)  # the ufunc, not ndarray.max's wrapper
+        if math.isfinite(top):
             new -= top  # bounded over hours; the same shift for every state changes no decision
         self.scores = new
         self.backs.append((w, back, self.translation))
