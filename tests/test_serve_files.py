@@ -89,6 +89,19 @@ def test_a_file_posted_to_transcribe_gets_the_json_transcribe_writes(server, tin
     assert {k: v for k, v in answer.items() if k != "file"} == {k: v for k, v in expected.items() if k != "file"}
 
 
+def test_a_server_without_a_model_named_transcribes_files_with_the_files_model_as_transcribe_does(tiny_onnx, tmp_path):
+    """serve without --model (options.files_model: the bundled files' model) answers /transcribe as `transcribe`
+    without --model does; a request that names a chunk gets the live streams' model, as --chunk-frames does."""
+    body, path = wav_bytes(tmp_path, seconds=2.5)
+    with serving(tiny_onnx, files_model="file-int8") as server:
+        status, answer = post(server, f"/transcribe?name=a.wav&{QUERY}", body)
+        live_status, live = post(server, f"/transcribe?name=a.wav&{QUERY}&chunk_frames=4", body)
+    expected = cli_json("transcribe", str(path), "--format", "json", "-o", str(tmp_path / "out.json"), *SETTINGS)
+    assert status == 200 and answer["model"]["name"] == expected["model"]["name"] == "file-int8.onnx"
+    assert {k: v for k, v in answer.items() if k != "file"} == {k: v for k, v in expected.items() if k != "file"}
+    assert live_status == 200 and live["model"]["name"] == tiny_onnx.name and live["chunk_frames"] == 4
+
+
 def test_a_file_posted_to_align_with_its_words_gets_the_json_align_writes(server, tiny_onnx, tmp_path):
     """With force=1 as with --force (the tiny random model matches no text); without it, the command line's
     refusal of a text that does not match the speech, as a 422."""

@@ -32,7 +32,8 @@ from speechattn_export.registry import VISEME_SET_NAMES
         help="seconds of audio a live stream may send ahead of real time before the server stops reading it")
 @option("--http-port", type=click.IntRange(0, 65535), default=None, show_default=False,
         help="also take whole files on this port: POST /transcribe and POST /align, answered with the CLI's JSON "
-             "(0: any free one, printed)  [default: off]")
+             "(0: any free one, printed); without --model, /transcribe takes the files' model as transcribe does "
+             "(unless the request names chunk_frames)  [default: off]")
 @option("--max-file-bytes", type=click.IntRange(1024, 1 << 40), default=64 << 20,
         help="largest file POSTed to --http-port; a larger one gets HTTP 413")
 @option("--workers", type=click.IntRange(1, 256), default=None, show_default=False,
@@ -53,6 +54,7 @@ def serve(model, host, port, max_streams, token, max_batch, max_wait_ms, idle_ti
     streams get their final result and close 1001."""
     from speechattn.runtime.serve import ServeOptions, default_workers, run
     from speechattn.runtime.transcribe import resolve_model
+    from speechattn_export.registry import files_name
 
     stream_model = load_onnx(resolve_model(model), threads)
     options = ServeOptions(host=host, port=port, max_streams=max_streams, token=token,
@@ -60,7 +62,8 @@ def serve(model, host, port, max_streams, token, max_batch, max_wait_ms, idle_ti
                            handshake_timeout_seconds=handshake_timeout, max_frame_bytes=max_frame_bytes,
                            max_ahead_seconds=max_ahead, max_batch=max_batch, max_wait_ms=max_wait_ms,
                            http_port=http_port, max_file_bytes=max_file_bytes, workers=workers or default_workers(),
-                           decoding=decoding_options(stream_model, decoder, min_frames, chunk_frames, visemes))
+                           decoding=decoding_options(stream_model, decoder, min_frames, chunk_frames, visemes),
+                           files_model=files_name() if model is None else None)
 
     def ready(host, port, http_port=None):
         click.echo(f"listening on ws://{host}:{port}/stream", err=True)

@@ -90,6 +90,9 @@ class ServeOptions:
     http_port: int | None = None  # whole files (POST /transcribe, /align) on this port; None: no such listener
     max_file_bytes: int = 64 << 20  # the largest file POSTed (35 minutes of 16 kHz 16-bit WAV)
     decoding: DecodingOptions = field(default_factory=DecodingOptions)  # for streams that ask for nothing else
+    files_model: str | None = None  # POST /transcribe without chunk_frames: this model (a bundled name or a path,
+    #                                 loaded at the first such file), as `transcribe` takes the files' model; None: the
+    #                                 live streams' own (serve without --model: the bundled files' model)
     workers: int = 1  # processes sharing the port (SO_REUSEPORT), each with its own loop, batcher and model
 
     def __post_init__(self) -> None:

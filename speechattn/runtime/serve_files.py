@@ -52,6 +52,7 @@ class FileServer:
         self.jobs = 0  # files queued or running
         self.executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="speechattn-files")
         self.lexicon = None
+        self.files_model = None  # options.files_model once loaded (_files_model)
 
     async def handle(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         """One connection, one request: the answer (or the error's status and line), one log line, closed."""
@@ -187,6 +188,8 @@ class FileServer:
         from speechattn_export.pipeline import DecodingOptions
 
         base, model = self.options.decoding, self.server.model
+        if "chunk_frames" not in query and self.options.files_model is not None:
+            model = self._files_model()  # a file's own model, as `transcribe` takes it; a chunk named: the live one
         try:  # a file's chunk: the largest, as `transcribe` (--chunk-frames is the live streams' default)
             options = DecodingOptions(decoder=query.get("decoder", base.decoder),
                                       min_frames=_integer(query, "min_frames", base.min_frames),
@@ -197,6 +200,16 @@ class FileServer:
             raise HttpError(400, str(error)) from None
         transcript = transcribe_file(model, upload, options)
         return as_json(dataclasses.replace(transcript, file=name))
+
+    def _files_model(self):
+        """options.files_model, loaded at the first file that needs it (in the one file thread: no lock), one
+        onnxruntime thread, as the file thread has; a file that is no model: one line, as a 422."""
+        if self.files_model is None:
+            from speechattn.cli.common import load_onnx
+            from speechattn.runtime.transcribe import resolve_model
+
+            self.files_model = load_onnx(resolve_model(self.options.files_model), threads=1)
+        return self.files_model
 
     def _align(self, query: dict, upload: Path, name: str) -> str:
         from speechattn.runtime.align import align_file, as_json, load_lexicon, script_words
