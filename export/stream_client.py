@@ -364,6 +364,7 @@ class Stream:
         self.outputs_to_drop = model.output_delay_frames  # graph outputs that label frames before the audio
         self.nonfinite_samples = 0
         self.finished = False
+        self.started = False  # pushed or primed: prime() no longer applies
 
     def _check(self, samples, sample_rate):
         if sample_rate is not None and sample_rate != self.model.sample_rate:
@@ -395,13 +396,13 @@ class Stream:
         """Audio heard before the stream's start (file_preroll's): it sets the model's state (the level estimate,
         the attention's context) and labels no frame; frame 0 is still the first hop pushed after it.  Batch 1,
         16 kHz float32, whole hops; before the first push, once."""
-        if self.frames_emitted or self.leftover.shape[1] or self.outputs_to_drop != self.model.output_delay_frames \
-                or self.finished:
+        if self.started or self.finished:
             raise RuntimeError("prime() comes before the stream's first push, once")
         samples = self._check(samples, None)
         hop = self.model.hop_samples
         if samples.shape[1] % hop:
             raise ValueError(f"a pre-roll is whole hops of {hop} samples, not {samples.shape[1]}")
+        self.started = True
         self.outputs_to_drop += samples.shape[1] // hop
         if samples.shape[1]:
             self._run(samples, final=False)
@@ -411,6 +412,7 @@ class Stream:
         also takes (samples, channels), averaged to mono (see mono())."""
         if self.finished:
             raise RuntimeError("this stream is finished; start a new one with model.new_stream()")
+        self.started = True
         audio = np.concatenate([self.leftover, self._check(samples, sample_rate)], axis=1)
         usable = audio.shape[1] // self.model.hop_samples * self.model.hop_samples
         self.leftover = audio[:, usable:]

@@ -67,6 +67,10 @@ def test_a_primed_stream_is_the_stream_of_pre_roll_and_audio_with_the_pre_roll_f
         stream.prime(preroll)
     with pytest.raises(ValueError, match="whole hops"):
         model.new_stream(400).prime(preroll[:-1])
+    quiet = model.new_stream(400)
+    assert len(quiet.push(audio[:16000]).log_probs) == 0  # pushed, though no chunk came out yet
+    with pytest.raises(RuntimeError, match="before the stream's first push"):
+        quiet.prime(preroll)
 
 
 def test_a_file_gets_the_file_model_and_a_live_chunk_or_a_dialog_the_default(capsys):
