@@ -203,12 +203,12 @@ class FileServer:
 
     def _files_model(self):
         """options.files_model, loaded at the first file that needs it (in the one file thread: no lock), one
-        onnxruntime thread, as the file thread has; a file that is no model: one line, as a 422."""
+        onnxruntime thread, as the file thread has; a file that is no model: its one line (ValueError), as a 422."""
         if self.files_model is None:
-            from speechattn.cli.common import load_onnx
             from speechattn.runtime.transcribe import resolve_model
+            from speechattn_export.stream_client import StreamingModel
 
-            self.files_model = load_onnx(resolve_model(self.options.files_model), threads=1)
+            self.files_model = StreamingModel(resolve_model(self.options.files_model), num_threads=1)
         return self.files_model
 
     def _align(self, query: dict, upload: Path, name: str) -> str:
