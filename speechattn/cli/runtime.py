@@ -113,7 +113,7 @@ def refuse_special_texts(**texts) -> None:
 
 @click.command()
 @click.argument("files", nargs=-1, type=click.Path(path_type=Path, readable=False), metavar="FILE...")
-@model_option_for(f"{files_name()} (trained at full context: 0.7-1.6 points more frame accuracy than "
+@model_option_for(f"{files_name()} (trained at full context: 0.7-2.5 points more frame accuracy than "
                   f"{default_name()} on the dev sets, docs/benchmarks.md); {default_name()} with --chunk-frames or "
                   "--dialog")
 @option("--format", "output_format", type=click.Choice(list(FORMATS)), default="text",
