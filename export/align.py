@@ -259,7 +259,7 @@ class Window:
     """The searched part of the graph: words [wa, wb) with boundaries wa .. wb; local arrays in unified order
     (chain states, then the boundaries' silences, then their garbages)."""
 
-    def __init__(self, script: Script, wa: int, wb: int, garbage_entry_penalty: float = 0.0) -> None:
+    def __init__(self, script: Script, wa: int, wb: int, options: AlignOptions) -> None:
         self.wa, self.wb = wa, wb
         self.a, self.b = int(script.word_start[wa]), int(script.word_start[wb])
         self.n, self.nb = self.b - self.a, wb - wa + 1
@@ -291,10 +291,8 @@ class Window:
         self.blocks = np.arange(len(self.block_starts))
         self.sentence_block = self.block[self.sentence]
         self.jump_costs: np.ndarray | None = None  # ScriptAligner._jump_costs, made once per window
-        self.skip_ramp: np.ndarray | None = None  # b x skip_penalty per boundary, made once per window
         self.N, self.W = s.N, s.W
         self.single = len(lasts) == self.nb - 1  # one pronunciation per word: exits need no reduction
-        self.chain_local = np.arange(self.n)
         self.first_index = np.flatnonzero(self.first)
         self.first_word = self.word_local[self.first]
         self.tail_bound = np.concatenate([self.bound, self.bound])  # the boundary each silence and garbage sits on
@@ -307,7 +305,8 @@ class Window:
         enter = np.arange(self.n) - 1
         enter[self.first_index] = self.n + self.first_word
         self.enter_index = np.concatenate([enter, self.n + self.tail_bound])
-        self.enter_price = np.concatenate([np.zeros(self.n + self.nb), np.full(self.nb, garbage_entry_penalty)])
+        self.enter_price = np.concatenate([np.zeros(self.n + self.nb), np.full(self.nb, options.garbage_entry_penalty)])
+        self.skip_ramp = self.bound * options.skip_penalty  # b x skip_penalty per boundary
         self.emit_index = np.concatenate([self.phone_of, np.full(self.nb, s.silence), np.full(self.nb, len(s.phones))])
         self.emitted = np.empty(len(s.phones) + 1)  # _step's buffer: the frame's scores, then the garbage's
         self.own_local = np.arange(self.n + 2 * self.nb)  # where a state stays, its back-pointer: itself
@@ -396,7 +395,7 @@ class ScriptAligner:
         o, W = self.options, self.script.W
         wa = max(0, word - o.window_back_words)
         wb = min(W, max(word + o.window_ahead_words, wa + 1))
-        return Window(self.script, wa, wb, o.garbage_entry_penalty)
+        return Window(self.script, wa, wb, o)
 
     # --- Viterbi ------------------------------------------------------------------------------------------
     def _boundaries(self, scores: np.ndarray, w: Window) -> tuple[np.ndarray, np.ndarray]:
@@ -423,8 +422,6 @@ class ScriptAligner:
         best = candidates[pick, w.bound]
         source = sources[pick, w.bound]
         # skips: B[b] = max over b' <= b of base[b'] - (b - b') skip_penalty
-        if w.skip_ramp is None:
-            w.skip_ramp = w.bound * o.skip_penalty
         lifted = best + w.skip_ramp
         running = np.maximum.accumulate(lifted)
         origin = np.maximum.accumulate(np.where(lifted >= running, w.bound, 0))
@@ -438,7 +435,8 @@ class ScriptAligner:
                 if len(better):
                     B[better] = jump
                     B_src[better] = B_src[jumper]
-            elif np.logical_or.reduce(np.isfinite(B)):  # each start from each sentence's best boundary at the price of their distance (_jump_costs)
+            elif np.logical_or.reduce(np.isfinite(B)):
+                # each start from each sentence's best boundary at the price of their distance (_jump_costs)
                 top, first = group_max(B, w.block_starts, w.block, w.blocks)
                 values = top[:, None] - self._jump_costs(w)  # (sentences of the window, starts)
                 src = values.argmax(axis=0)
@@ -463,12 +461,11 @@ class ScriptAligner:
     def _step(self, row: np.ndarray, scored: np.ndarray, garbage: float) -> None:
         """One frame: `row` its log posteriors, `scored` the same less the prior (what the search scores), `garbage`
         the garbage states' emission (the best non-silence phone's, less garbage_penalty)."""
-        w, o = self.window, self.options
+        w = self.window
         if self.start:  # the stream starts on boundary start_word (0): as if leaving a silence there
             B = np.full(w.nb, NEG)
             B[self.start_word - w.wa] = 0.0
-            lifted = B + w.bound * o.skip_penalty
-            B = np.maximum.accumulate(lifted) - w.bound * o.skip_penalty
+            B = np.maximum.accumulate(B + w.skip_ramp) - w.skip_ramp
             B_src = np.full(w.nb, -1, dtype=np.int64)
             self.start = False
         else:
@@ -485,7 +482,7 @@ class ScriptAligner:
         emitted[:-1] = scored
         emitted[-1] = garbage
         new += emitted[w.emit_index]
-        back = np.where(staying, w.own_local, np.concatenate((w.chain_local, B_src))[w.enter_index])
+        back = np.where(staying, w.own_local, np.concatenate((w.own_local[:w.n], B_src))[w.enter_index])
         top = np.maximum.reduce(new)  # the ufunc, not ndarray.max's wrapper
         if math.isfinite(top):
             new -= top  # bounded over hours; the same shift for every state changes no decision
