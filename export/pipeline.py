@@ -115,9 +115,7 @@ class PhoneStream:
 
     def prime(self, samples) -> None:
         """Audio heard before the stream's start, at the model's rate (a file's pre-roll, file_preroll): it sets the
-        model's state and makes no frame, phone or cue.  Before the first push."""
-        if self.samples:
-            raise RuntimeError("prime() comes before the stream's first push")
+        model's state and makes no frame, phone or cue.  Before the first push (Stream.prime refuses it after)."""
         self.stream.prime(samples)
 
     def finish(self) -> Update:
