@@ -210,8 +210,8 @@ def table(title: str, scored: dict, references: dict) -> None:
         print(f"| {name} | " + " | ".join(cells) + " |")
     for aligner, (kept, total) in references.items():
         if total:
-            print(f"reference for {aligner}: {kept} boundaries the other two agree on, of {total} they drew between "
-                  f"them ({100 * kept / total:.0f} %; the rest set apart)")
+            print(f"reference for {aligner}: {kept} boundaries the other two agree on, of {total} each of them drew "
+                  f"(their mean; {100 * kept / total:.0f} % kept, the rest set apart)")
 
 
 def three_way(found: dict, agree_ms: float, scored: dict, references: dict) -> None:
