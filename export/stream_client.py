@@ -341,9 +341,14 @@ def file_preroll(model: StreamingModel, head) -> np.ndarray:
     caches (nothing to gain); else the loudest PREROLL_SECONDS of the first PREROLL_SEARCH_SECONDS (energy over
     windows starting every hop, the first of equals; all of a shorter head, cut to whole hops), then
     PREROLL_GAP_SECONDS of zeros.  JS: filePreroll, the same samples."""
-    hop, rate = model.hop_samples, model.sample_rate
     if not model.starts_empty:
         return np.zeros(0, dtype=np.float32)
+    return preroll(head, model.sample_rate, model.hop_samples)
+
+
+def preroll(head, rate: int, hop: int) -> np.ndarray:
+    """file_preroll's samples for a model whose streams start empty, from its rate and hop (also what `speechattn
+    eval` prepends for such a PyTorch checkpoint)."""
     head = np.asarray(head, dtype=np.float32)[:int(PREROLL_SEARCH_SECONDS * rate)]
     head = np.where(np.isfinite(head), head, np.float32(0))
     loudest = loudest_stretch(head, int(PREROLL_SECONDS * rate) // hop * hop, hop)

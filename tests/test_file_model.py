@@ -113,3 +113,26 @@ def test_node_makes_the_same_pre_roll(tmp_path):
     assert result.returncode == 0, result.stderr
     ours = np.frombuffer(base64.b64decode(result.stdout), dtype="<f4")
     assert np.array_equal(ours, file_preroll(model, audio))
+
+
+def test_a_checkpoint_whose_streams_start_empty_is_evaluated_after_the_pre_roll_as_its_onnx_file(tiny_model, tiny_onnx,
+                                                                                                   monkeypatch):
+    """`speechattn eval` of a PyTorch checkpoint whose streams start empty (primed_start false, as the file model's)
+    prepends each utterance's pre-roll and drops its frames, as the exported file is streamed (evaluate_onnx,
+    `transcribe`): the same log-probabilities, whatever the batch's lengths."""
+    from speechattn.audio import speechlike_signal
+    from speechattn.training import evaluate
+
+    items = [(f"u{i}", speechlike_signal(seconds, seed=i), np.zeros(int(seconds * 100), np.int64))
+             for i, seconds in enumerate((0.5, 1.3, 2.6))]
+    monkeypatch.setattr(evaluate, "utterances", lambda cuts: iter(items))
+    seen = {"torch": [], "onnx": []}
+    for arm, run in (("torch", lambda: evaluate.evaluate_checkpoint(tiny_model, items, [4], batch_size=2)),
+                     ("onnx", lambda: evaluate.evaluate_onnx(tiny_onnx, items, [4]))):
+        def add(self, reference, log_probs, *rest, _arm=arm, **options):
+            seen[_arm].append(np.array(log_probs))
+        monkeypatch.setattr(evaluate.Scores, "add", add)
+        run()
+    assert [len(x) for x in seen["torch"]] == [len(x) for x in seen["onnx"]] == [50, 130, 260]
+    for ours, exported in zip(seen["torch"], seen["onnx"]):
+        assert np.max(np.abs(ours - exported)) < 1e-3

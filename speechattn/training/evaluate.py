@@ -108,20 +108,31 @@ def evaluate_checkpoint(model, cuts, chunk_sizes: list[int | None], min_frames: 
     import torch
     from tqdm import tqdm
 
+    from speechattn.audio import HOP_SAMPLES, SAMPLE_RATE
     from speechattn.data.dataset import collate
+    from speechattn.phones import IGNORE
+    from speechattn_export.stream_client import preroll
 
     scores = [Scores(c) for c in chunk_sizes]
     model.eval()
     device = next(model.parameters()).device
     items = list(utterances(cuts))
+    # a model whose streams start empty (not primed: exported with stream_start "empty", as the file model) hears each
+    # utterance after its pre-roll, as its exported file does in `transcribe` and evaluate_onnx (file_preroll); the
+    # pre-roll's frames are dropped
+    starts_empty = not getattr(model, "primed", True)
     with torch.no_grad():
         for start in tqdm(range(0, len(items), batch_size), desc="evaluating", unit="batch", disable=not progress):
             batch = items[start : start + batch_size]
-            audio, _, lengths = collate([(audio, labels) for _, audio, labels in batch])
+            heads = [preroll(audio, SAMPLE_RATE, HOP_SAMPLES) if starts_empty else np.zeros(0, np.float32)
+                     for _, audio, _ in batch]
+            skips = [len(head) // HOP_SAMPLES for head in heads]
+            audio, _, lengths = collate([(np.concatenate([head, audio]), np.concatenate([np.full(skip, IGNORE), labels]))
+                                         for head, skip, (_, audio, labels) in zip(heads, skips, batch)])
             for score in scores:
                 log_probs = model.tag(audio.to(device), lengths.to(device), score.chunk_frames).float().cpu().numpy()
                 for row, (_, _, labels) in enumerate(batch):
-                    score.add(labels, log_probs[row, : len(labels)], min_frames, decoder)
+                    score.add(labels, log_probs[row, skips[row] : skips[row] + len(labels)], min_frames, decoder)
     return scores
 
 
