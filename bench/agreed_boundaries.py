@@ -72,9 +72,8 @@ def espeak_kind(phone: str) -> str:
 
 
 def boundaries(intervals: list[tuple[float, float, str]]) -> list[tuple[float, str, str]]:
-    """(ms, kind before, kind after) for each change of kind in (start ms, end ms, kind) intervals; stretches of
-    one kind are merged (two vowels in a row keep their boundary: a change of phone within a kind counts when the
-    intervals are separate phones, which the callers give)."""
+    """(ms, kind before, kind after) for each boundary between consecutive (start ms, end ms, kind) intervals, one
+    interval a phone (so two vowels in a row have their boundary, vowel→vowel) or a pause (merged_silence: one)."""
     out = []
     for (_, end, before), (start, _, after) in zip(intervals, intervals[1:]):
         if before == "silence" and after == "silence":
