@@ -37,31 +37,27 @@ os.environ.setdefault("OMP_NUM_THREADS", "1")
 
 import numpy as np  # noqa: E402
 
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from real_edges import phone_class  # noqa: E402
+
 AGGREGATE = ("all", "speech→silence", "silence→speech", "vowel→stop", "consonant→stop", "vowel→vowel",
              "vowel→consonant", "consonant→vowel", "consonant→consonant")
 ALIGNERS = ("speechattn", "pocketsphinx", "praat")
 TOLERANCES_MS = (10, 20, 50)
-CLASSES = {
-    "stop": {"P", "B", "T", "D", "K", "G"}, "affricate": {"CH", "JH"},
-    "fricative": {"F", "V", "TH", "DH", "S", "Z", "SH", "ZH", "HH"}, "nasal": {"M", "N", "NG"},
-    "liquid": {"L", "R", "W", "Y"},
-}
 # eSpeak NG's English phoneme mnemonics (what Praat's aligner writes) by kind; anything else not a pause is a vowel
 ESPEAK = {
     "stop": {"p", "b", "t", "d", "k", "g", "t#", "d#", "?", "t2", "d2", "k2"},
     "affricate": {"tS", "dZ"},
     "fricative": {"f", "v", "T", "D", "s", "z", "S", "Z", "h", "x"},
     "nasal": {"m", "n", "N", "n-", "m-"},
-    "liquid": {"l", "r", "w", "j", "r-", "l/", "l#", "w#"},
+    "liquid/glide": {"l", "r", "w", "j", "r-", "l/", "l#", "w#"},
 }
 SHORT_PAUSE_MS = 30.0  # eSpeak's word separator "_" lasts a few ms in Praat's phoneme tier: not a pause
 
 
 def arpabet_kind(phone: str) -> str:
-    if phone in ("sil", "SIL", ""):
-        return "silence"
-    phone = phone.rstrip("012")
-    return next((kind for kind, members in CLASSES.items() if phone in members), "vowel")
+    """real_edges.phone_class's kinds, and silence."""
+    return "silence" if phone in ("sil", "SIL", "") else phone_class(phone.rstrip("012"))
 
 
 def espeak_kind(phone: str) -> str:
@@ -231,7 +227,6 @@ def validate(count: int, args) -> None:
     from speechattn_export.align import AlignOptions, align
     from speechattn_export.pipeline import load_model
 
-    sys.path.insert(0, str(Path(__file__).resolve().parent))
     from align import ScriptWord, words_between_pauses
 
     from speechattn.data.labels import frame_labels

@@ -21,9 +21,9 @@ from agreed_boundaries import (  # noqa: E402
 
 def test_kinds_of_sound_from_both_phone_sets():
     assert [arpabet_kind(p) for p in ("sil", "AA1", "T", "CH", "S", "NG", "R")] == [
-        "silence", "vowel", "stop", "affricate", "fricative", "nasal", "liquid"]
+        "silence", "vowel", "stop", "affricate", "fricative", "nasal", "liquid/glide"]
     assert [espeak_kind(p) for p in ("", "_:", "oU", "t#", "dZ", "D", "N", "j", "i@3")] == [
-        "silence", "silence", "vowel", "stop", "affricate", "fricative", "nasal", "liquid", "vowel"]
+        "silence", "silence", "vowel", "stop", "affricate", "fricative", "nasal", "liquid/glide", "vowel"]
 
 
 def test_boundaries_are_changes_between_intervals_and_a_split_pause_is_one():
