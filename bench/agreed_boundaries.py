@@ -264,7 +264,8 @@ def validate(count: int, args) -> None:
           f"ones (how exact a reference of agreed boundaries is)", dict(pair_scored), {})
 
 
-def dev_sets(args) -> None:
+def dev_sets(manifests, limit=None, model_name: str = "default", agree_ms: float = 20.0) -> None:
+    """The check on real speech (dev manifests, supervisions with recordings beside); bench/align.py --agreed too."""
     from speechattn.data.align import PhoneAligner
     from speechattn.data.dataset import cuts_from_manifests
     from speechattn.data.manifests import recordings_beside
@@ -274,11 +275,11 @@ def dev_sets(args) -> None:
     from speechattn_export.pipeline import load_model
     from speechattn_export.words import Lexicon
 
-    model, peer, praat, lexicon = load_model(args.model, threads=1), PhoneAligner(), Praat(), Lexicon.load()
+    model, peer, praat, lexicon = load_model(model_name, threads=1), PhoneAligner(), Praat(), Lexicon.load()
     chunk = max(model.allowed_chunk_frames)
     everything, every_reference = defaultdict(list), {a: (0, 0) for a in ALIGNERS}
-    for manifest in map(Path, args.manifests):
-        cuts = list(cuts_from_manifests(recordings_beside(manifest), manifest))[:args.limit]
+    for manifest in map(Path, manifests):
+        cuts = list(cuts_from_manifests(recordings_beside(manifest), manifest))[:limit]
         texts = {cut.supervisions[0].id: cut.supervisions[0].text or "" for cut in cuts}
         scored, references, failed = defaultdict(list), {a: (0, 0) for a in ALIGNERS}, defaultdict(int)
         seconds, started = 0.0, time.monotonic()
@@ -301,7 +302,7 @@ def dev_sets(args) -> None:
                 found["praat"] = boundaries(grid)
             for aligner in ALIGNERS:
                 failed[aligner] += aligner not in found
-            three_way(found, args.agree_ms, scored, references)
+            three_way(found, agree_ms, scored, references)
         name = manifest.name.removesuffix("_supervisions_dev.jsonl.gz").removesuffix(".jsonl.gz")
         table(f"{name}: {len(cuts)} utterances, {seconds / 60:.1f} min; gave up on: " +
               ", ".join(f"{a} {failed[a]}" for a in ALIGNERS) + f" ({time.monotonic() - started:.0f} s)",
@@ -309,7 +310,7 @@ def dev_sets(args) -> None:
         for aligner in ALIGNERS:
             everything[aligner] += scored[aligner]
             every_reference[aligner] = tuple(x + y for x, y in zip(every_reference[aligner], references[aligner]))
-    if len(args.manifests) > 1:
+    if len(manifests) > 1:
         table("all sets together", dict(everything), every_reference)
 
 
@@ -329,7 +330,7 @@ def main() -> None:
     if args.validate:
         validate(args.validate, args)
     if args.manifests:
-        dev_sets(args)
+        dev_sets(args.manifests, args.limit, args.model, args.agree_ms)
 
 
 if __name__ == "__main__":

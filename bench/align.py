@@ -25,6 +25,7 @@ score's spread.
 
     python bench/align.py [--utterances 120] [--deviate] [--manifests data/real-dev/real-dev_supervisions_dev.jsonl.gz ...]
     python bench/align.py --mismatched --model default --manifests data/*/*_supervisions_dev.jsonl.gz
+    python bench/align.py --manifests data/*/*_supervisions_dev.jsonl.gz --agreed   # + bench/agreed_boundaries.py
 """
 
 from __future__ import annotations
@@ -124,6 +125,9 @@ def main() -> None:
                         help="stream the model at this chunk (default: the largest it serves, as `speechattn align` does)")
     parser.add_argument("--mismatched", action="store_true",
                         help="only the dev sets' utterances aligned to other utterances' texts (see above)")
+    parser.add_argument("--agreed", action="store_true",
+                        help="with --manifests: also the real-speech boundaries two independent aligners agree on "
+                             "(bench/agreed_boundaries.py; Praat's aligner the third: pip install '.[bench]')")
     parser.add_argument("--offsets", default="half,7", help="--mismatched: pair each utterance with the text this many "
                                                              "further on (comma-separated; half: half the set)")
     args = parser.parse_args()
@@ -200,6 +204,12 @@ def main() -> None:
 
     if args.manifests:
         dev_sets(model, options, peer, args.manifests, args.limit, args.chunk_frames)
+    if args.manifests and args.agreed:
+        from agreed_boundaries import dev_sets as agreed_sets
+
+        print("\nreal speech, the boundaries the other two aligners agree on (bench/agreed_boundaries.py; model default, "
+              "as `speechattn align`)")
+        agreed_sets(args.manifests, args.limit)
 
 
 def dev_sets(model, options, peer, manifests, limit, chunk_frames=None) -> None:
