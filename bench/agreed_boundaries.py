@@ -38,7 +38,7 @@ os.environ.setdefault("OMP_NUM_THREADS", "1")
 import numpy as np  # noqa: E402
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from real_edges import phone_class  # noqa: E402
+from real_edges import log_posteriors, phone_class  # noqa: E402
 
 AGGREGATE = ("all", "speech→silence", "silence→speech", "vowel→stop", "consonant→stop", "vowel→vowel",
              "vowel→consonant", "consonant→vowel", "consonant→consonant")
@@ -242,8 +242,7 @@ def validate(count: int, args) -> None:
         exact = boundaries(exact_intervals(u.intervals, PHONES))
         stretches = words_between_pauses(frame_labels(u.intervals, frames))
         found = {}
-        stream = model.new_stream(chunk)
-        log_probs = np.concatenate([stream.push(u.audio).log_probs, stream.finish().log_probs])[:frames]
+        log_probs = log_posteriors(model, u.audio, frames, chunk)
         ours = align(log_probs, [ScriptWord(" ".join(w), tuple(w)) for w in stretches], model.phones, AlignOptions())
         found["speechattn"] = boundaries(ours_intervals(ours, frames))
         theirs = peer.align(u.audio, stretches)
@@ -290,8 +289,7 @@ def dev_sets(manifests, limit=None, model_name: str = "default", agree_ms: float
                 continue
             seconds += len(audio) / 16000
             found = {}
-            stream = model.new_stream(chunk)
-            log_probs = np.concatenate([stream.push(audio).log_probs, stream.finish().log_probs])[:frames]
+            log_probs = log_posteriors(model, audio, frames, chunk)
             ours = align(log_probs, words, model.phones, AlignOptions())
             found["speechattn"] = boundaries(ours_intervals(ours, frames))
             theirs = peer.align_words(audio, [w.spoken for w in words])
