@@ -44,6 +44,7 @@ AGGREGATE = ("all", "speech→silence", "silence→speech", "vowel→stop", "con
              "vowel→consonant", "consonant→vowel", "consonant→consonant")
 ALIGNERS = ("speechattn", "pocketsphinx", "praat")
 TOLERANCES_MS = (10, 20, 50)
+OFFSET_WINDOW_MS = 100.0  # how far a boundary may be from pocketsphinx's to count as the same one (where they sit)
 # eSpeak NG's English phoneme mnemonics (what Praat's aligner writes) by kind; anything else not a pause is a vowel
 ESPEAK = {
     "stop": {"p", "b", "t", "d", "k", "g", "t#", "d#", "?", "t2", "d2", "k2"},
@@ -192,9 +193,9 @@ def exact_intervals(intervals, phones) -> list[tuple[float, float, str]]:
                                  for s, e, p in intervals))
 
 
-def table(title: str, scored: dict, references: dict) -> None:
+def table(title: str, scored: dict, references: dict, counted: str = "reference kept") -> None:
     print(f"\n{title}")
-    print("| boundary | " + " | ".join(f"{a}: reference kept | within 10 / 20 / 50 ms | median" for a in scored) + " |")
+    print("| boundary | " + " | ".join(f"{a}: {counted} | within 10 / 20 / 50 ms | median" for a in scored) + " |")
     print("|---|" + "---|---|---|" * len(scored))
     for name in AGGREGATE:
         cells = []
@@ -277,6 +278,7 @@ def dev_sets(manifests, limit=None, model_name: str = "default", agree_ms: float
     model, peer, praat, lexicon = load_model(model_name, threads=1), PhoneAligner(), Praat(), Lexicon.load()
     chunk = max(model.allowed_chunk_frames)
     everything, every_reference = defaultdict(list), {a: (0, 0) for a in ALIGNERS}
+    against_peer = defaultdict(list)  # each other aligner's offsets from pocketsphinx's boundaries (how they sit)
     for manifest in map(Path, manifests):
         cuts = list(cuts_from_manifests(recordings_beside(manifest), manifest))[:limit]
         texts = {cut.supervisions[0].id: cut.supervisions[0].text or "" for cut in cuts}
@@ -301,6 +303,10 @@ def dev_sets(manifests, limit=None, model_name: str = "default", agree_ms: float
             for aligner in ALIGNERS:
                 failed[aligner] += aligner not in found
             three_way(found, agree_ms, scored, references)
+            for aligner in ("speechattn", "praat"):
+                if aligner in found and "pocketsphinx" in found:
+                    against_peer[aligner] += [(g, e) for g, e in errors_against(found["pocketsphinx"], found[aligner])
+                                              if abs(e) <= OFFSET_WINDOW_MS]
         name = manifest.name.removesuffix("_supervisions_dev.jsonl.gz").removesuffix(".jsonl.gz")
         table(f"{name}: {len(cuts)} utterances, {seconds / 60:.1f} min; gave up on: " +
               ", ".join(f"{a} {failed[a]}" for a in ALIGNERS) + f" ({time.monotonic() - started:.0f} s)",
@@ -310,6 +316,8 @@ def dev_sets(manifests, limit=None, model_name: str = "default", agree_ms: float
             every_reference[aligner] = tuple(x + y for x, y in zip(every_reference[aligner], references[aligner]))
     if len(manifests) > 1:
         table("all sets together", dict(everything), every_reference)
+    table(f"where the others sit against pocketsphinx's boundaries (the nearest of the same kinds within "
+          f"{OFFSET_WINDOW_MS:.0f} ms; negative: earlier), every set", dict(against_peer), {}, "boundaries paired")
 
 
 def main() -> None:

@@ -73,3 +73,35 @@ def test_no_manifest_or_a_missing_one_is_one_line():
         result = subprocess.run([sys.executable, script, *arguments], capture_output=True, text=True, timeout=120)
         assert result.returncode == 2 and said in result.stderr, result.stderr
         assert "Traceback" not in result.stderr
+
+
+def test_the_real_speech_check_runs_end_to_end_on_a_manifest_of_the_bundled_samples(capsys, tmp_path):
+    """dev_sets on a lhotse manifest of the two bundled recordings: each aligner gets a reference the other two
+    agree on, and the table of where ours and Praat's sit against pocketsphinx's boundaries has both."""
+    pytest.importorskip("parselmouth")
+    pytest.importorskip("pocketsphinx")
+    from lhotse import Recording, RecordingSet, SupervisionSegment, SupervisionSet
+    from lhotse.supervision import AlignmentItem
+
+    from agreed_boundaries import dev_sets
+
+    samples = ROOT / "speechattn" / "runtime" / "samples"
+    recordings, supervisions = [], []
+    for name, text in (("please-enter-your-password", "please enter your password"),
+                       ("this-no-longer-appears-to-be-the-case", "this no longer appears to be the case")):
+        recording = Recording.from_file(samples / f"{name}.wav", recording_id=name)
+        recordings.append(recording)
+        supervisions.append(SupervisionSegment(  # one placeholder phone: the check reads the words, not the labels
+            id=name, recording_id=name, start=0.0, duration=recording.duration, text=text,
+            alignment={"phone": [AlignmentItem("sil", 0.0, recording.duration)]}))
+    RecordingSet.from_recordings(recordings).to_file(tmp_path / "s_recordings_dev.jsonl.gz")
+    SupervisionSet.from_segments(supervisions).to_file(tmp_path / "s_supervisions_dev.jsonl.gz")
+    dev_sets([tmp_path / "s_supervisions_dev.jsonl.gz"])
+    out = capsys.readouterr().out
+    assert "gave up on: speechattn 0, pocketsphinx 0, praat 0" in out, out
+    for aligner in ("speechattn", "pocketsphinx", "praat"):
+        kept = int(out.split(f"reference for {aligner}: ")[1].split()[0])
+        assert kept > 5, out  # 28 phones and their pauses: most boundaries have a pair that agrees
+    sit = out.split("where the others sit against pocketsphinx's boundaries")[1]
+    row = next(line for line in sit.splitlines() if line.startswith("| all |")).split("|")
+    assert int(row[2]) >= 20 and int(row[5]) >= 10, sit  # boundaries paired: ours, then Praat's
