@@ -392,6 +392,9 @@ def parse_user_dictionary(text: str, name: str) -> dict[str, Pronunciations]:
         fields = re.findall("[^ \t\r]+", line.split("#")[0])
         if not fields or fields[0].startswith(";;;"):
             continue
+        if re.search("[,;]", fields[0][1:]):  # CSV-like "password,P AE S": the word would be "password,p"
+            raise ValueError(f'{name}:{number}: "{shorten(fields[0])}" holds a comma or semicolon: separate the word '
+                             "and its phones with spaces or a tab (WORD PH1 PH2 ...)")
         word = fold(re.sub(r"\([0-9]+\)$", "", fields[0]))
         symbols = fields[1:]
         while symbols and re.fullmatch("[0-9.]+", symbols[0]):  # MFA: pronunciation and silence probabilities

@@ -218,6 +218,7 @@ def test_a_user_dictionary_overrides_the_bundled_words_in_cmudict_and_mfa_styles
     ("fine F AY N\n\nlonely\n", 3, '"lonely" has no phones'),
     ("word 0.5 1.0\n", 1, '"word" has no phones'),
     ("silence sil\n", 1, '"sil" is not a phone'),
+    (",COMMA K AA M AH\npassword,K AA R\n", 2, '"password,K" holds a comma or semicolon'),  # CSV: not "password,k"
 ])
 def test_a_bad_user_dictionary_line_is_one_line_naming_file_and_line(tmp_path, content, line, message):
     path = tmp_path / "bad.dict"

@@ -104,6 +104,7 @@ BAD_USER_DICTIONARIES = [
     "word 0.5 1.0\n",
     "silence sil\n",
     "\ufeffcafé K AE F EY # comment\nbad1 B AE D 1\n",
+    ",COMMA K AA M AH\npassword,P AE S W ER D\n",
 ]
 
 

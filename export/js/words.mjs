@@ -266,6 +266,10 @@ export function parseUserDictionary(text, name) {
   lines.forEach((line, index) => {
     const fields = line.split("#")[0].match(/[^ \t\r]+/g) ?? [];
     if (!fields.length || fields[0].startsWith(";;;")) return;
+    if (/[,;]/.test(fields[0].slice(1))) { // CSV-like "password,P AE S": the word would be "password,p"
+      throw new Error(`${name}:${index + 1}: "${fields[0]}" holds a comma or semicolon: separate the word ` +
+        "and its phones with spaces or a tab (WORD PH1 PH2 ...)");
+    }
     const word = fold(fields[0].replace(/\([0-9]+\)$/, ""));
     let symbols = fields.slice(1);
     while (symbols.length && /^[0-9.]+$/.test(symbols[0])) symbols = symbols.slice(1);
