@@ -356,6 +356,36 @@ def test_serve_command_on_sigterm_gives_the_open_stream_its_result_and_exits_0(t
     assert messages[-1]["type"] == "result" and code == 1001
 
 
+@pytest.mark.parametrize("missing", ["prometheus_client", "h11"])
+def test_serve_without_a_package_of_its_extra_says_what_to_install_in_one_line_with_workers_too(tiny_onnx, missing):
+    """Checked before any worker starts: with two workers, a missing prometheus_client was a traceback from each,
+    and a missing h11 (the whole-file listener's) a request that never got an answer."""
+    blocker = ("import sys\n"
+               "class Block:\n"
+               "    def find_spec(self, name, path=None, target=None):\n"
+               f"        if name.split('.')[0] == {missing!r}:\n"
+               "            raise ModuleNotFoundError(f'No module named {name!r}', name=name)\n"
+               "sys.meta_path.insert(0, Block())\n"
+               "from speechattn.cli import main\n"
+               f"sys.exit(main(['serve', '--model', {str(tiny_onnx)!r}, '--port', '0', '--http-port', '0', "
+               "'--workers', '2']))")
+    result = subprocess.run([sys.executable, "-c", blocker], cwd=ROOT, capture_output=True, text=True, timeout=120)
+    lines = result.stderr.strip().splitlines()
+    assert result.returncode == 1 and len(lines) == 1, result.stderr
+    assert f"this needs {missing}, which is not installed: pip install '.[serve]'" in lines[0], lines[0]
+
+
+def test_the_whole_file_port_may_not_be_the_stream_port():
+    """Workers share their ports (SO_REUSEPORT): both listeners on one port would each take connections at
+    random, so one port for both is refused up front, with any worker count."""
+    from speechattn.errors import UsageError
+
+    with pytest.raises(UsageError, match="--http-port 8765 is --port's too"):
+        ServeOptions(port=8765, http_port=8765)
+    ServeOptions(port=0, http_port=0)  # two free ports, each its own
+    ServeOptions(port=8765, http_port=8766)
+
+
 def good_stream_beside(model, url, seconds: float, seed: int, pause: float = 0.02):
     """A well-behaved client paced at about real time; (result, close code) and the kit's segments alone."""
     audio = audio_at(16000, seconds, seed)

@@ -1,7 +1,7 @@
 """The `speechattn` command: a click group whose commands live one module per area and call the library directly.
 
     runtime.py   transcribe, mic, web          (numpy + onnxruntime; never torch)
-    serve.py     serve                         (websockets, prometheus-client: the [serve] extra)
+    serve.py     serve                         (websockets, prometheus-client, h11: the [serve] extra)
     align.py     align                         (numpy + onnxruntime)
     model.py     init, export, stream-check    (torch)
     training.py  train, eval, pseudo-label     (torch, lhotse)
@@ -42,8 +42,8 @@ INSTALL_HINTS = {
     "av": "pip install av (PyAV, with FFmpeg inside: the formats soundfile cannot read)",
     "sounddevice": "pip install sounddevice",
     "ray": "pip install '.[cluster]' in a clone of speechattn (Ray Data), on every node",
-    **{name: "pip install '.[serve]' in a clone of speechattn (websockets, prometheus-client)"
-       for name in ("websockets", "prometheus_client")},
+    **{name: "pip install '.[serve]' in a clone of speechattn (websockets, prometheus-client, h11)"
+       for name in ("websockets", "prometheus_client", "h11")},
 }
 
 

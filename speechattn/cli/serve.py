@@ -5,7 +5,7 @@ from __future__ import annotations
 import click
 
 from speechattn.cli.common import (FiniteFloatRange, chunk_option, decoder_option, decoding_options, load_onnx,
-                                   min_frames_option, model_option, option, threads_option)
+                                   min_frames_option, model_option, option)
 from speechattn_export.registry import VISEME_SET_NAMES
 
 
@@ -43,7 +43,8 @@ from speechattn_export.registry import VISEME_SET_NAMES
 @chunk_option
 @min_frames_option
 @decoder_option
-@threads_option
+@option("--threads", type=click.IntRange(min=1, max=256), default=1,
+        help="onnxruntime threads of each worker's model (the workers are the way to use more cores: one per core)")
 def serve(model, host, port, max_streams, token, max_batch, max_wait_ms, idle_timeout, handshake_timeout,
           max_frame_bytes, max_ahead, http_port, max_file_bytes, workers, visemes, chunk_frames, min_frames, decoder,
           threads):

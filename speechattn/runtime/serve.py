@@ -100,6 +100,10 @@ class ServeOptions:
             raise UsageError("--host is empty: give 127.0.0.1, or 0.0.0.0 for every interface")
         if self.token is not None and not self.token.strip():
             raise UsageError("--token is empty: give a secret, or leave the option out for no token")
+        if self.http_port is not None and self.http_port == self.port != 0:  # workers share ports (SO_REUSEPORT):
+            # both listeners would bind it, and each connection would land on either at random
+            raise UsageError(f"--http-port {self.http_port} is --port's too: give the whole-file listener a port of "
+                             "its own")
 
 
 class Metrics:
@@ -826,6 +830,7 @@ def run(model, options: ServeOptions, ready=None, threads: int | None = None) ->
     """Serve until SIGTERM or SIGINT: open streams get their final result and close 1001.  With options.workers > 1,
     that many processes share the port (SO_REUSEPORT: the kernel spreads the connections), each loading the model
     from model.path with `threads` onnxruntime threads; `ready` is called once every one listens."""
+    needed()
     if options.workers > 1:
         return _run_workers(model.path, threads, options, ready)
     import signal
@@ -838,6 +843,17 @@ def run(model, options: ServeOptions, ready=None, threads: int | None = None) ->
         await server.serve(ready)
 
     asyncio.run(main())
+
+
+def needed() -> None:
+    """ModuleNotFoundError (the CLI's one-line install hint) for a package of the [serve] extra that is missing,
+    here, before any worker starts: in a worker it would be a traceback per process, or (h11) a whole-file request
+    that never gets an answer."""
+    from importlib.util import find_spec
+
+    for name in ("websockets", "prometheus_client", "h11"):
+        if find_spec(name) is None:
+            raise ModuleNotFoundError(f"No module named {name!r}", name=name)
 
 
 def _run_workers(model_path, threads, options: ServeOptions, ready) -> None:
