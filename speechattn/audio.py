@@ -132,9 +132,12 @@ def load_audio(path: str | Path) -> np.ndarray:
     from speechattn.files import refuse_special
 
     path = Path(path)
-    if not path.exists():
-        raise AudioError(f"{path}: no such file")
-    refuse_special(path, "audio", AudioError)  # read whole: /dev/zero never ends, a FIFO may never open
+    try:
+        if not path.exists():
+            raise AudioError(f"{path}: no such file")
+        refuse_special(path, "audio", AudioError)  # read whole: /dev/zero never ends, a FIFO may never open
+    except OSError as error:  # a name the file system refuses (too long)
+        raise AudioError(f"{path}: cannot read ({error.strerror or error})") from None
     decoder = DecoderMessages()
     try:
         with decoder:

@@ -87,6 +87,15 @@ def atomic_write_text(path: str | Path, text: str) -> None:
 PIPE_WAIT_SECONDS = 10.0  # a FIFO or pipe nobody writes to gets this long before it is reported
 
 
+def is_directory(path: str | Path) -> bool:
+    """Whether `path` is a directory; False for a name the file system refuses (too long: Python 3.11's pathlib
+    raises it), which reading or writing it then says in one line, as for any file that cannot be read."""
+    try:
+        return Path(path).is_dir()
+    except OSError:
+        return False
+
+
 def special_kind(path: str | Path) -> str | None:
     """"a device" (/dev/zero, a terminal), "a pipe" (a FIFO, a pipe such as /dev/stdin or <(...), a socket), or None
     for anything else (a regular file, a directory, nothing there)."""

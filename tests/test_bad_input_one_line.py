@@ -47,6 +47,8 @@ def test_a_chunk_size_the_model_does_not_serve_is_a_usage_error_in_mic_and_expor
     line = refused(capsys, "export", tmp_path / "m.pt", "-o", tmp_path / "m.onnx", "--chunk-frames", 5, status=2)
     assert "--chunk-frames 5 is not one" in line and "m.pt was trained for: [4, 8, 16, 32]" in line
     assert files(tmp_path) == before  # refused before the export began: nothing written
+    line = refused(capsys, "stream-check", tiny_onnx, "--chunk-frames", 3, status=2)  # 1 is "not exact"
+    assert "chunk size 3 is not one this model allows" in line
     needs_portaudio()
     line = refused(capsys, "mic", "--model", tiny_onnx, "--chunk-frames", 3, "--seconds", 0.1, status=2)
     assert "chunk_frames 3 is not one the model serves (it was trained for [1, 2, 4, 8])" in line
@@ -238,3 +240,34 @@ def test_a_wav_whose_name_is_not_utf8_is_read_and_written(capsys, tmp_path, tiny
         assert "caf\\xe9" in text
     assert main(["transcribe", name, "--model", str(tiny_onnx), "-q", "--format", output_format]) == 0
     assert capsys.readouterr().out.strip()  # standard output too
+
+
+# names the file system refuses, and files that are not audio ------------------------------------------------------
+def test_a_file_name_too_long_for_the_file_system_is_one_line_as_input_and_as_output(capsys, tmp_path, tiny_onnx):
+    """Python 3.11's pathlib raises ENAMETOOLONG from is_dir() and exists(): that was an 'internal error'."""
+    long_name = tmp_path / ("x" * 300 + ".wav")
+    model = ("--model", tiny_onnx)
+    line = refused(capsys, "transcribe", long_name, *model, "--quiet", status=1)
+    assert line.endswith(f"{long_name}: cannot read (File name too long)"), line
+    line = refused(capsys, "align", long_name, "please enter your password", *model, status=1)
+    assert line.endswith(f"{long_name}: cannot read (File name too long)"), line
+    for command in (("transcribe", SAMPLE, "-o"), ("transcribe", SAMPLE, "--plot"),
+                    ("align", SAMPLE, "please enter your password", "-o")):
+        target = long_name.with_suffix(".png" if command[-1] == "--plot" else ".txt")
+        line = refused(capsys, *command, target, *model, status=2)
+        assert line.endswith(f"{target}: cannot write it (File name too long)"), line
+    assert sorted(p.name for p in tmp_path.iterdir()) == []
+
+
+@pytest.mark.parametrize("content, said", [
+    (b"", "an empty file (0 bytes), not audio"),
+    (b"0123456789", "only 10 bytes, too short for any audio format"),
+    ("word word word\nnot audio at all, but notes: café\n".encode(), "a text file, not audio"),
+])
+def test_a_file_that_is_not_audio_says_what_it_is_not_which_decoder_to_install(capsys, tmp_path, tiny_onnx, content,
+                                                                             said):
+    path = tmp_path / "take.wav"
+    path.write_bytes(content)
+    for command in (("transcribe", path, "--quiet"), ("align", path, "please enter your password")):
+        line = refused(capsys, *command, "--model", tiny_onnx, status=1)
+        assert line.endswith(f"{path}: {said}") and "pip install" not in line, line

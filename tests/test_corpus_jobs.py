@@ -324,3 +324,22 @@ def test_a_file_the_user_cannot_read_fails_alone(tiny_onnx, jobs):
             assert result.stdout.count(str(folder)) == 2
     finally:
         shutil.rmtree(folder, ignore_errors=True)
+
+
+@pytest.mark.skipif(as_nobody() is None, reason="needs root to run the command as a user who cannot read a file "
+                                                "(root reads everything), and setpriv")
+def test_align_of_a_recording_the_user_cannot_read_is_an_input_that_failed_not_a_usage_error(tiny_onnx):
+    folder = Path(tempfile.mkdtemp(prefix="speechattn-unreadable-"))
+    try:
+        folder.chmod(0o777)
+        model = Path(shutil.copy(tiny_onnx, folder / "tiny.onnx"))
+        model.chmod(0o644)
+        sf.write(folder / "secret.wav", speechlike_signal(0.5), 16000)
+        (folder / "secret.wav").chmod(0)
+        result = subprocess.run([*as_nobody(), sys.executable, "-m", "speechattn", "align", str(folder / "secret.wav"),
+                                 "the words", "--model", str(model)], cwd=ROOT, capture_output=True, text=True,
+                                timeout=120)
+        assert result.returncode == 1, result.stderr  # 1: an input failed (it was 2, click's "not readable")
+        assert f"speechattn align: error: {folder / 'secret.wav'}: cannot read (permission denied)" in result.stderr
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)

@@ -112,6 +112,7 @@ def test_a_file_posted_to_align_with_its_words_gets_the_json_align_writes(server
                         "-o", str(tmp_path / "out.json"), "--force")
     refused, refusal = post(server, "/align?name=a.wav&text=" + words.replace(" ", "+"), body)
     assert refused == 422 and refusal["error"].startswith("a.wav: the text does not match the speech")
+    assert refusal["error"].endswith("or give force=1 to align it anyway")  # the request's way, not the CLI's
     assert status == 200 and answer["file"] == "a.wav"
     assert sorted([w["index"] for w in answer["words"]] + [w["index"] for w in answer["not_heard"]]) == list(range(6))
     assert {k: v for k, v in answer.items() if k != "file"} == {k: v for k, v in expected.items() if k != "file"}
@@ -148,7 +149,7 @@ def test_bad_file_requests_each_get_a_status_and_one_log_line_and_a_live_stream_
                                    "at most 65,536"),
         "too big, chunked": (chunked_too_big, 413, None),
         "not audio": (lambda: post(server, "/transcribe?name=notes.wav", b"hello " * 100, token), 422,
-                      "notes.wav"),
+                      "notes.wav: a text file, not audio"),
         "an unknown parameter": (lambda: post(server, "/transcribe?speed=2", body, token), 400,
                                  "unknown parameter 'speed'"),
         "a chunk the model does not serve": (lambda: post(server, "/transcribe?chunk_frames=999", body, token),

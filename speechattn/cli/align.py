@@ -50,7 +50,7 @@ def _align_one(model, audio: Path, words, starts, output_format: str, target: Pa
 
 
 @click.command()
-@click.argument("audio", type=PATH)
+@click.argument("audio", type=click.Path(path_type=Path, readable=False))  # unreadable: an input that failed (1)
 @click.argument("text", required=False)
 @model_option
 @option("--format", "output_format", type=click.Choice(ALIGN_FORMAT_NAMES), default=None,
@@ -101,9 +101,10 @@ def align(audio, text, model, output_format, output_dir, output_file, dictionary
     model_path = resolve_model(model)
     if output_file is not None and output_dir is not None:
         raise UsageError("-o/--output names one file; --output-dir a folder: give one of them")
+    from speechattn.files import is_directory
     from speechattn.runtime.batch import is_manifest
 
-    if str(audio) != "-" and (audio.is_dir() or is_manifest(audio)):
+    if str(audio) != "-" and (is_directory(audio) or is_manifest(audio)):
         if text is not None:
             raise UsageError(f"{audio} is a corpus (a folder of audio beside .lab or .txt files, or a supervisions "
                              "manifest with their texts); give no TEXT")

@@ -62,6 +62,13 @@ def check_writable(output: str | Path) -> None:
     if isinstance(output, str) and (problem := directory_spelling(output)) is not None:
         raise UsageError(problem)
     output = Path(output)
+    try:
+        _check_writable(output)
+    except OSError as error:  # a name the file system refuses (too long; Python 3.11's pathlib raises it)
+        raise UsageError(f"{output}: cannot write it ({error.strerror or error})") from None
+
+
+def _check_writable(output: Path) -> None:
     from speechattn.files import special_kind
 
     if special_kind(output) is not None:  # /dev/stdout, a FIFO: written in place (files.atomic_path), not beside

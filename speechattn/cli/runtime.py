@@ -50,13 +50,14 @@ def expand_inputs(arguments, files_from: Path | None = None) -> list[Path]:
     folders and files skipped; a directory with none is a usage error), each lhotse manifest (.jsonl.gz) by its
     recordings' files, then the files --files-from lists."""
     from speechattn.audio import AUDIO_SUFFIXES
+    from speechattn.files import is_directory
     from speechattn.runtime.batch import files_from as listed, is_manifest, manifest_audio
 
     files: list[Path] = []
     for argument in [*arguments, *(listed(files_from) if files_from is not None else [])]:
         if str(argument) != "-" and is_manifest(argument):
             files.extend(manifest_audio(argument))
-        elif str(argument) != "-" and argument.is_dir():
+        elif str(argument) != "-" and is_directory(argument):
             found = sorted(p for p in argument.rglob("*") if p.suffix.lower() in AUDIO_SUFFIXES and p.is_file()
                            and not any(part.startswith(".") for part in p.relative_to(argument).parts))
             if not found:

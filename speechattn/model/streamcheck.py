@@ -14,7 +14,7 @@ from pathlib import Path
 import numpy as np
 
 from speechattn.audio import HOP_SAMPLES, SAMPLE_RATE
-from speechattn.errors import SpeechattnError
+from speechattn.errors import SpeechattnError, UsageError
 
 TOLERANCE = 1e-4  # max |delta log-prob| accepted as "exact"
 
@@ -73,7 +73,7 @@ def run_check(onnx_path: Path, audio: np.ndarray, checkpoint: Path | None, chunk
     chunk_sizes = chunk_sizes or list(model.allowed_chunk_frames)
     for chunk in chunk_sizes:
         if chunk not in model.allowed_chunk_frames:
-            raise SpeechattnError(f"chunk size {chunk} is not one this model allows: {model.allowed_chunk_frames}")
+            raise UsageError(f"chunk size {chunk} is not one this model allows: {model.allowed_chunk_frames} (--chunk-frames)")
     torch_model = None
     if checkpoint is not None:
         from speechattn.model.encoder import load

@@ -219,7 +219,7 @@ class FileServer:
         words, starts = script_words(query["text"], "text", self.lexicon)
         aligned = dataclasses.replace(align_file(self.server.model, upload, words, starts), file=name)
         if query.get("force", "0") not in ("1", "true"):  # as `speechattn align` without --force
-            aligned.check_alignable()
+            aligned.check_alignable(force="force=1")
         return as_json(aligned)
 
     async def _respond(self, connection, writer, status: int, body: bytes) -> None:

@@ -184,14 +184,17 @@ def read_blocks(path: Path, block_seconds: float = BLOCK_SECONDS) -> tuple[int, 
 
     import soundfile as sf
 
-    source = spooled_pipe(path)  # standard input, a pipe or a FIFO: copied in blocks to a file, then read as one
-    if source is None:
-        if not path.exists():
-            raise AudioError(f"{path}: no such file")
-        if path.is_dir():
-            raise AudioError(f"{path}: a directory, not an audio file")
-        if not os.access(path, os.R_OK):  # said here, as the batch reaches it, so the other files are still done
-            raise AudioError(f"{path}: cannot read (permission denied)")
+    try:
+        source = spooled_pipe(path)  # standard input, a pipe or a FIFO: copied in blocks to a file, then read as one
+        if source is None:
+            if not path.exists():
+                raise AudioError(f"{path}: no such file")
+            if path.is_dir():
+                raise AudioError(f"{path}: a directory, not an audio file")
+            if not os.access(path, os.R_OK):  # said here, as the batch reaches it, so the other files are still done
+                raise AudioError(f"{path}: cannot read (permission denied)")
+    except OSError as error:  # a name the file system refuses (too long), a pipe that fails while spooled
+        raise AudioError(f"{path}: cannot read ({error.strerror or error})") from None
     decoder = DecoderMessages()  # libmpg123's warnings on a damaged MP3 said in our one line, not among our lines
     try:
         with decoder:
@@ -204,6 +207,8 @@ def read_blocks(path: Path, block_seconds: float = BLOCK_SECONDS) -> tuple[int, 
         if source is not None:
             raise AudioError(f"{path}: cannot read audio from a pipe ({soundfile_error}); "
                              f"pipe {PIPED_FORMATS}, or give a file") from None
+        if (reason := not_audio(path)) is not None:  # said as it is, not as a format PyAV might decode
+            raise AudioError(f"{path}: {reason}") from None
         return ffmpeg_blocks(path, block_seconds, soundfile_error)
     finally:
         if source is not None:
@@ -254,6 +259,32 @@ def read_blocks(path: Path, block_seconds: float = BLOCK_SECONDS) -> tuple[int, 
 
 FFMPEG_HINT = ("PyAV decodes it (it carries FFmpeg): pip install av, or pip install '.[formats]' in a clone of "
                "speechattn; or convert it to WAV or FLAC first")
+
+
+SHORTEST_AUDIO_BYTES = 26  # below any audio container's header (an Ogg page's is 27, a WAV's 44, FLAC's 42)
+
+
+def not_audio(path: Path) -> str | None:
+    """Why a file soundfile could not open is not audio at all, where its bytes say so (empty, shorter than any
+    audio header, text); None where it may be audio in a format soundfile lacks."""
+    try:
+        size = path.stat().st_size
+        with open(path, "rb") as handle:
+            head = handle.read(4096)
+    except OSError:
+        return None  # the decoder's own error says it
+    if size == 0:
+        return "an empty file (0 bytes), not audio"
+    if size < SHORTEST_AUDIO_BYTES:
+        return f"only {size} bytes, too short for any audio format"
+    if b"\0" not in head:
+        try:
+            text = head.decode("utf-8")
+        except UnicodeDecodeError as error:
+            text = head[: error.start].decode("utf-8") if error.start >= len(head) - 3 else None  # a cut character
+        if text is not None and sum(c.isprintable() or c.isspace() for c in text) >= 0.95 * len(text):
+            return "a text file, not audio"
+    return None
 
 
 def ffmpeg_blocks(path: Path, block_seconds: float, soundfile_error: Exception) -> tuple[int, int, SizedBlocks]:
