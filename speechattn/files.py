@@ -87,9 +87,17 @@ def atomic_write_text(path: str | Path, text: str) -> None:
 PIPE_WAIT_SECONDS = 10.0  # a FIFO or pipe nobody writes to gets this long before it is reported
 
 
+def exists(path: str | Path) -> bool:
+    """Whether a file is there; False for a name the file system refuses (too long: Python 3.11's pathlib raises
+    ENAMETOOLONG), which reading or writing it then says in one line, as for any file that cannot be read."""
+    try:
+        return Path(path).exists()
+    except OSError:
+        return False
+
+
 def is_directory(path: str | Path) -> bool:
-    """Whether `path` is a directory; False for a name the file system refuses (too long: Python 3.11's pathlib
-    raises it), which reading or writing it then says in one line, as for any file that cannot be read."""
+    """Whether `path` is a directory; False for a name the file system refuses, as exists()."""
     try:
         return Path(path).is_dir()
     except OSError:

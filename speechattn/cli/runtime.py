@@ -337,7 +337,8 @@ def _transcribe_job(files, names, model, output_format, output_dir, options, rhu
     from tqdm import tqdm
 
     from speechattn.cli.common import same_file
-    from speechattn.runtime.batch import FileJob, FileResult, exists, pending, run_job
+    from speechattn.files import exists
+    from speechattn.runtime.batch import FileJob, FileResult, pending, run_job
     from speechattn.runtime.workers import TranscribeSettings, TranscribeWorker
 
     extension = FORMATS[output_format].extension

@@ -73,7 +73,8 @@ def run_check(onnx_path: Path, audio: np.ndarray, checkpoint: Path | None, chunk
     chunk_sizes = chunk_sizes or list(model.allowed_chunk_frames)
     for chunk in chunk_sizes:
         if chunk not in model.allowed_chunk_frames:
-            raise UsageError(f"chunk size {chunk} is not one this model allows: {model.allowed_chunk_frames} (--chunk-frames)")
+            raise UsageError(f"chunk size {chunk} is not one this model allows: {model.allowed_chunk_frames} "
+                             "(--chunk-frames)")
     torch_model = None
     if checkpoint is not None:
         from speechattn.model.encoder import load

@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import Callable, Iterable, Iterator
 
 from speechattn.errors import SpeechattnError, one_line
+from speechattn.files import exists
 
 
 @dataclass(frozen=True)
@@ -50,15 +51,6 @@ def pending(jobs: Iterable[FileJob], overwrite: bool) -> tuple[list[FileJob], in
         else:
             todo.append(job)
     return todo, done
-
-
-def exists(path: str | Path) -> bool:
-    """Whether a file is there; False for a name the file system refuses (too long: that job's write says so, one
-    line, and the others go on)."""
-    try:
-        return Path(path).exists()
-    except OSError:  # ENAMETOOLONG, which pathlib does not swallow
-        return False
 
 
 def audio_seconds(path: str) -> float:
