@@ -262,11 +262,13 @@ FFMPEG_HINT = ("PyAV decodes it (it carries FFmpeg): pip install av, or pip inst
 
 
 SHORTEST_AUDIO_BYTES = 26  # below any audio container's header (an Ogg page's is 27, a WAV's 44, FLAC's 42)
+AUDIO_MAGIC = (b"RIFF", b"RIFX", b"RF64", b"fLaC", b"OggS", b"ID3", b"FORM", b"caff", b".snd", b"wvpk")
 
 
 def not_audio(path: Path) -> str | None:
     """Why a file soundfile could not open is not audio at all, where its bytes say so (empty, shorter than any
-    audio header, text); None where it may be audio in a format soundfile lacks."""
+    audio header, text); None where it may be audio (an audio container's magic, damaged or not) in a format
+    soundfile lacks."""
     try:
         size = path.stat().st_size
         with open(path, "rb") as handle:
@@ -275,6 +277,8 @@ def not_audio(path: Path) -> str | None:
         return None  # the decoder's own error says it
     if size == 0:
         return "an empty file (0 bytes), not audio"
+    if head.startswith(AUDIO_MAGIC) or (len(head) > 1 and head[0] == 0xFF and head[1] & 0xE0 == 0xE0):  # MPEG sync
+        return None  # audio, damaged or in a format soundfile lacks: the decoders' own words
     if size < SHORTEST_AUDIO_BYTES:
         return f"only {size} bytes, too short for any audio format"
     if b"\0" not in head:
