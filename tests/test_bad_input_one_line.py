@@ -271,3 +271,18 @@ def test_a_file_that_is_not_audio_says_what_it_is_not_which_decoder_to_install(c
     for command in (("transcribe", path, "--quiet"), ("align", path, "please enter your password")):
         line = refused(capsys, *command, "--model", tiny_onnx, status=1)
         assert line.endswith(f"{path}: {said}") and "pip install" not in line, line
+
+
+def test_an_output_directory_that_is_a_file_is_refused_before_any_work(capsys, tmp_path):
+    """prepare and pseudo-label said so only after aligning or labelling everything, as an internal error."""
+    blocker = tmp_path / "a-file"
+    blocker.write_text("mine")
+    corpus = tmp_path / "corpus"
+    (corpus / "audio").mkdir(parents=True)
+    shutil.copy(SAMPLE, corpus / "audio" / "a.wav")
+    (corpus / "utterances.tsv").write_text("a\tspeaker\n")
+    line = refused(capsys, "pseudo-label", corpus, "--out", blocker, status=2)
+    assert line.endswith(f"--out {blocker}: a file, not a directory")
+    line = refused(capsys, "prepare", ROOT / "recipes" / "tiny.yaml", "--out", blocker / "sub", status=2)
+    assert line.endswith(f"--out {blocker / 'sub'}: cannot create it (Not a directory)")
+    assert blocker.read_text() == "mine" and sorted(p.name for p in tmp_path.iterdir()) == ["a-file", "corpus"]

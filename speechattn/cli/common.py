@@ -86,6 +86,19 @@ def _check_writable(output: Path) -> None:
         raise UsageError(f"{output}: not writable (read-only directory or file)")
 
 
+def output_directory(directory: Path, option: str = "--output-dir") -> None:
+    """One line now, before the work, if `directory` cannot be made or written (a file, a read-only place, a name
+    too long); made if it is not there."""
+    try:
+        if directory.exists() and not directory.is_dir():
+            raise UsageError(f"{option} {directory}: a file, not a directory")
+        directory.mkdir(parents=True, exist_ok=True)
+    except OSError as error:
+        raise UsageError(f"{option} {directory}: cannot create it ({error.strerror or error})") from None
+    if not os.access(directory, os.W_OK):
+        raise UsageError(f"{option} {directory}: not writable")
+
+
 def progress_wanted() -> bool:
     """Progress bars on a terminal only (a log file gets the summaries)."""
     return sys.stderr.isatty()

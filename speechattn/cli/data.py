@@ -8,8 +8,8 @@ from pathlib import Path
 import click
 
 from speechattn.cli.common import (OUTPUT_FILE, PATH, check_writable, command_sources_option, manifest_cuts,
-                                   option, parse_overrides, progress_wanted, refuse_overwriting_inputs, seed_option,
-                                   set_option)
+                                   option, output_directory, parse_overrides, progress_wanted,
+                                   refuse_overwriting_inputs, seed_option, set_option)
 from speechattn.errors import SpeechattnError, UsageError
 
 
@@ -29,6 +29,7 @@ def prepare(recipe, out, overrides):
     from speechattn.training.recipes import load_recipe
 
     loaded = load_recipe(recipe, parse_overrides(overrides))
+    output_directory(Path(out or loaded.data.output or Path("data") / loaded.name), "--out")  # before the work
     started = time.perf_counter()
     summaries = run_prepare(loaded, out, progress=progress_wanted())
     source = "synthesized here" if loaded.data.corpus == "synth" else f"from {loaded.data.root}"

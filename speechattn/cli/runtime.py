@@ -2,14 +2,14 @@
 
 from __future__ import annotations
 
-import os
 import sys
 from pathlib import Path
 
 import click
 
 from speechattn.cli.common import (OUTPUT_FILE, PATH, FiniteFloatRange, chunk_frames_option, chunk_option, decoder_option, decoding_options, load_onnx,
-                                   min_frames_option, model_option, model_option_for, option, progress_wanted, same_file, threads_option)
+                                   min_frames_option, model_option, model_option_for, option, output_directory, progress_wanted, same_file,
+                                   threads_option)
 from speechattn.errors import SpeechattnError, UsageError, one_line
 
 from speechattn.runtime.formats import FORMATS, formats_help, write_transcript
@@ -73,17 +73,6 @@ def summary_line(files: int, audio_seconds: float, wall_seconds: float) -> str:
     audio = f"{hours:.2f} h" if hours >= 0.1 else f"{audio_seconds:.1f} s"
     speed = f", {audio_seconds / wall_seconds:.0f} x real time" if wall_seconds > 0 and audio_seconds else ""
     return f"{files} file{'s' if files != 1 else ''}, {audio} of audio in {wall_seconds:.1f} s{speed}"
-
-
-def _prepare_output_dir(output_dir: Path) -> None:
-    if output_dir.exists() and not output_dir.is_dir():
-        raise UsageError(f"--output-dir {output_dir}: a file, not a directory")
-    try:
-        output_dir.mkdir(parents=True, exist_ok=True)
-    except OSError as error:
-        raise UsageError(f"--output-dir {output_dir}: cannot create it ({error.strerror})") from None
-    if not os.access(output_dir, os.W_OK):
-        raise UsageError(f"--output-dir {output_dir}: not writable")
 
 
 def rhubarb_options(output_format: str, extended_shapes: str | None, dat_frame_rate: float | None,
@@ -261,7 +250,7 @@ def transcribe(files, model, output_format, output_dir, output_file, quiet, vise
     elif dictionary is not None:
         raise UsageError("--dictionary gives pronunciations for --dialog's words; give --dialog too")
     if output_dir:
-        _prepare_output_dir(output_dir)
+        output_directory(output_dir)
     names = output_names(files)
     if output_dir and dialog is None and not plot and all(str(f) != "-" for f in files):  # a corpus, any --jobs
         return _transcribe_job(files, names, model, output_format, output_dir, options, rhubarb, jobs, ray_address,

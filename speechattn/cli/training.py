@@ -9,8 +9,8 @@ from pathlib import Path
 import click
 
 from speechattn.cli.common import (OUTPUT_FILE, PATH, ChunkSizes, check_writable, command_sources_option, decoder_option,
-                                   load_onnx, manifest_cuts, min_frames_option, option, parse_overrides,
-                                   progress_wanted, set_option)
+                                   load_onnx, manifest_cuts, min_frames_option, option, output_directory,
+                                   parse_overrides, progress_wanted, set_option)
 from speechattn.errors import SpeechattnError, UsageError
 
 
@@ -173,6 +173,7 @@ def pseudo_label(root, out, name, teacher, min_confidence):
     labelled dev speech whether they help."""
     from speechattn.training.pseudo import pseudo_label as label
 
+    output_directory(out, "--out")  # before the teacher labels anything
     started = time.perf_counter()
     summary = label(root, out, name, teacher, min_confidence, progress=progress_wanted())
     print(f"{name}: {summary.utterances} utterances, {summary.speakers} speakers, {summary.hours:.2f} h, "
