@@ -425,3 +425,17 @@ def test_the_pages_refuse_a_prototype_name_in_their_parameters_with_a_clear_mess
     browser.get(server + f"?threads={value}")
     state = page_state(browser, "speechattn", {"ready"})
     assert state == {"status": "error", "error": f"?threads={value}: must be a whole number from 1 to 999"}, state
+
+
+@pytest.mark.parametrize("script, args, expected", [
+    ("transcribe.mjs", [SAMPLE, SAMPLE], "give one AUDIO.wav, not 2 (node transcribe.mjs --help)"),
+    ("transcribe.mjs", [], "give one AUDIO.wav, not 0"),
+    ("transcribe.mjs", [""], "the audio path is empty"),
+    ("follow.mjs", [SAMPLE], "give AUDIO.wav and TEXT, not 1 argument(s)"),
+])
+def test_a_wrong_command_line_is_one_line_on_stderr_not_the_usage_on_stdout(script, args, expected):
+    """The usage text went to standard output (into the user's JSON file), with nothing on the terminal."""
+    result = node(ROOT / "export" / "node" / script, *args)
+    one_line_error(result, 1 if expected.startswith("the audio") else 2, expected)
+    helped = node(ROOT / "export" / "node" / script, "--help")
+    assert helped.returncode == 0 and helped.stdout.startswith(f"usage: node {script}") and helped.stderr == ""

@@ -25,6 +25,7 @@ function refusal(path, what, status) {
 // a device may do something), and opened without blocking and checked again: a FIFO put there meanwhile is refused,
 // not waited on.
 export function openRegular(path, what) {
+  if (path === "") throw new InputError(`the ${what} path is empty`, "ENOENT");
   let descriptor;
   try {
     const status = statSync(path);

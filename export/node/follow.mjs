@@ -42,11 +42,14 @@ async function main() {
   } catch (error) {
     fail(error.message, 2);
   }
-  if (args.values.help || args.positionals.length !== 2) {
+  if (!args.values.help && args.positionals.length !== 2) {
+    fail(`give AUDIO.wav and TEXT, not ${args.positionals.length} argument(s) (node follow.mjs --help)`, 2);
+  }
+  if (args.values.help) {
     console.log("usage: node follow.mjs AUDIO.wav TEXT [--model NAME|M.onnx] [--dictionary FILE]\n\nStreams the " +
       "recording in 40 ms pieces and prints a JSON line per word of TEXT (a file or the words) as it becomes final, " +
       "then a summary with the words not heard.");
-    process.exit(args.values.help ? 0 : 2);
+    process.exit(0);
   }
   const [path, source] = args.positionals;
   const text = readText(source);

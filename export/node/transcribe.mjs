@@ -205,13 +205,16 @@ async function main() {
   } catch (error) {
     usage(error.message);
   }
-  if (args.values.help || args.positionals.length !== 1) {
+  if (!args.values.help && args.positionals.length !== 1) {
+    usage(`give one AUDIO.wav, not ${args.positionals.length} (node transcribe.mjs --help)`);
+  }
+  if (args.values.help) {
     console.log("usage: node transcribe.mjs AUDIO.wav [--model NAME|M.onnx] [--decoder bigram|hysteresis] " +
       "[--chunk-frames C] [--bigram phone-bigram.json] [--visemes rhubarb|oculus|vrm]\n\nStreams a WAV file (any " +
       "rate, resampled) through the model in 80 ms pushes and prints its phone segments as JSON; with --visemes, " +
       "its mouth-shape weights per frame and mouth cues. --chunk-frames defaults to the largest the model serves, " +
       "as `speechattn transcribe` streams a file (the live clients use the model's default).");
-    process.exit(args.values.help ? 0 : 2);
+    process.exit(0);
   }
   const path = args.positionals[0];
   const { decoder } = args.values;
