@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+
 import pytest
 from lhotse import load_manifest
 
@@ -150,3 +152,20 @@ def test_show_item_prints_plots_and_writes_the_labelled_audio(tmp_path, timit, c
     assert "sil SH IH HH sil AH sil" in printed  # the .PHN phones, folded, in order
     assert plot.read_bytes()[:4] == b"\x89PNG" and sf.info(wav).frames == 8000
     assert main(["show-item", str(manifest), "nope"]) == 1
+
+
+def test_data_stats_writes_its_plot_when_its_reader_stops_early(tmp_path, timit):
+    """`data-stats M --plot X | head` ended quietly at the first line the closed pipe refused (not an error) before
+    the plot was drawn.  Here the reader is gone before anything is printed (`true`), and printing is unbuffered,
+    so the first line printed meets the closed pipe."""
+    import subprocess
+    import sys
+
+    out = tmp_path / "manifests"
+    assert main(["prepare", "recipes/timit.yaml", "--set", f"data.root={timit}", "--out", str(out)]) == 0
+    plot = tmp_path / "phones.png"
+    command = f"{sys.executable} -m speechattn data-stats {out / 'timit_supervisions_test.jsonl.gz'} --plot {plot} | true"
+    result = subprocess.run(["bash", "-o", "pipefail", "-c", command], capture_output=True, text=True, timeout=120,
+                            env={**os.environ, "PYTHONUNBUFFERED": "1"})
+    assert result.returncode == 0 and result.stderr == "", result
+    assert plot.read_bytes()[:4] == b"\x89PNG"

@@ -62,9 +62,10 @@ def data_stats(manifest, plot):
         check_manifest_values(manifest)
     stats = manifest_stats(manifest)
     name = Path(manifest).name.removesuffix(".jsonl.gz")
+    if plot:  # written before anything is printed: a reader that stops early (| head) does not stop the file
+        plot_phone_distribution(stats, name, plot)
     print(format_stats(stats, name))
     if plot:
-        plot_phone_distribution(stats, name, plot)
         print(f"wrote {plot}")
     return 0
 
@@ -103,14 +104,15 @@ def show_item(supervisions, item_id, plot, wav, augment, allow_command_sources, 
     recording = matches[0].recording
     sources = [Path(str(s.source)) for s in (recording.sources if recording is not None else []) if s.type == "file"]
     refuse_overwriting_inputs({"--wav": wav, "--plot": plot}, [supervisions, *sources])
-    print(f"{item_id}: {len(audio) / 16000:.2f} s, speaker {supervision.speaker}, text: {supervision.text}")
-    print(" ".join(PHONES[p] if p >= 0 else "·" for _, _, p in label_intervals(labels)))
     title = f"{item_id} ({supervision.speaker}){' augmented' if augment else ''}: {supervision.text or ''}"
-    if plot:
+    if plot:  # the files before anything is printed: a reader that stops early (| head) does not stop them
         plot_labelled_audio(audio, labels, plot, title[:120])
-        print(f"wrote {plot}")
     if wav:
         with atomic_path(wav) as temporary:
             sf.write(temporary, audio, 16000, format="WAV")
-        print(f"wrote {wav}")
+    print(f"{item_id}: {len(audio) / 16000:.2f} s, speaker {supervision.speaker}, text: {supervision.text}")
+    print(" ".join(PHONES[p] if p >= 0 else "·" for _, _, p in label_intervals(labels)))
+    for written in (plot, wav):
+        if written:
+            print(f"wrote {written}")
     return 0
