@@ -222,3 +222,13 @@ def test_average_refuses_other_shapes_one_checkpoint_and_its_own_input(tmp_path,
         err = capsys.readouterr().err
         assert message in err and "Traceback" not in err and len(err.strip().splitlines()) == 1, err
     assert not (tmp_path / "m.pt").exists()
+
+
+def test_init_takes_the_recipes_model_keys_as_train_and_average_do(tmp_path, capsys):
+    """`--set model.num_layers=2` was 'unknown model setting(s): model'; the bare key still works."""
+    assert main(["init", "-o", str(tmp_path / "a.pt"), "--set", "model.num_layers=1", "--set", "model_dim=32",
+                 "--set", "model.ffn_dim=32", "--set", "model.frontend.kind=mfcc"]) == 0
+    assert "1 layers x 32 dims, mfcc features" in capsys.readouterr().out
+    assert main(["init", "-o", str(tmp_path / "b.pt"), "--set", "train.max_steps=3"]) == 2
+    assert "a checkpoint holds only the model's settings; give model.KEY=VALUE" in capsys.readouterr().err
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["a.pt"]

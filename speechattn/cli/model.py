@@ -17,14 +17,21 @@ MAX_CHECK_SECONDS = 3600  # stream-check keeps the signal and every result in me
 @click.command()
 @option("-o", "--output", type=OUTPUT_FILE, required=True, help="checkpoint to write (.pt)")
 @seed_option
-@set_option("num_layers=4 --set frontend.kind=mfcc")
+@set_option("model.num_layers=4 --set model.frontend.kind=mfcc (the model. may be left out)")
 def init(output, seed, overrides):
     """Write a randomly initialised checkpoint (for trying the pipeline)."""
     import torch
 
+    from speechattn.errors import ConfigError
     from speechattn.model.encoder import ModelConfig, PhoneTagger, save_checkpoint
+    from speechattn.training.recipes import SECTIONS, _merge
 
-    config = ModelConfig.from_dict(parse_overrides(overrides), source="--set")
+    settings = parse_overrides(overrides)
+    model_settings = settings.pop("model", {})  # the recipe's spelling, as train and average take it
+    for key in settings:
+        if key in SECTIONS:
+            raise ConfigError(f"--set {key}.*: a checkpoint holds only the model's settings; give model.KEY=VALUE")
+    config = ModelConfig.from_dict(_merge(settings, model_settings, "model."), source="--set")
     torch.manual_seed(seed)
     check_writable(output)
     model = PhoneTagger(config)
