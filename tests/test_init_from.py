@@ -28,6 +28,8 @@ def test_init_from_a_checkpoint_of_another_architecture_is_refused_by_name(capsy
     assert code == 1 and len(err.splitlines()) == 1
     assert "default.pt: cannot start from it, its model differs from the recipe's" in err
     assert "model_dim (192 there, 64 here)" in err and "num_layers (6 there, 2 here)" in err
+    blocking, taken = err.split(" (these differ as well but would be the recipe's: ")  # what blocks it, named first
+    assert "model_dim" in blocking and "num_layers" in taken and "output_delay_frames" not in blocking
     assert not (tmp_path / "run" / "train.csv").exists()
 
 

@@ -232,9 +232,11 @@ def initial_weights(source: str, config, quiet: bool = False):
                                                        "chunk_frames_choices",
                                                        "primed_start", "frontend.level_", "frontend.log_floor"))
                  or (d.startswith("num_layers") and config.num_layers < model.config.num_layers)]
-    if len(adaptable) < len(differing):  # name every difference, the adaptable ones too
-        raise CheckpointError(f"{path}: cannot start from it, its model differs from the recipe's: "
-                              + "; ".join(differing))
+    if len(adaptable) < len(differing):  # what blocks it first; what would be taken from the recipe after
+        blocking = [d for d in differing if d not in adaptable]
+        taken = f" (these differ as well but would be the recipe's: {'; '.join(adaptable)})" if adaptable else ""
+        raise CheckpointError(f"{path}: cannot start from it, its model differs from the recipe's in "
+                              + "; ".join(blocking) + taken)
     if config.num_layers < model.config.num_layers:
         if not quiet:
             log.info("%s: %d layers there, %d in the recipe: it starts from layers %s", path, model.config.num_layers,
