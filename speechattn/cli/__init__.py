@@ -111,11 +111,19 @@ for command in (runtime.transcribe, align.align, runtime.mic, runtime.web, serve
     cli.add_command(command)
 
 
+def _quiet_lhotse_root(record: logging.LogRecord) -> bool:
+    """lhotse also logs on the root logger ("Using audioread. Available backends: ..."): below a warning, not shown."""
+    return record.levelno >= logging.WARNING or record.name != "root" or f"{os.sep}lhotse{os.sep}" not in record.pathname
+
+
 def main(argv: list[str] | None = None) -> int:
     """Entry point: runs the group; user mistakes become one line and an exit status (see the module doc)."""
     logging.basicConfig(level=logging.INFO, format="%(message)s", stream=sys.stderr)
     for noisy in ("lhotse", "matplotlib", "PIL", "urllib3", "numba"):
         logging.getLogger(noisy).setLevel(logging.WARNING)
+    for handler in logging.getLogger().handlers:
+        if _quiet_lhotse_root not in handler.filters:
+            handler.addFilter(_quiet_lhotse_root)
     if sys.stdout is None:  # started with standard output closed (>&-): writing there must fail, not vanish
         sys.stdout = ClosedOutput()
     argv = list(sys.argv[1:] if argv is None else argv)

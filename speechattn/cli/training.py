@@ -167,6 +167,9 @@ def _bundled_checkpoint_hint(model: str) -> str:
 def pseudo_label(root, out, name, teacher, min_confidence):
     """Label untranscribed speech with a trained tagger (DIR/utterances.tsv + DIR/audio/).
 
+    DIR/utterances.tsv: a header line, then a tab-separated row per clip: its id (DIR/audio/ID.wav, .flac or any
+    audio suffix, in any subfolder) and its speaker; further columns are ignored.
+
     The teacher sees each whole utterance (full context); the bigram decoder gives the phone path; unsure
     frames are left out.  A streaming model trained on the result learns what the same weights know when
     they see the future, on whatever speakers DIR holds.  Labels made this way are bronze: measure on

@@ -63,10 +63,23 @@ def _recording(path: Path, recording_id: str):
     try:
         recording = Recording.from_file(path, recording_id=recording_id)
     except Exception as error:  # lhotse/soundfile raise many types for unreadable audio
-        raise CorpusError(f"{path}: cannot read audio ({error})") from None
+        raise CorpusError(f"{path}: {unreadable(path, error)}") from None
     if recording.num_samples == 0:
         raise CorpusError(f"{path}: the file holds no audio samples")
     return recording
+
+
+def unreadable(path: Path, error: Exception) -> str:
+    """Why audio could not be read, in one line: what the file is not (empty, text: transcribe's words), else the
+    first decoder's reason from lhotse's message, which lists each backend's on a line after "... Details:"."""
+    from speechattn.runtime.transcribe import not_audio
+
+    if (reason := not_audio(Path(path))) is not None:
+        return reason
+    lines = [line.strip() for line in str(error).splitlines() if line.strip()]
+    first = next((line for line in lines if line.startswith("Exception #0")), None)
+    said = first.rsplit(">: ", 1)[-1] if first else (lines[0] if lines else type(error).__name__)
+    return f"cannot read audio ({said[:200]})"
 
 
 def _manifests(recordings: list, supervisions: list, root: Path):

@@ -117,7 +117,7 @@ def pseudo_label(root: str | Path, output: str | Path, name: str = "pseudo", tea
     from tqdm import tqdm
 
     from speechattn.audio import FRAMES_PER_SECOND, num_frames
-    from speechattn.data.corpora import CorpusError, _recording, _supervision
+    from speechattn.data.corpora import CorpusError, _recording, _supervision, unreadable
     from speechattn.data.manifests import SPLITS, manifest_pair
     from speechattn_export.decoder import PhoneBigram
     from speechattn.model.encoder import load
@@ -142,7 +142,7 @@ def pseudo_label(root: str | Path, output: str | Path, name: str = "pseudo", tea
                 skipped.append(str(error).splitlines()[0][:200])
                 continue
             except Exception as error:  # decoders raise many types for a damaged file
-                skipped.append(f"{path}: cannot read audio ({str(error).splitlines()[0][:120] if str(error) else type(error).__name__})")
+                skipped.append(f"{path}: {unreadable(path, error)}")
                 continue
             audio = audio.mean(0) if audio.ndim == 2 else audio
             frames = num_frames(audio.shape[-1])
