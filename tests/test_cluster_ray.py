@@ -150,6 +150,17 @@ def test_an_address_where_nothing_listens_is_one_line_at_once(tmp_path):
     assert result.seconds < STARTUP_SECONDS, result.seconds  # not Ray's 20 retries of 40 s
 
 
+def test_auto_with_no_cluster_on_this_machine_says_how_to_start_one(tmp_path):
+    """Ray's own words named its --address flag, which speechattn does not have.  TMPDIR: Ray looks for a
+    running cluster's address under it (a cluster another test left running is not this machine's here)."""
+    (tmp_path / "tmp").mkdir()
+    result = speechattn("transcribe", SAMPLES[0], "--output-dir", tmp_path / "out", "--ray", "auto", home=tmp_path,
+                        timeout=RAY_CONNECT_SECONDS + STARTUP_SECONDS, TMPDIR=str(tmp_path / "tmp"))
+    line = one_line(result, 1)
+    assert "--ray auto: no Ray cluster runs on this machine; start one (ray start --head)" in line, line
+    assert "--address" not in line
+
+
 @pytest.mark.slow
 def test_a_head_that_never_answers_is_given_up_within_the_stated_bound(tmp_path):
     with socket.socket() as silent:  # takes the connection (the kernel's backlog) and never says a word

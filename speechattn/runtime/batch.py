@@ -309,6 +309,10 @@ def run_ray(jobs: list[FileJob], make_worker: Callable, settings, address: str,
                 ray.init(address=None if address == "local" else address, logging_level=logging.ERROR,
                          log_to_driver=False, include_dashboard=False)
     except (ConnectionError, RuntimeError, ValueError, ray.exceptions.RayError) as error:
+        if address == "auto" and not os.environ.get("RAY_ADDRESS"):  # Ray's own words name its --address flag
+            raise SpeechattnError("--ray auto: no Ray cluster runs on this machine; start one (ray start --head) or "
+                                  "give its head: --ray HEAD:6379, or --ray local for one of this command's own") \
+                from None
         raise SpeechattnError(f"--ray {address}: cannot connect to a Ray cluster ({str(error).splitlines()[0][:200]})") \
             from None
     if not jobs:
