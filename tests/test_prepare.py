@@ -169,3 +169,13 @@ def test_data_stats_writes_its_plot_when_its_reader_stops_early(tmp_path, timit)
                             env={**os.environ, "PYTHONUNBUFFERED": "1"})
     assert result.returncode == 0 and result.stderr == "", result
     assert plot.read_bytes()[:4] == b"\x89PNG"
+
+
+def test_a_corpus_path_from_the_home_directory_is_read_as_a_shell_reads_it(tmp_path, monkeypatch):
+    """`--set "data.root=~/corpus"` (quoted: the shell leaves the ~) was 'no such directory: ~/corpus'."""
+    from speechattn.data.prepare import DataConfig
+
+    monkeypatch.setenv("HOME", str(tmp_path))
+    data = DataConfig(corpus="htk", root="~/corpus", output="~/manifests", transcripts="/abs/t.tsv")
+    assert (data.root, data.output, data.transcripts) == (str(tmp_path / "corpus"), str(tmp_path / "manifests"),
+                                                          "/abs/t.tsv")

@@ -41,6 +41,12 @@ class DataConfig:
     #                                transcripts: pocketsphinx or speechattn (our aligner on the bundled model)
     seed: int = 0  # speaker split
 
+    def __post_init__(self) -> None:  # "~/corpora" as a shell would read it (a quoted --set value, a recipe file)
+        for key in ("root", "textgrid_root", "output", "transcripts"):
+            value = getattr(self, key)
+            if isinstance(value, str) and value.startswith("~"):
+                object.__setattr__(self, key, str(Path(value).expanduser()))
+
 
 class Recipe(Protocol):
     """What preparation reads of a recipe (training.recipes.Recipe, which sits above data)."""
