@@ -135,6 +135,8 @@ def load_audio(path: str | Path) -> np.ndarray:
     try:
         if not path.exists():
             raise AudioError(f"{path}: no such file")
+        if path.is_dir():
+            raise AudioError(f"{path}: a directory, not an audio file")
         refuse_special(path, "audio", AudioError)  # read whole: /dev/zero never ends, a FIFO may never open
     except OSError as error:  # a name the file system refuses (too long)
         raise AudioError(f"{path}: cannot read ({error.strerror or error})") from None

@@ -78,6 +78,7 @@ def test_load_audio_downmixes_and_resamples(tmp_path):
 
 @pytest.mark.parametrize("problem, message", [
     ("missing", "no such file"),
+    ("folder", "x.wav: a directory, not an audio file"),
     ("empty", "holds no audio"),
     ("corrupt", "cannot read audio"),
     ("nan", "NaN or infinite"),
@@ -90,6 +91,8 @@ def test_bad_audio_files_are_clear_errors(tmp_path, problem, message):
         path.write_bytes(b"RIFF\x00\x00\x00\x00WAVEjunkjunkjunk")
     elif problem == "nan":
         sf.write(path, np.array([0.1, np.nan, 0.2], np.float32), 16000, subtype="FLOAT")
+    elif problem == "folder":
+        path.mkdir()
     with pytest.raises(AudioError, match=message):
         load_audio(path)
 
