@@ -432,10 +432,12 @@ def test_the_pages_refuse_a_prototype_name_in_their_parameters_with_a_clear_mess
     ("transcribe.mjs", [], "give one AUDIO.wav, not 0"),
     ("transcribe.mjs", [""], "the audio path is empty"),
     ("follow.mjs", [SAMPLE], "give AUDIO.wav and TEXT, not 1 argument(s)"),
+    ("follow.mjs", [SAMPLE, "missing.txt"], "missing.txt: no such script file"),  # was followed as the word
+    ("follow.mjs", [SAMPLE, "some/file"], "some/file: no such script file"),
 ])
 def test_a_wrong_command_line_is_one_line_on_stderr_not_the_usage_on_stdout(script, args, expected):
     """The usage text went to standard output (into the user's JSON file), with nothing on the terminal."""
     result = node(ROOT / "export" / "node" / script, *args)
-    one_line_error(result, 1 if expected.startswith("the audio") else 2, expected)
+    one_line_error(result, 1 if expected.startswith(("the audio", "missing", "some")) else 2, expected)
     helped = node(ROOT / "export" / "node" / script, "--help")
     assert helped.returncode == 0 and helped.stdout.startswith(f"usage: node {script}") and helped.stderr == ""

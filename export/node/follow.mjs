@@ -23,8 +23,22 @@ const PIECE_MS = 40; // what a microphone delivers at a time
 
 // TEXT is a file when one of that name exists (as `speechattn mic --script` and `align` read it), else the words.
 // The file is read as they read it: at most 50 MB, UTF-8 or refused, a device or a pipe refused in one line.
+// A TEXT ending in .txt or .lab, or one word with a / in it, names a file (as speechattn align and mic --script
+// read it): when no such file exists that is an error, never words to follow.
+function namesAFile(source) {
+  const s = source.trim();
+  return /\.(txt|lab)$/i.test(s) || (s.includes("/") && !/\s/.test(s));
+}
+
 function readText(source) {
-  if (!source.trim() || !existsSync(source)) return source;
+  if (!source.trim()) return source;
+  if (!existsSync(source)) {
+    if (namesAFile(source)) {
+      fail(`${source}: no such script file (a name ending in .txt or .lab, or one word with a /, is read as a ` +
+        "file; give the words themselves in quotes)");
+    }
+    return source;
+  }
   try {
     return readUtf8(source, "script");
   } catch (error) {
