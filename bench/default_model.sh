@@ -2,11 +2,15 @@
 # Export the default model from its run and measure it: the figures the README quotes.
 #   bash bench/default_model.sh [RUN_DIR]     (after: speechattn train recipes/default.yaml --out runs/default)
 # Needs the prepared synth-en, speechocean762, ljspeech and real-dev manifests (see recipes/).
+# It SHIPS the run: the clone's bundled default.pt, default.onnx, default-int8.onnx and docs/accuracy-latency.png
+# are replaced by the run's (git checkout -- those files puts the bundled ones back).
 set -euo pipefail
+usage="usage: bash bench/default_model.sh [RUN_DIR]   (default runs/default; replaces this clone's bundled default model)"
+case "${1:-}" in -h|--help) echo "$usage"; exit 0 ;; -*) echo "$usage" >&2; exit 2 ;; esac
 run=${1:-runs/default}
 out=$run/report
-mkdir -p "$out" speechattn/runtime/models
 [ -f "$run/best.pt" ] || { echo "$run/best.pt: no such checkpoint (train first)" >&2; exit 1; }
+mkdir -p "$out" speechattn/runtime/models
 python - "$run/best.pt" <<'PY'  # the shipped checkpoint: weights and config only (no optimizer state)
 import sys, torch
 from speechattn.model.encoder import load, save_checkpoint

@@ -86,7 +86,10 @@ class SileroRunner:
     """silero-vad's ONNX model, as its own wrapper drives it: 512 new samples + 64 of context per call (32 ms)."""
 
     def __init__(self, audio: np.ndarray) -> None:
-        import silero_vad
+        try:
+            import silero_vad
+        except ImportError:  # the peer this bench measures beside: one line, not a traceback
+            raise SystemExit("streaming_speed.py times the model beside silero-vad: pip install '.[bench]'") from None
 
         self.sess = session(Path(silero_vad.__file__).parent / "data" / "silero_vad.onnx")
         self.state = np.zeros((2, 1, 128), np.float32)

@@ -280,15 +280,30 @@ function offset(items, seconds) {
   return items.map((item) => ({ ...item, start: round6(item.start + seconds), end: round6(item.end + seconds) }));
 }
 
+const USAGE = "usage: node remote.mjs ws://HOST:PORT/stream AUDIO.f32 [--rate HZ] [--token T] [--chunk-frames N] " +
+  "[--piece N] [--realtime] [--reconnect] [--script TEXT]";
+
+function usageError(message) { // a wrong command line: one line on stderr, status 2 (an input that fails: 1)
+  process.stderr.write(`remote.mjs: ${message}\n`);
+  process.exit(2);
+}
+
 async function main() {
-  const { values, positionals } = parseArgs({ allowPositionals: true, options: {
-    rate: { type: "string", default: "16000" }, token: { type: "string" }, "chunk-frames": { type: "string" },
-    piece: { type: "string", default: "1600" }, reconnect: { type: "boolean" }, realtime: { type: "boolean" },
-    script: { type: "string" } } });
-  if (positionals.length !== 2) {
-    throw new Error("usage: node remote.mjs ws://HOST:PORT/stream AUDIO.f32 [--rate HZ] [--token T] [--chunk-frames N] " +
-      "[--piece N] [--realtime] [--reconnect] [--script TEXT]");
+  let parsed;
+  try {
+    parsed = parseArgs({ allowPositionals: true, options: {
+      rate: { type: "string", default: "16000" }, token: { type: "string" }, "chunk-frames": { type: "string" },
+      piece: { type: "string", default: "1600" }, reconnect: { type: "boolean" }, realtime: { type: "boolean" },
+      script: { type: "string" }, help: { type: "boolean", short: "h" } } });
+  } catch (error) {
+    usageError(error.message);
   }
+  const { values, positionals } = parsed;
+  if (values.help) {
+    process.stdout.write(`${USAGE}\n`);
+    process.exit(0);
+  }
+  if (positionals.length !== 2) usageError(`give the server's URL and AUDIO.f32, not ${positionals.length} (${USAGE})`);
   const bytes = readFileSync(positionals[1]);
   const audio = new Float32Array(bytes.buffer, bytes.byteOffset, Math.floor(bytes.byteLength / 4));
   const chunkFrames = values["chunk-frames"] === undefined ? undefined : Number(values["chunk-frames"]);

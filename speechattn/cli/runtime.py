@@ -127,9 +127,10 @@ def refuse_special_texts(**texts) -> None:
 @option("--plot", type=OUTPUT_FILE, default=None, metavar="PNG",
         help="draw waveform, spectrogram, posteriorgram and segments (several files: PNG-stem-FILE-stem.png)")
 @option("--overwrite", is_flag=True, help="replace outputs an earlier run left in --output-dir (refused otherwise)")
-@chunk_frames_option("the largest it serves: nobody waits for a file's labels, and the bundled model's 320 ms "
-                     "chunk is more accurate than its 40 ms live one, at a third of the CPU (docs/benchmarks.md, "
-                     "\"Files at the largest chunk\")")
+@chunk_frames_option("the largest the model serves: the files' model's 4 s, or a --model's largest (320 ms for "
+                     "the live ones, more accurate than their 40 ms live chunk at a third of the CPU: "
+                     "docs/benchmarks.md, \"Files at the largest chunk\"); a chunk given picks the live model "
+                     "unless --model names one")
 @min_frames_option
 @decoder_option
 @threads_option
