@@ -138,10 +138,10 @@ def serve(host: str = "127.0.0.1", port: int = 8000, ready=None) -> None:
     server, url = make_server(host, port)
     main_thread = threading.current_thread() is threading.main_thread()  # signal handlers live in the main thread
     previous = signal.signal(signal.SIGTERM, _interrupted) if main_thread else None
-    if ready:
-        ready(url)
     with server:
-        try:
+        try:  # ready() inside: a SIGTERM just after it says the page is served (a test, a quick stop) ends it cleanly too
+            if ready:
+                ready(url)
             server.serve_forever()
         except KeyboardInterrupt:
             pass
