@@ -25,11 +25,11 @@ def prepare(recipe, out, overrides):
     --set data.aligner=speechattn for our own aligner on the bundled model instead), or reads a phone-aligned
     corpus (TIMIT, audio + TextGrid phone tiers, audio + HTK .lab).  Phones are mapped into the 40 classes (an
     unknown symbol stops with the file and symbol named).  Finished work (synthesized audio, alignments) is reused."""
-    from speechattn.data.prepare import prepare as run_prepare
+    from speechattn.data.prepare import output_of, prepare as run_prepare
     from speechattn.training.recipes import load_recipe
 
     loaded = load_recipe(recipe, parse_overrides(overrides))
-    output_directory(Path(out or loaded.data.output or Path("data") / loaded.name), "--out")  # before the work
+    output_directory(output_of(loaded, out), "--out")  # before the work
     started = time.perf_counter()
     summaries = run_prepare(loaded, out, progress=progress_wanted())
     source = "synthesized here" if loaded.data.corpus == "synth" else f"from {loaded.data.root}"

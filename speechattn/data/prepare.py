@@ -97,6 +97,11 @@ def alignment_cache(data: DataConfig, output: Path) -> Path:
     return output / ("alignments.jsonl" if data.aligner == "pocketsphinx" else f"alignments-{data.aligner}.jsonl")
 
 
+def output_of(recipe: Recipe, output: Path | None = None) -> Path:
+    """Where a recipe's manifests go: `output` (prepare --out), else its data.output, else data/<recipe name>."""
+    return Path(output or recipe.data.output or Path("data") / recipe.name)
+
+
 def check_data(data: DataConfig, where: str | Path) -> None:
     """Refuse a data section that cannot be prepared, naming the file and the key."""
     from speechattn.data.align import ALIGNERS
@@ -159,7 +164,7 @@ def prepare(recipe: Recipe, output: Path | None = None, progress: bool = True) -
     from speechattn.errors import SpeechattnError
 
     data = recipe.data
-    output = Path(output or data.output or Path("data") / recipe.name)
+    output = output_of(recipe, output)
     try:
         recordings, supervisions = CORPORA[data.corpus].read(data, recipe.synth, output, progress)
     except OSError as error:  # the synthesized audio or an alignment cache: finished work is kept and reused
