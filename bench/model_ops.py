@@ -35,8 +35,6 @@ CONTROL_FLOW = ("If", "Loop", "Scan")
 
 def calls(model, session, batch: int, chunk: int, count: int) -> float:
     """CPU seconds a call over `count` chained calls of `batch` streams."""
-    import speechattn_export.stream_client  # noqa: F401  (the kit's run() with this session)
-
     rng = np.random.default_rng(0)
     state = model.initial_state(batch)
     model.session = session
@@ -82,17 +80,16 @@ def main() -> None:
             profiled = ort.InferenceSession(model.path, sess_options=options, providers=["CPUExecutionProvider"])
             calls(model, profiled, batch, chunk, max(20, args.calls // 4))
             events = json.loads(Path(profiled.end_profiling()).read_text())
-        spent, nodes = Counter(), Counter()
+        spent = Counter()
         for event in events:
             if event.get("cat") == "Node" and event.get("name", "").endswith("_kernel_time"):
                 operator = event.get("args", {}).get("op_name", "?")
                 if operator in CONTROL_FLOW:
                     continue
                 spent[operator] += event["dur"]
-                nodes[operator] += 1
         total = sum(spent.values()) or 1
         moving = sum(d for op, d in spent.items() if op in MOVING)
-        rows.append((batch, seconds, spent, total, moving))
+        rows.append((batch, seconds))
         stream_second = seconds / batch * (1000 / (chunk * 10))  # CPU seconds per second of one stream's audio
         print(f"B = {batch}: {1000 * seconds:.2f} ms CPU a call, {1000 * seconds / batch:.3f} ms a stream's chunk, "
               f"{100 * stream_second:.2f} % of a core a live stream; in the nodes: "

@@ -72,7 +72,7 @@ def _recording(path: Path, recording_id: str):
 def unreadable(path: Path, error: Exception) -> str:
     """Why audio could not be read, in one line: what the file is not (empty, text: transcribe's words), else the
     first decoder's reason from lhotse's message, which lists each backend's on a line after "... Details:"."""
-    from speechattn.runtime.transcribe import not_audio
+    from speechattn.audio import not_audio
 
     if (reason := not_audio(Path(path))) is not None:
         return reason

@@ -19,7 +19,7 @@ from typing import Callable, Iterator
 import numpy as np
 
 from speechattn.audio import (FRAME_SHIFT_MS, FRAMES_PER_SECOND, SAMPLE_RATE, AudioError, DecoderMessages, check_file_rate,
-                              to_mono_16k)
+                              not_audio, to_mono_16k)
 from speechattn.errors import SpeechattnError
 from speechattn.files import refuse_special
 from speechattn_export.registry import bundled_names, resolve
@@ -259,36 +259,6 @@ def read_blocks(path: Path, block_seconds: float = BLOCK_SECONDS) -> tuple[int, 
 
 FFMPEG_HINT = ("PyAV decodes it (it carries FFmpeg): pip install av, or pip install '.[formats]' in a clone of "
                "speechattn; or convert it to WAV or FLAC first")
-
-
-SHORTEST_AUDIO_BYTES = 26  # below any audio container's header (an Ogg page's is 27, a WAV's 44, FLAC's 42)
-AUDIO_MAGIC = (b"RIFF", b"RIFX", b"RF64", b"fLaC", b"OggS", b"ID3", b"FORM", b"caff", b".snd", b"wvpk")
-
-
-def not_audio(path: Path) -> str | None:
-    """Why a file soundfile could not open is not audio at all, where its bytes say so (empty, shorter than any
-    audio header, text); None where it may be audio (an audio container's magic, damaged or not) in a format
-    soundfile lacks."""
-    try:
-        size = path.stat().st_size
-        with open(path, "rb") as handle:
-            head = handle.read(4096)
-    except OSError:
-        return None  # the decoder's own error says it
-    if size == 0:
-        return "an empty file (0 bytes), not audio"
-    if head.startswith(AUDIO_MAGIC) or (len(head) > 1 and head[0] == 0xFF and head[1] & 0xE0 == 0xE0):  # MPEG sync
-        return None  # audio, damaged or in a format soundfile lacks: the decoders' own words
-    if size < SHORTEST_AUDIO_BYTES:
-        return f"only {size} bytes, too short for any audio format"
-    if b"\0" not in head:
-        try:
-            text = head.decode("utf-8")
-        except UnicodeDecodeError as error:
-            text = head[: error.start].decode("utf-8") if error.start >= len(head) - 3 else None  # a cut character
-        if text is not None and sum(c.isprintable() or c.isspace() for c in text) >= 0.95 * len(text):
-            return "a text file, not audio"
-    return None
 
 
 def ffmpeg_blocks(path: Path, block_seconds: float, soundfile_error: Exception) -> tuple[int, int, SizedBlocks]:
