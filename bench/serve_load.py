@@ -10,6 +10,9 @@ plus the segment's end time) to the update carrying its final segment arriving a
 from /proc) per stream, and the load generator's own CPU, are printed beside the machine's load average: on a
 shared machine the figures move with the neighbours.  Speech: ../shared/data/librispeech-clips (read English, 261
 speakers), each client a different clip, looped.
+
+    python bench/serve_load.py --model-only [--batches 1,16,64] [--io-binding both]   # the model alone, no server
+    python bench/serve_load.py --provider cuda --arms 256,1024                          # on a GPU (docs/server.md)
 """
 
 from __future__ import annotations
@@ -84,9 +87,11 @@ async def client(url: str, audio: np.ndarray, seconds: float, frame_ms: float, j
 
 
 def start_server(model: str, max_batch: int, threads: int | None, cpus: set[int] | None = None,
-                 workers: int | None = None, max_wait_ms: float | None = None) -> tuple[subprocess.Popen, str]:
+                 workers: int | None = None, max_wait_ms: float | None = None,
+                 provider: str = "cpu") -> tuple[subprocess.Popen, str]:
     command = [sys.executable, "-m", "speechattn", "serve", "--model", model, "--port", "0", "--max-streams", "5000",
-               "--max-batch", str(max_batch)] + (["--threads", str(threads)] if threads else []) + \
+               "--max-batch", str(max_batch), "--provider", provider] + \
+        (["--threads", str(threads)] if threads else []) + \
         (["--workers", str(workers)] if workers else []) + \
         (["--max-wait-ms", str(max_wait_ms)] if max_wait_ms is not None else [])
     process = subprocess.Popen(command, cwd=ROOT, stderr=subprocess.PIPE, text=True,
@@ -154,6 +159,13 @@ def main() -> None:
                         help="no server: the model's CPU per stream at each batch size (StreamSet fed directly, one "
                         "thread), and the bigram decoder's per stream, alone and batched (decoder.push_many)")
     parser.add_argument("--arms", default="64,1", help="--max-batch of each server, in turn")
+    parser.add_argument("--provider", choices=("cpu", "cuda"), default="cpu",
+                        help="where the server's (or --model-only's) model runs: the server's --provider")
+    parser.add_argument("--batches", default="1,2,4,8,16,32,64,128",
+                        help="--model-only: streams per graph call, in turn (a GPU: try 64,256,1024)")
+    parser.add_argument("--io-binding", choices=("auto", "on", "off", "both"), default="auto",
+                        help="--model-only: the stream set's calls through I/O binding with the state kept where the "
+                        "model runs (on), or the state through numpy (off); auto: on for cuda, as the server does")
     parser.add_argument("--server-cpus", default=None, metavar="0,1",
                         help="pin the server to these cores (the rest for the load generator): a 2-core server on a "
                         "bigger machine")
@@ -178,7 +190,8 @@ def main() -> None:
           "load generator CPU % | load average |")
     print("|---|---|---|---|---|---|---|")
     for max_batch in (int(a) for a in args.arms.split(",")):
-        process, url = start_server(args.model, max_batch, args.threads, cpus, args.workers, args.max_wait_ms)
+        process, url = start_server(args.model, max_batch, args.threads, cpus, args.workers, args.max_wait_ms,
+                                    args.provider)
         try:
             for clients in levels:
                 server_before, wall_before = cpu_seconds(process.pid), time.monotonic()
@@ -196,35 +209,85 @@ def main() -> None:
             process.wait(30)
 
 
+def device_copies(path: str, providers: list) -> list[str]:
+    """The copies onnxruntime put between the device and the host in the graph it runs with `providers` (its
+    MemcpyToHost / MemcpyFromHost nodes, from the optimized graph it saves), each as 'MemcpyToHost -> the node types
+    that read it': where nodes fall back to the CPU.  None on the CPU alone."""
+    import tempfile
+
+    import onnx
+    import onnxruntime as ort
+
+    with tempfile.TemporaryDirectory() as folder:
+        options = ort.SessionOptions()
+        options.optimized_model_filepath = os.path.join(folder, "optimized.onnx")
+        options.log_severity_level = 3
+        ort.InferenceSession(path, options, providers=providers)
+        return copies_in(onnx.load(options.optimized_model_filepath, load_external_data=False).graph)
+
+
+def copies_in(graph) -> list[str]:
+    """An ONNX graph's MemcpyToHost / MemcpyFromHost nodes, as device_copies says them."""
+    readers: dict[str, list[str]] = {}
+    writers: dict[str, str] = {}
+    for node in graph.node:
+        for name in node.input:
+            readers.setdefault(name, []).append(node.op_type)
+        for name in node.output:
+            writers[name] = node.op_type
+    copies = []
+    for node in graph.node:
+        if node.op_type == "MemcpyToHost":
+            copies.append(f"{node.op_type} -> {', '.join(sorted(set(readers.get(node.output[0], ['(an output)']))))}")
+        elif node.op_type == "MemcpyFromHost":
+            copies.append(f"{writers.get(node.input[0], '(an input)')} -> {node.op_type}")
+    return copies
+
+
 def model_only(args, seconds: float = 4.0) -> None:
-    """CPU (process time, one onnxruntime thread) per second of audio per stream: the graph calls of a StreamSet
-    of B streams at the model's default chunk, then the bigram decoder of each stream alone and of all at once."""
+    """Per second of audio per stream: the CPU (process time, one onnxruntime thread) and the wall-clock time of the
+    graph calls of a StreamSet of B streams at the model's default chunk, then the bigram decoder of each stream
+    alone and of all at once.  With --provider cuda the wall clock is the one that counts (the GPU's time is not
+    the process's CPU), and the I/O binding arms show what keeping the state on the GPU saves."""
     from speechattn.runtime.transcribe import resolve_model
     from speechattn_export.decoder import new_segmenter, push_many
-    from speechattn_export.stream_client import StreamingModel
+    from speechattn_export.stream_client import StreamingModel, providers_for
 
-    model = StreamingModel(resolve_model(args.model), num_threads=1)
+    try:
+        providers = providers_for(args.provider)
+        batches = [int(b) for b in args.batches.split(",")]
+        if not all(1 <= b <= 8192 for b in batches):
+            raise ValueError(f"--batches {args.batches}: each from 1 to 8192")
+    except ValueError as error:
+        raise SystemExit(f"serve_load.py: {error}") from None
+    model = StreamingModel(resolve_model(args.model), providers=providers, num_threads=1)
     chunk = model.default_chunk_frames * model.hop_samples
-    speech = clips(128, args.speech)
+    speech = clips(max(batches), args.speech)
     calls = int(seconds * model.sample_rate / chunk)
-    print(f"# {args.model}, chunk {model.default_chunk_frames} frames, {seconds:g} s of speech per stream, one thread; "
-          f"load average {os.getloadavg()[0]:.1f}")
-    print("| streams per graph call | model ms CPU per stream-second | streams per core (model) | "
-          "bigram decoder alone ms | decoder batched ms |")
-    print("|---|---|---|---|---|")
-    for batch in (1, 2, 4, 8, 16, 32, 64, 128):
-        streams = model.new_stream_set(max_batch=batch)
+    binding = {"auto": [model.device != "cpu"], "on": [True], "off": [False], "both": [False, True]}[args.io_binding]
+    copies = device_copies(model.path, providers)
+    print(f"# {args.model} on {model.session.get_providers()[0]}, chunk {model.default_chunk_frames} frames, "
+          f"{seconds:g} s of speech per stream, one onnxruntime thread; load average {os.getloadavg()[0]:.1f}; "
+          f"{len(copies)} copies between the device and the host in the graph"
+          + (f": {'; '.join(copies)}" if copies else ""))
+    print("| streams per graph call | I/O binding | model ms CPU per stream-second | model ms wall per stream-second | "
+          "streams per core (model CPU) | real-time streams (model wall) | bigram decoder alone ms | "
+          "decoder batched ms |")
+    print("|---|---|---|---|---|---|---|---|")
+    for batch, bound in ((b, on) for b in batches for on in binding):
+        streams = model.new_stream_set(max_batch=batch, bound=bound)
         for key in range(batch):
             streams.add(key)
         alone = [new_segmenter("bigram", model.phones) for _ in range(batch)]
         together = [new_segmenter("bigram", model.phones) for _ in range(batch)]
-        model_cpu = alone_cpu = together_cpu = 0.0
+        model_cpu = model_wall = alone_cpu = together_cpu = 0.0
         for call in range(calls):
             for key in range(batch):
                 streams.push(key, np.resize(speech[key], (call + 1) * chunk)[call * chunk:])
-            started = time.process_time()
+            started, wall = time.process_time(), time.perf_counter()
             frames = streams.step()
             model_cpu += time.process_time() - started
+            model_wall += time.perf_counter() - wall
             started = time.process_time()
             for key, got in frames.items():
                 alone[key].push(got.log_probs)
@@ -233,8 +296,10 @@ def model_only(args, seconds: float = 4.0) -> None:
             push_many([together[key] for key in frames], [got.log_probs for got in frames.values()])
             together_cpu += time.process_time() - started
         stream_seconds = batch * calls * chunk / model.sample_rate
-        print(f"| {batch} | {1000 * model_cpu / stream_seconds:.1f} | {stream_seconds / model_cpu:.0f} | "
-              f"{1000 * alone_cpu / stream_seconds:.2f} | {1000 * together_cpu / stream_seconds:.2f} |", flush=True)
+        print(f"| {batch} | {'on' if bound else 'off'} | {1000 * model_cpu / stream_seconds:.1f} | "
+              f"{1000 * model_wall / stream_seconds:.1f} | {stream_seconds / model_cpu:.0f} | "
+              f"{stream_seconds / model_wall:.0f} | {1000 * alone_cpu / stream_seconds:.2f} | "
+              f"{1000 * together_cpu / stream_seconds:.2f} |", flush=True)
 
 
 if __name__ == "__main__":

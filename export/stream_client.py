@@ -142,6 +142,28 @@ class Frames:
         return len(self.frame_indices)
 
 
+# onnxruntime's execution providers whose memory a stream set's state may stay in (I/O binding's device names)
+DEVICES = {"CUDAExecutionProvider": "cuda"}
+# where a model may be asked to run (serve --provider): onnxruntime's providers, the fallback for what they lack last
+PROVIDERS = {"cpu": ["CPUExecutionProvider"], "cuda": ["CUDAExecutionProvider", "CPUExecutionProvider"]}
+
+
+def providers_for(name: str) -> list:
+    """onnxruntime's providers for "cpu" or "cuda"; ValueError in one line when this onnxruntime has no such provider
+    (onnxruntime itself would warn and run on the CPU)."""
+    import onnxruntime as ort
+
+    if name not in PROVIDERS:
+        raise ValueError(f"provider {name!r}: one of {', '.join(PROVIDERS)}")
+    wanted, available = PROVIDERS[name][0], ort.get_available_providers()
+    if wanted not in available:
+        offered = ", ".join(p.removesuffix("ExecutionProvider") for p in available)
+        raise ValueError(f"this onnxruntime ({ort.__version__}) has no {wanted} (it offers {offered}): for a GPU, "
+                         "install onnxruntime-gpu in place of onnxruntime, on a machine with an NVIDIA driver and "
+                         "CUDA 12")
+    return list(PROVIDERS[name])
+
+
 class StreamingModel:
     """One loaded model, shared by any number of streams (the session is thread-safe for run())."""
 
@@ -159,6 +181,10 @@ class StreamingModel:
         self.session = ort.InferenceSession(
             str(path), sess_options=options, providers=providers or ort.get_available_providers()
         )
+        if providers and self.session.get_providers()[0] != providers[0]:  # onnxruntime fell back to the next one
+            raise ValueError(f"{path}: onnxruntime could not start {providers[0]} (its log above says why: the GPU's "
+                             "driver, the CUDA or cuDNN libraries) and would run on "
+                             f"{self.session.get_providers()[0]}")
         meta = self.session.get_modelmeta().custom_metadata_map
         if meta.get("model_type") != "speechattn-streaming-tagger":
             raise ValueError(f"{path}: not a speechattn streaming model (metadata model_type is missing)")
@@ -168,6 +194,8 @@ class StreamingModel:
             )
         self.path = str(path)
         self.metadata = meta
+        # where the graph runs: a stream set keeps its streams' state there between calls (run_bound)
+        self.device = DEVICES.get(self.session.get_providers()[0], "cpu")
         try:
             self._read_metadata(meta)
         except (KeyError, ValueError, TypeError, AttributeError) as error:
@@ -300,8 +328,8 @@ class StreamingModel:
     def new_stream(self, chunk_frames=None, batch_size=1) -> "Stream":
         return Stream(self, chunk_frames or self.default_chunk_frames, batch_size)
 
-    def new_stream_set(self, chunk_frames=None, max_batch=None) -> "StreamSet":
-        return StreamSet(self, chunk_frames or self.default_chunk_frames, max_batch)
+    def new_stream_set(self, chunk_frames=None, max_batch=None, bound=None) -> "StreamSet":
+        return StreamSet(self, chunk_frames or self.default_chunk_frames, max_batch, bound)
 
     def run(self, audio, chunk_frames, final, state):
         """One graph call: audio (B, hops * hop_samples) and a state dict -> (log_probs (B, R, classes), new state)."""
@@ -314,6 +342,34 @@ class StreamingModel:
         names = [self.log_probs_output] + [s["output"] for s in self.states]
         results = self.session.run(names, feeds)
         return results[0], {s["name"]: value for s, value in zip(self.states, results[1:])}
+
+    def run_bound(self, audio, chunk_frames, final, state):
+        """run() through onnxruntime's I/O binding: the state's values may be numpy arrays or OrtValues, and the new
+        state comes back as OrtValues in the memory of the device the graph runs on (self.device), so that a state
+        fed back call after call never crosses between a GPU and the host; the log-probabilities come to the host.
+        Same numbers as run() (the same graph and kernels; tested on the CPU).  host_state() turns such a state
+        into numpy arrays."""
+        binding = self.session.io_binding()
+        binding.bind_cpu_input(self.audio_input, np.ascontiguousarray(audio, dtype=np.float32))
+        binding.bind_cpu_input(self.chunk_input, np.array(chunk_frames, dtype=np.int64))
+        binding.bind_cpu_input(self.flush_input, np.array(int(final), dtype=np.int64))
+        for spec in self.states:
+            value = state[spec["name"]]
+            if isinstance(value, np.ndarray):
+                binding.bind_cpu_input(spec["name"], np.ascontiguousarray(value))
+            else:
+                binding.bind_ortvalue_input(spec["name"], value)
+        binding.bind_output(self.log_probs_output, "cpu")
+        for spec in self.states:
+            binding.bind_output(spec["output"], self.device)
+        self.session.run_with_iobinding(binding)
+        outputs = binding.get_outputs()
+        return outputs[0].numpy(), {spec["name"]: value for spec, value in zip(self.states, outputs[1:])}
+
+    @staticmethod
+    def host_state(state) -> dict:
+        """A state from run() or run_bound() as numpy arrays (an OrtValue on a GPU is copied to the host)."""
+        return {name: value if isinstance(value, np.ndarray) else value.numpy() for name, value in state.items()}
 
     def _batch_axis(self, spec):
         return spec["shape"].index("batch")
@@ -476,12 +532,17 @@ class StreamSet:
     The state a graph call returns stays stacked for its streams (a group): when the same streams are ready together
     again, as a server's live streams are chunk after chunk, the next call takes it as it is, with no slicing into
     streams and stacking again (about 15 % of the model's CPU at batches of 16-64).  A stream's own Stream.state is
-    None while its group holds it, and is filled in when it leaves the group (remove, discard, a call with others)."""
+    None while its group holds it, and is filled in when it leaves the group (remove, discard, a call with others).
 
-    def __init__(self, model: StreamingModel, chunk_frames: int, max_batch=None):
+    `bound` (None: when the model runs on a GPU, model.device): the calls go through onnxruntime's I/O binding
+    (StreamingModel.run_bound) and a group's state stays in the device's memory between calls; it comes to the host
+    only when the group breaks up."""
+
+    def __init__(self, model: StreamingModel, chunk_frames: int, max_batch=None, bound=None):
         self.model = model
         self.chunk_frames = chunk_frames
         self.max_batch = max_batch
+        self.bound = model.device != "cpu" if bound is None else bool(bound)
         self.streams = {}
         self.chunk_samples = chunk_frames * model.hop_samples
         self._groups = {}  # tuple of keys -> their stacked state, in that order along each state's batch axis
@@ -533,7 +594,8 @@ class StreamSet:
                         self._ungroup(key)
                     state = {spec["name"]: np.concatenate([s.state[spec["name"]] for s in streams],
                                                           axis=model._batch_axis(spec)) for spec in model.states}
-                log_probs, self._groups[keys] = model.run(audio, self.chunk_frames, False, state)
+                run = model.run_bound if self.bound else model.run
+                log_probs, self._groups[keys] = run(audio, self.chunk_frames, False, state)
                 for row, (key, stream) in enumerate(zip(keys, streams)):
                     stream.leftover = stream.leftover[:, taken:]
                     stream.state, self._group_of[key] = None, keys
@@ -568,7 +630,7 @@ class StreamSet:
         keys = self._group_of.get(key)
         if keys is None:
             return
-        state = self._groups.pop(keys)
+        state = self.model.host_state(self._groups.pop(keys))
         for row, member in enumerate(keys):
             del self._group_of[member]
             if member in self.streams:

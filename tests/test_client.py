@@ -169,14 +169,17 @@ def test_an_hour_streams_with_flat_memory_and_no_drift(model):
     assert np.array_equal(fresh[-compare:].argmax(-1), tail_out[-compare:].argmax(-1))
 
 
-@pytest.mark.parametrize("max_batch", [None, 2])
-def test_a_stream_set_gives_every_stream_what_it_gets_alone(model, max_batch):
+@pytest.mark.parametrize("max_batch, bound", [(None, False), (2, False), (None, True), (2, True)])
+def test_a_stream_set_gives_every_stream_what_it_gets_alone(model, max_batch, bound):
     """Streams join and leave at different times and push pieces of random size; stepping them together in
-    one graph call per chunk changes nothing for any of them."""
+    one graph call per chunk changes nothing for any of them.  `bound`: the calls through I/O binding with the
+    groups' state kept as onnxruntime's values (a GPU's way; here the CPU's memory), broken up into streams as they
+    leave."""
     rng = np.random.default_rng(5)
     audios = {f"s{i}": speechlike_signal(float(rng.uniform(0.3, 1.5)), seed=30 + i) for i in range(5)}
     joins = {"s0": 0, "s1": 0, "s2": 3, "s3": 7, "s4": 12}  # the round each stream joins in
-    streams = model.new_stream_set(4, max_batch=max_batch)
+    streams = model.new_stream_set(4, max_batch=max_batch, bound=bound)
+    assert streams.bound is bound
     positions, got = {}, {key: [] for key in audios}
     for round_number in range(200):
         for key, when in joins.items():
@@ -200,6 +203,38 @@ def test_a_stream_set_gives_every_stream_what_it_gets_alone(model, max_batch):
         alone = run_whole(model, audio)
         assert together.shape == alone.shape, key
         assert np.abs(together - alone).max() <= 1e-5, key
+
+
+def test_a_bound_call_gives_exactly_what_a_plain_call_gives_and_keeps_the_state_as_onnxruntime_values(model):
+    """run_bound (I/O binding) against run, call after call with each one's own state fed back: the same
+    log-probabilities and states to the bit; its state is OrtValues (where the graph runs), numpy only through
+    host_state, and it takes a numpy state too (a stream joining a group)."""
+    audio = np.stack([speechlike_signal(1.2, seed=s) for s in (1, 2, 3)]).astype(np.float32)
+    step = 4 * HOP_SAMPLES
+    assert model.device == "cpu"
+    plain = bound = model.initial_state(3)
+    for begin in range(0, audio.shape[1] - step + 1, step):
+        expected, plain = model.run(audio[:, begin:begin + step], 4, False, plain)
+        got, bound = model.run_bound(audio[:, begin:begin + step], 4, False, bound)
+        assert all(isinstance(value, ort.OrtValue) for value in bound.values())
+        assert np.array_equal(got, expected)
+        assert all(np.array_equal(value, plain[name]) for name, value in model.host_state(bound).items())
+    expected, _ = model.run(audio[:, :3 * HOP_SAMPLES], 4, True, plain)
+    got, _ = model.run_bound(audio[:, :3 * HOP_SAMPLES], 4, True, model.host_state(bound))
+    assert got.shape[1] > 0 and np.array_equal(got, expected)
+
+
+def test_a_provider_this_onnxruntime_lacks_is_one_line_naming_what_it_offers():
+    """onnxruntime alone warns and runs on the CPU when asked for a provider it lacks; the client says so instead."""
+    from speechattn_export.stream_client import providers_for
+
+    assert providers_for("cpu") == ["CPUExecutionProvider"]
+    with pytest.raises(ValueError, match="provider 'tpu': one of cpu, cuda"):
+        providers_for("tpu")
+    if "CUDAExecutionProvider" in ort.get_available_providers():
+        pytest.skip("this onnxruntime has CUDA")
+    with pytest.raises(ValueError, match=r"has no CUDAExecutionProvider \(it offers .*CPU\): .*onnxruntime-gpu"):
+        providers_for("cuda")
 
 
 def test_a_stream_set_refuses_a_key_twice_and_an_unknown_key(model):

@@ -375,6 +375,19 @@ def test_serve_without_a_package_of_its_extra_says_what_to_install_in_one_line_w
     assert f"this needs {missing}, which is not installed: pip install '.[serve]'" in lines[0], lines[0]
 
 
+def test_serve_on_a_gpu_this_onnxruntime_cannot_use_is_one_line_before_anything_listens(tiny_onnx):
+    """--provider cuda with the CPU build of onnxruntime: onnxruntime alone would warn and serve from the CPU."""
+    import onnxruntime as ort
+
+    if "CUDAExecutionProvider" in ort.get_available_providers():
+        pytest.skip("this onnxruntime has CUDA")
+    result = subprocess.run([sys.executable, "-m", "speechattn", "serve", "--model", str(tiny_onnx), "--port", "0",
+                             "--provider", "cuda"], cwd=ROOT, capture_output=True, text=True, timeout=120)
+    lines = result.stderr.strip().splitlines()
+    assert result.returncode == 1 and len(lines) == 1, result.stderr
+    assert "--provider cuda: this onnxruntime" in lines[0] and "onnxruntime-gpu" in lines[0], lines[0]
+
+
 def test_the_whole_file_port_may_not_be_the_stream_port():
     """Workers share their ports (SO_REUSEPORT): both listeners on one port would each take connections at
     random, so one port for both is refused up front, with any worker count."""

@@ -98,6 +98,31 @@ def test_streams_stepped_together_again_reuse_their_stacked_state_and_each_gets_
         assert np.abs(together - expected).max() <= 1e-5, key
 
 
+def test_the_servers_counted_model_counts_bound_calls_as_plain_ones_and_a_bound_set_is_exact(model):
+    """On a GPU the server's stream sets call run_bound (the state stays on the device): those calls are counted in
+    the metrics as run's are, and such a set of streams, here with the state in the CPU's memory, gives each stream
+    what it gets alone."""
+    from speechattn.runtime.serve import CountedModel, Metrics
+
+    metrics = Metrics()
+    counted = CountedModel(model, metrics)
+    streams = StreamSet(counted, 4, max_batch=8, bound=True)
+    audios = {key: speechlike_signal(0.8, seed=60 + key).astype(np.float32) for key in range(3)}
+    for key, audio in audios.items():
+        streams.add(key)
+        streams.push(key, audio)
+    got = {key: [frames.log_probs] for key, frames in streams.step().items()}
+    for key in audios:
+        got[key].append(streams.remove(key).log_probs)
+    buckets = {line.split('le="')[1].split('"')[0]: float(line.split()[-1]) for line in metrics.text().decode()
+               .splitlines() if line.startswith("speechattn_batch_streams_bucket")}
+    assert buckets["4.0"] - buckets["2.0"] >= 1, buckets  # the bound call of all three, counted
+    for key, audio in audios.items():
+        alone = model.new_stream(4)
+        expected = np.concatenate([alone.push(audio).log_probs, alone.finish().log_probs])
+        assert np.abs(np.concatenate(got[key]) - expected).max() <= 1e-5, key
+
+
 def test_the_batcher_waits_for_the_live_streams_chunks_and_steps_them_in_fewer_calls(model):
     """16 clients sending 40 ms frames at real-time pace, their frames spread over each 40 ms: waiting up to 20 ms
     for the live streams' chunks steps at least 1.5 times as many streams per graph call as not waiting, and each

@@ -117,17 +117,22 @@ def decoding_options(model, decoder: str = "bigram", min_frames: int | None = No
                          else str(error)) from None
 
 
-def load_onnx(model_path: Path, threads: int | None = None):
-    """The portable client's model, or one line saying why not."""
+def load_onnx(model_path: Path, threads: int | None = None, provider: str | None = None):
+    """The portable client's model, or one line saying why not; `provider` "cpu" or "cuda" (None: onnxruntime's
+    first available, as the client's default)."""
     from speechattn.audio import HOP_SAMPLES, SAMPLE_RATE
     from speechattn.files import refuse_special
-    from speechattn_export.stream_client import StreamingModel
+    from speechattn_export.stream_client import StreamingModel, providers_for
 
     if not Path(model_path).exists():
         raise SpeechattnError(f"{model_path}: no such model file")
     refuse_special(model_path, "model")
     try:
-        model = StreamingModel(model_path, num_threads=threads)
+        providers = None if provider is None else providers_for(provider)
+    except ValueError as error:
+        raise SpeechattnError(f"--provider {provider}: {error}") from None
+    try:
+        model = StreamingModel(model_path, providers=providers, num_threads=threads)
     except ValueError as error:  # the client's own checks name the file
         raise SpeechattnError(str(error).splitlines()[0][:400]) from None
     except Exception as error:

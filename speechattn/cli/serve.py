@@ -45,9 +45,13 @@ from speechattn_export.registry import VISEME_SET_NAMES
 @decoder_option
 @option("--threads", type=click.IntRange(min=1, max=256), default=1,
         help="onnxruntime threads of each worker's model (the workers are the way to use more cores: one per core)")
+@option("--provider", type=click.Choice(["cpu", "cuda"]), default="cpu",
+        help="where the live streams' model runs: cuda needs onnxruntime-gpu and an NVIDIA GPU, keeps every batch's "
+             "state in the GPU's memory between calls (I/O binding), and defaults to one worker (raise --max-batch "
+             "with it: docs/server.md)")
 def serve(model, host, port, max_streams, token, max_batch, max_wait_ms, idle_timeout, handshake_timeout,
           max_frame_bytes, max_ahead, http_port, max_file_bytes, workers, visemes, chunk_frames, min_frames, decoder,
-          threads):
+          threads, provider):
     """Live phone streams for many clients: a WebSocket endpoint at ws://HOST:PORT/stream (protocol: the JSON
     schema export/serve.schema.json, docs/server.md), with /healthz, /readyz and /metrics (Prometheus) on the same
     port.  Every stream with a whole chunk of audio is stepped in one onnxruntime call; each stream's phones are
@@ -57,12 +61,13 @@ def serve(model, host, port, max_streams, token, max_batch, max_wait_ms, idle_ti
     from speechattn.runtime.transcribe import resolve_model
     from speechattn_export.registry import files_name
 
-    stream_model = load_onnx(resolve_model(model), threads)
+    stream_model = load_onnx(resolve_model(model), threads, provider)
     options = ServeOptions(host=host, port=port, max_streams=max_streams, token=token,
                            idle_timeout_seconds=idle_timeout,
                            handshake_timeout_seconds=handshake_timeout, max_frame_bytes=max_frame_bytes,
                            max_ahead_seconds=max_ahead, max_batch=max_batch, max_wait_ms=max_wait_ms,
-                           http_port=http_port, max_file_bytes=max_file_bytes, workers=workers or default_workers(),
+                           http_port=http_port, max_file_bytes=max_file_bytes, provider=provider,
+                           workers=workers or (1 if provider == "cuda" else default_workers()),
                            decoding=decoding_options(stream_model, decoder, min_frames, chunk_frames, visemes),
                            files_model=files_name() if model is None else None)
 

@@ -94,6 +94,8 @@ class ServeOptions:
     #                                 loaded at the first such file), as `transcribe` takes the files' model; None: the
     #                                 live streams' own (serve without --model: the bundled files' model)
     workers: int = 1  # processes sharing the port (SO_REUSEPORT), each with its own loop, batcher and model
+    provider: str | None = None  # where the workers' models run: "cpu", "cuda" (stream_client.PROVIDERS); None:
+    #                              onnxruntime's first available
 
     def __post_init__(self) -> None:
         if not self.host.strip():
@@ -155,8 +157,14 @@ class CountedModel:
         return getattr(self._model, name)
 
     def run(self, audio, chunk_frames, final, state):
+        return self._counted(self._model.run, audio, chunk_frames, final, state)
+
+    def run_bound(self, audio, chunk_frames, final, state):  # a GPU's: the state stays on it (StreamSet.bound)
+        return self._counted(self._model.run_bound, audio, chunk_frames, final, state)
+
+    def _counted(self, run, audio, chunk_frames, final, state):
         started = time.perf_counter()
-        result = self._model.run(audio, chunk_frames, final, state)
+        result = run(audio, chunk_frames, final, state)
         self._metrics.step_seconds.observe(time.perf_counter() - started)
         self._metrics.batch_size.observe(audio.shape[0])
         return result
@@ -958,10 +966,12 @@ def _worker(model_path: str, threads, options: ServeOptions, number: int, metric
     logging.basicConfig(level=logging.INFO, format="%(message)s", stream=sys.stderr)
     _stop_with_parent()
     from speechattn.errors import SpeechattnError
-    from speechattn_export.stream_client import StreamingModel
+    from speechattn_export.stream_client import StreamingModel, providers_for
 
     async def main() -> None:
-        server = Server(StreamingModel(model_path, num_threads=threads), options, number, open_count)
+        providers = None if options.provider is None else providers_for(options.provider)
+        server = Server(StreamingModel(model_path, providers=providers, num_threads=threads), options, number,
+                        open_count)
         loop = asyncio.get_running_loop()
         for signal_number in (signal.SIGTERM, signal.SIGINT):
             loop.add_signal_handler(signal_number, server.shutdown)

@@ -1,0 +1,58 @@
+"""bench/serve_load.py --model-only: the model's cost a stream at each batch size, with the state through numpy and
+through I/O binding (the GPU server's way), and the copies onnxruntime put between a device and the host."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import onnxruntime as ort
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+SCRIPT = str(ROOT / "bench" / "serve_load.py")
+SPEECH = ROOT.parent / "shared" / "data" / "librispeech-clips" / "audio"
+
+
+@pytest.mark.skipif(not SPEECH.is_dir(), reason="../shared/data/librispeech-clips is not beside the clone")
+def test_model_only_measures_each_batch_size_with_and_without_io_binding(tiny_onnx):
+    result = subprocess.run([sys.executable, SCRIPT, "--model-only", "--model", str(tiny_onnx), "--batches", "1,3",
+                             "--io-binding", "both"], capture_output=True, text=True, timeout=300, cwd=ROOT)
+    assert result.returncode == 0, result.stderr
+    assert "on CPUExecutionProvider" in result.stdout
+    assert "0 copies between the device and the host" in result.stdout
+    rows = [line.split("|")[1:-1] for line in result.stdout.splitlines() if line.startswith("| ") and
+            line.split("|")[1].strip().isdigit()]
+    assert [(r[0].strip(), r[1].strip()) for r in rows] == [("1", "off"), ("1", "on"), ("3", "off"), ("3", "on")]
+    for row in rows:
+        cpu_ms, wall_ms, per_core, real_time = (float(x) for x in row[2:6])
+        assert cpu_ms > 0 and wall_ms > 0 and per_core > 0 and real_time > 0, row
+
+
+def test_device_copies_lists_none_on_the_cpu_and_names_what_reads_and_writes_each_copy(tiny_onnx):
+    """On the CPU onnxruntime inserts no copy; in a graph as onnxruntime saves it for a GPU, each copy to the host is
+    named with the kinds of node that read it (those that run on the CPU), each copy from it with its input's writer."""
+    from onnx import helper
+
+    sys.path.insert(0, str(ROOT / "bench"))
+    try:
+        from serve_load import copies_in, device_copies
+    finally:
+        sys.path.remove(str(ROOT / "bench"))
+    assert device_copies(str(tiny_onnx), ["CPUExecutionProvider"]) == []
+    nodes = [helper.make_node("MatMul", ["x", "w"], ["y"]), helper.make_node("MemcpyToHost", ["y"], ["y_host"]),
+             helper.make_node("Shape", ["y_host"], ["shape"]), helper.make_node("Reshape", ["y_host", "shape"], ["z"]),
+             helper.make_node("MemcpyFromHost", ["z"], ["z_device"]), helper.make_node("Relu", ["z_device"], ["out"]),
+             helper.make_node("MemcpyFromHost", ["x"], ["x_device"])]
+    graph = helper.make_graph(nodes, "copies", [], [])
+    assert copies_in(graph) == ["MemcpyToHost -> Reshape, Shape", "Reshape -> MemcpyFromHost",
+                                "(an input) -> MemcpyFromHost"]
+
+
+@pytest.mark.skipif("CUDAExecutionProvider" in ort.get_available_providers(), reason="this onnxruntime has CUDA")
+def test_model_only_on_a_gpu_this_onnxruntime_lacks_is_one_line():
+    result = subprocess.run([sys.executable, SCRIPT, "--model-only", "--provider", "cuda"], capture_output=True,
+                            text=True, timeout=120, cwd=ROOT)
+    assert result.returncode == 1 and "Traceback" not in result.stderr, result.stderr
+    assert result.stderr.startswith("serve_load.py: this onnxruntime") and "onnxruntime-gpu" in result.stderr
