@@ -159,8 +159,8 @@ def providers_for(name: str) -> list:
     if wanted not in available:
         offered = ", ".join(p.removesuffix("ExecutionProvider") for p in available)
         raise ValueError(f"this onnxruntime ({ort.__version__}) has no {wanted} (it offers {offered}): for a GPU, "
-                         "install onnxruntime-gpu in place of onnxruntime, on a machine with an NVIDIA driver and "
-                         "CUDA 12")
+                         "install onnxruntime-gpu in place of onnxruntime, on a machine with an NVIDIA driver and the "
+                         "CUDA libraries it was built for (1.31: CUDA 13)")
     return list(PROVIDERS[name])
 
 
