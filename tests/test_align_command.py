@@ -122,6 +122,43 @@ def test_a_corpus_in_mfas_layout_is_aligned_resumably_by_several_processes(capsy
     assert (out / "password.TextGrid").stat().st_mtime_ns == before
 
 
+def test_a_corpus_written_over_its_own_transcripts_or_into_a_read_only_place_is_refused_before_any_work(capsys,
+                                                                                                        tmp_path):
+    """--output-dir the corpus itself with --format text names each output a.txt: the transcript beside a.wav was
+    taken for a finished alignment (skipped, exit 0), and --overwrite wrote over it.  A read-only --output-dir was an
+    internal error.  Both are one line now, exit 2, every transcript as it was."""
+    import os
+
+    corpus = tmp_path / "corpus"
+    (corpus / "sub").mkdir(parents=True)
+    (corpus / "case.wav").write_bytes(CASE.read_bytes())
+    (corpus / "case.txt").write_text(CASE_TEXT)
+    (corpus / "sub" / "password.wav").write_bytes(PASSWORD.read_bytes())
+    (corpus / "sub" / "password.lab").write_text(PASSWORD_TEXT)
+    for extra in ([], ["--overwrite"]):
+        code, _, err = run(capsys, corpus, "--output-dir", corpus, "--format", "text", *extra)
+        assert code == 2 and "would write" in err and "case.txt, which is one of the inputs" in err, err
+        assert (corpus / "case.txt").read_text() == CASE_TEXT
+    code, _, err = run(capsys, corpus, "--output-dir", corpus, "--format", "json")  # beside them: allowed
+    assert code == 0, err
+    assert (corpus / "case.json").is_file() and (corpus / "sub" / "password.json").is_file()
+    import shutil
+    import subprocess
+    import sys
+
+    locked = tmp_path / "locked"
+    locked.mkdir(mode=0o555)
+    # root writes anywhere: as root, the command runs without the capability to pass file permissions
+    unprivileged = ["setpriv", "--bounding-set=-dac_override,-dac_read_search"] if os.geteuid() == 0 else []
+    if unprivileged and shutil.which("setpriv") is None:
+        pytest.skip("root, and no setpriv to run the command without its override of file permissions")
+    result = subprocess.run([*unprivileged, sys.executable, "-m", "speechattn", "align", str(corpus), "--output-dir",
+                             str(locked / "out")], capture_output=True, text=True, timeout=120, cwd=ROOT)
+    assert result.returncode == 2 and "--output-dir" in result.stderr and "cannot create it" in result.stderr, \
+        result.stderr
+    assert "internal error" not in result.stderr and len(result.stderr.strip().splitlines()) == 1, result.stderr
+
+
 def test_a_lhotse_supervisions_manifest_is_aligned_as_the_same_corpus_in_mfas_layout(capsys, tmp_path):
     """Each recording aligned to its supervisions' texts (two supervisions of one recording: its text in two
     lines), one output per recording id, equal to the MFA-layout corpus of the same files and words."""

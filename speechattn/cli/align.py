@@ -8,7 +8,8 @@ from pathlib import Path
 
 import click
 
-from speechattn.cli.common import OUTPUT_FILE, PATH, load_onnx, model_option, option, progress_wanted
+from speechattn.cli.common import (OUTPUT_FILE, PATH, load_onnx, model_option, option, output_directory,
+                                   progress_wanted)
 from speechattn.errors import UsageError
 
 ALIGN_FORMAT_NAMES = ("text", "json", "textgrid", "ctm")
@@ -179,6 +180,7 @@ def _align_corpus(folder: Path, model, fmt: str, output_dir: Path, dictionary, j
 
         refuse_special(dictionary, "dictionary", TextError)
         load_lexicon(dictionary)
+    output_directory(output_dir)  # a read-only place, a file: one line before the work
     everything, lonely = [], []
     if folder.is_dir():
         pairs, lonely = corpus_pairs(folder)
@@ -187,22 +189,29 @@ def _align_corpus(folder: Path, model, fmt: str, output_dir: Path, dictionary, j
         if not pairs:
             raise UsageError(f"{folder}: no audio file with a .lab or .txt transcript beside it (MFA's layout)")
         stems = Counter(audio.relative_to(folder).with_suffix("") for audio, _ in pairs)
+        inputs = {path.resolve(): path for pair in pairs for path in pair}
         for audio, text in pairs:
             relative = audio.relative_to(folder)
             # a.wav and a.flac beside one a.lab: a.wav.TextGrid and a.flac.TextGrid, not one output for both
             named = relative.with_suffix("") if stems[relative.with_suffix("")] == 1 else relative
             target = output_dir / named.with_name(named.name + ALIGN_FORMATS[fmt][0])
-            target.parent.mkdir(parents=True, exist_ok=True)
+            if target.resolve() in inputs:  # --output-dir the corpus itself, --format text: a.txt is a transcript
+                raise UsageError(f"--output-dir {output_dir} --format {fmt} would write {target}, which is one of the "
+                                 f"inputs ({inputs[target.resolve()]}): give another --output-dir or --format")
             everything.append(FileJob(str(audio), str(target), str(text)))
+        for parent in {Path(job.target).parent for job in everything}:
+            output_directory(parent)
     else:  # a lhotse supervisions manifest: one output per recording, named by its id
         import os
 
         from speechattn.runtime.batch import manifest_texts
 
-        output_dir.mkdir(parents=True, exist_ok=True)
         for recording, audio, words in manifest_texts(folder):
             name = recording.replace(os.sep, "__") + ALIGN_FORMATS[fmt][0]
             everything.append(FileJob(str(audio), str(output_dir / name), None, words))
+            if (output_dir / name).resolve() == Path(audio).resolve():
+                raise UsageError(f"--output-dir {output_dir} --format {fmt} would write {output_dir / name}, which "
+                                 "is one of the inputs: give another --output-dir or --format")
     todo, done = pending(everything, overwrite)
     if done and not quiet:
         print(f"speechattn align: {done} file(s) already aligned in {output_dir}: skipped (--overwrite redoes them)",
