@@ -23,7 +23,9 @@ def _figure(audio: np.ndarray, height_ratios: list[float], height: float, title:
     wave_axis.plot(np.arange(len(audio)) / SAMPLE_RATE, audio, linewidth=0.5, color="#3b75af")
     wave_axis.set_ylabel("amplitude")
     wave_axis.set_title(title)
-    frequencies, times, power = spectrogram(audio, fs=SAMPLE_RATE, window="hann", nperseg=400, noverlap=240)
+    # a recording shorter than one window (a 1-sample file) is one window of it, zero-padded
+    padded = np.pad(audio, (0, max(0, 400 - len(audio))))
+    frequencies, times, power = spectrogram(padded, fs=SAMPLE_RATE, window="hann", nperseg=400, noverlap=240)
     spec_axis.pcolormesh(times, frequencies, 10 * np.log10(power + 1e-10), shading="auto", cmap="magma")
     spec_axis.set_ylabel("Hz")
     return plt, figure, axes
