@@ -36,6 +36,29 @@ def test_export_never_writes_onto_its_checkpoint_or_its_verify_audio(tmp_path, t
     assert (checkpoint.read_bytes(), audio.read_bytes()) == before
 
 
+def test_export_refuses_verify_audio_too_short_to_verify_or_missing_before_loading_the_checkpoint(tmp_path,
+                                                                                                 tiny_model, capsys):
+    """A 1-sample recording failed inside the verification (an internal error), 200 samples 'verified' 2 frames."""
+    import numpy as np
+    import soundfile as sf
+
+    from speechattn.model.encoder import save_checkpoint
+
+    checkpoint = tmp_path / "v.pt"
+    save_checkpoint(tiny_model, checkpoint, seed=0, trained=False)
+    for samples in (1, 200, 15_999):
+        sf.write(tmp_path / "short.wav", np.full(samples, 0.1, dtype=np.float32), 16000)
+        assert main(["export", str(checkpoint), "-o", str(tmp_path / "x.onnx"), "--verify-audio",
+                     str(tmp_path / "short.wav")]) == 2
+        err = capsys.readouterr().err
+        assert "s of audio; verifying takes at least 1 s" in err and "internal error" not in err, err
+    assert main(["export", str(tmp_path / "not-there.pt"), "-o", str(tmp_path / "x.onnx"), "--verify-audio",
+                 str(tmp_path / "missing.wav")]) != 0
+    err = capsys.readouterr().err
+    assert "missing.wav" in err and "not-there.pt" not in err, err  # the recording is checked first
+    assert not (tmp_path / "x.onnx").exists()
+
+
 def test_mic_refuses_one_file_for_two_outputs_and_an_unknown_audio_format(tmp_path, capsys):
     assert main(["mic", "--output", str(tmp_path / "x.wav"), "--save-audio", str(tmp_path / "x.wav")]) == 2
     assert "--output and --save-audio name the same file" in capsys.readouterr().err

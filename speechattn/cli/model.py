@@ -136,19 +136,22 @@ def export(checkpoint, output, int8, chunk_frames, verify_audio):
 
     refuse_overwriting_inputs({"-o": output}, [checkpoint, verify_audio])
     check_writable(output)
+    audio = None
+    if verify_audio is not None:  # before the checkpoint: a wrong recording is one line before any work
+        from speechattn.audio import SAMPLE_RATE, load_audio
+
+        refuse_special(verify_audio, "audio")
+        audio = load_audio(verify_audio)
+        if len(audio) < MIN_VERIFY_SECONDS * SAMPLE_RATE:  # a few frames would verify nothing (a 1-sample file
+            # failed inside the verification)
+            raise UsageError(f"--verify-audio {verify_audio}: {len(audio) / SAMPLE_RATE:.2f} s of audio; verifying "
+                             f"takes at least {MIN_VERIFY_SECONDS:g} s (speech, for an int8 file)")
     model = load(checkpoint)
     if chunk_frames is not None and chunk_frames not in model.config.chunk_frames_choices:
         raise UsageError(f"--chunk-frames {chunk_frames} is not one {checkpoint} was trained for: "
                          f"{list(model.config.chunk_frames_choices)}")
-    if verify_audio is not None:
-        refuse_special(verify_audio, "audio")
     print(f"exporting {checkpoint} ({model.num_parameters():,} parameters) -> {output}"
           f"{' (int8)' if int8 else ''}; verifying against torch ...", file=sys.stderr)
-    audio = None
-    if verify_audio:
-        from speechattn.audio import load_audio
-
-        audio = load_audio(verify_audio)
     try:
         result = export_onnx(model, output, chunk_frames=chunk_frames, int8=int8, verify_audio=audio)
     except OSError as error:
@@ -157,6 +160,9 @@ def export(checkpoint, output, int8, chunk_frames, verify_audio):
         raise write_error(output, error) from None
     print(f"wrote {output} ({output.stat().st_size / 1e6:.1f} MB). Verified: {result}")
     return 0
+
+
+MIN_VERIFY_SECONDS = 1.0  # --verify-audio: a second of audio, 100 frames, for the int8 file's 97 % rule to mean much
 
 
 @click.command("stream-check")
