@@ -406,6 +406,17 @@ def test_a_dialog_file_is_aligned_as_transcribe_dialog_aligns_it(tmp_path, capsy
     assert json.loads(out)["mouthCues"] == json.loads(capsys.readouterr().out)["mouthCues"]
 
 
+def test_a_dialog_file_of_another_recording_is_not_forced_onto_the_speech_and_a_warning_says_so(tmp_path):
+    (tmp_path / "dialog.txt").write_text("This no longer appears to be the case.\n")
+    status, out, err = rhubarb("-f", "json", "--machineReadable", "--consoleLevel", "warn", "-d",
+                               tmp_path / "dialog.txt", SAMPLE_8K)
+    logged = [(e["log"]["level"], e["log"]["message"]) for e in events(err) if e["type"] == "log"]
+    assert status == 0 and json.loads(out)["mouthCues"], err
+    assert any(level == "Warn" and message.startswith("The dialog text does not match the speech (alignment score")
+               for level, message in logged), logged
+    assert not any("words aligned" in message for _, message in logged)
+
+
 def test_a_missing_or_unreadable_dialog_file_fails_as_rhubarb_says(tmp_path):
     missing = tmp_path / "none.txt"
     status, _, err = rhubarb("-d", missing, SAMPLE)  # the bar goes on after the message, as Rhubarb's does

@@ -111,11 +111,25 @@ def test_a_corpus_counts_an_unalignable_recording_as_failed_and_writes_the_other
     assert json.loads((out / "1.json").read_text())["unalignable"] is True
 
 
-def test_dialog_lip_sync_from_another_text_is_not_refused(capsys, tmp_path):
-    """--dialog keeps its fallback to the recognised phones where the speech departs from the script."""
-    code = main(["transcribe", str(CASE), "--dialog", PASSWORD_TEXT, "--format", "json", "-o", str(tmp_path / "a.json")])
-    assert code == 0, capsys.readouterr().err
-    assert json.loads((tmp_path / "a.json").read_text())["segments"]
+def test_dialog_lip_sync_from_another_text_is_not_refused_nor_forced_onto_the_speech(capsys, tmp_path):
+    """--dialog keeps its fallback to the recognised phones: a text that does not match the speech at all (another
+    recording's) gives the phones recognised from the audio alone, exactly those of transcribe with the same model
+    and chunk, and says so in one line even with --quiet (before, three of its words were put on the speech)."""
+    code = main(["transcribe", str(CASE), "--dialog", PASSWORD_TEXT, "--format", "json", "-o", str(tmp_path / "a.json"),
+                 "--quiet"])
+    err = capsys.readouterr().err
+    assert code == 0, err
+    assert err.count("\n") == 1 and "the dialog text does not match the speech (alignment score -" in err, err
+    assert "the phones recognised from the audio alone instead" in err
+    fallback = [s["phone"] for s in json.loads((tmp_path / "a.json").read_text())["segments"]]
+    assert main(["transcribe", str(CASE), "--model", "default", "--chunk-frames", "32", "--format", "json", "-o",
+                 str(tmp_path / "b.json")]) == 0
+    assert fallback == [s["phone"] for s in json.loads((tmp_path / "b.json").read_text())["segments"]]
+    assert not {"P", "W", "ER"} <= set(fallback)  # "password"'s phones are not laid on the speech
+    capsys.readouterr()
+    assert main(["transcribe", str(CASE), "--dialog", CASE_TEXT, "--format", "json", "--quiet"]) == 0  # its own text
+    captured = capsys.readouterr()
+    assert captured.err == "" and [s["phone"] for s in json.loads(captured.out)["segments"]][:4] == ["DH", "IH", "S", "N"]
 
 
 def said(phones: list[int], frames: int, P: int = 40, sure: float = 0.9) -> np.ndarray:

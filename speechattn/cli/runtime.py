@@ -271,11 +271,13 @@ def transcribe(files, model, output_format, output_dir, output_file, quiet, vise
                     raise AudioError(f"{target} exists (an earlier run?): not replaced; --overwrite replaces it, "
                                      "--resume skips its input")
             if script is not None:
-                from speechattn.runtime.align import dialog_transcript
+                from speechattn.runtime.align import dialog_mismatch, dialog_transcript
 
                 transcript, aligned = dialog_transcript(stream_model, path, *script, options,
                                                         progress=progress_wanted() and not quiet)
-                if aligned.not_heard and not quiet:
+                if dialog_mismatch(aligned):  # said even with --quiet: the output is not what was asked for
+                    print(f"speechattn transcribe: {path}: {dialog_mismatch(aligned)}", file=sys.stderr)
+                elif aligned.not_heard and not quiet:
                     print(f"speechattn transcribe: {path}: not heard (from --dialog): {' '.join(aligned.not_heard)}",
                           file=sys.stderr)
             else:

@@ -312,8 +312,20 @@ def render(name: str, aligned: AlignedFile) -> str:
 
 def dialog_segments(a: AlignedFile) -> list[Segment]:
     """Phone segments tiling the file from the alignment: the aligned phones, silence between words, and where
-    the speech departs from the script (stretches not in it) the recognised phones there."""
+    the speech departs from the script (stretches not in it) the recognised phones there.  A script that does not
+    match the speech at all (an unalignable alignment: the wrong dialog file) is not forced onto it: the recognised
+    phones, as without a script."""
+    if a.alignment.unalignable:
+        return list(a.recognised)
     return script_segments(a.alignment, a.recognised, a.phones)
+
+
+def dialog_mismatch(a: AlignedFile) -> str | None:
+    """What to tell the user when dialog_segments fell back to the recognised phones, else None."""
+    if not a.alignment.unalignable:
+        return None
+    return (f"the dialog text does not match the speech (alignment score {a.alignment.score:.2f}, below "
+            f"{AlignOptions().min_score}): the phones recognised from the audio alone instead")
 
 
 def script_segments(alignment: Alignment, recognised: list[Segment], phones) -> list[Segment]:

@@ -324,7 +324,7 @@ def phones_for(model, audio: Path, dialog: str | None, log: Log,
     block_seconds = progress_block_seconds(audio)
     options = DecodingOptions(chunk_frames=offline_chunk(model))  # a file: the largest chunk, as transcribe
     if dialog is not None and dialog.strip():
-        from speechattn.runtime.align import TextError, dialog_transcript, script_words
+        from speechattn.runtime.align import TextError, dialog_mismatch, dialog_transcript, script_words
         from speechattn_export.words import Lexicon
 
         try:
@@ -334,6 +334,9 @@ def phones_for(model, audio: Path, dialog: str | None, log: Log,
         else:
             transcript, aligned = dialog_transcript(model, audio, words, starts, options,
                                                     on_progress=on_progress, block_seconds=block_seconds)
+            if dialog_mismatch(aligned):
+                log.say("Warn", f"{dialog_mismatch(aligned)[0].upper()}{dialog_mismatch(aligned)[1:]}.")
+                return transcript
             log.say("Info", f"Dialog: {len(words) - len(aligned.not_heard)} of {len(words)} words aligned.")
             if aligned.not_heard:
                 log.say("Warn", f"Not heard in the recording: {' '.join(aligned.not_heard)}.")
