@@ -132,3 +132,23 @@ def test_an_output_the_user_may_write_but_not_read_is_written(tiny_onnx):
         assert output.read_text().startswith(f"{audio}:")
     finally:
         shutil.rmtree(folder, ignore_errors=True)
+
+
+@pytest.mark.parametrize("name, starts", [("p.json", '{"format_version": 2'), ("p.TextGrid", 'File type = "ooTextFile"'),
+                                          ("p.textgrid", 'File type = "ooTextFile"'), ("p.tsv", "0.00\t"),
+                                          ("p.visemes.json", '{"format_version": 1'), ("p.ctm", "please-enter"),
+                                          ("p.txt", str(SAMPLE)), ("p.out", str(SAMPLE))])
+def test_an_output_file_without_format_is_written_in_the_format_its_extension_names(capsys, tmp_path, name, starts):
+    """-o phones.json wrote plain text whatever the name; now the name's extension chooses, and --format wins."""
+    assert main(["transcribe", str(SAMPLE), "-o", str(tmp_path / name), "-q"]) == 0, capsys.readouterr().err
+    assert (tmp_path / name).read_text().startswith(starts)
+    assert main(["transcribe", str(SAMPLE), "-o", str(tmp_path / name), "-q", "--format", "text"]) == 0
+    assert (tmp_path / name).read_text().startswith(str(SAMPLE))
+
+
+@pytest.mark.parametrize("name, starts", [("a.json", '{"format_version": 1'), ("a.TextGrid", 'File type = "ooTextFile"'),
+                                          ("a.ctm", "please-enter"), ("a.txt", SAMPLE + ":\n")])
+def test_an_alignment_file_without_format_is_written_in_the_format_its_extension_names(capsys, tmp_path, name, starts):
+    assert main(["align", str(SAMPLE), "please enter your password followed by the pound key", "-o",
+                 str(tmp_path / name), "-q"]) == 0, capsys.readouterr().err
+    assert (tmp_path / name).read_text().startswith(starts)

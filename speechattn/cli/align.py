@@ -56,7 +56,8 @@ def _align_one(model, audio: Path, words, starts, output_format: str, target: Pa
 @model_option
 @option("--format", "output_format", type=click.Choice(ALIGN_FORMAT_NAMES), default=None,
         help="text: a line per word; json (export/alignment.schema.json); textgrid: Praat, MFA's tiers words and "
-             "phones; ctm: a line per word  [default: text for one file, textgrid for a corpus]")
+             "phones; ctm: a line per word  [default: text for one file (with -o FILE, the format its extension "
+             "names), textgrid for a corpus]")
 @option("--output-dir", type=PATH, default=None, metavar="DIR",
         help="write one file per recording here (a corpus: the same relative paths)")
 @option("-o", "--output", "output_file", type=OUTPUT_FILE, default=None, metavar="FILE", help="one recording's result")
@@ -119,11 +120,13 @@ def align(audio, text, model, output_format, output_dir, output_file, dictionary
         raise UsageError("give the words: speechattn align AUDIO TEXT (a file, or the words in quotes)")
     from speechattn.cli.common import same_file
 
-    fmt = output_format or "text"
+    from speechattn.runtime.align import ALIGN_FORMATS
+    from speechattn.runtime.formats import format_of
+
+    fmt = output_format or (format_of(output_file, {extension: name for name, (extension, _) in ALIGN_FORMATS.items()})
+                            if output_file is not None else None) or "text"
     target = output_file
     if output_dir is not None:
-        from speechattn.runtime.align import ALIGN_FORMATS
-
         output_dir.mkdir(parents=True, exist_ok=True)
         target = output_dir / (Path(audio).stem + ALIGN_FORMATS[fmt][0])
     if target is not None and (same_file(target, audio) or same_file(target, Path(text))):

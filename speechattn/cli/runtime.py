@@ -106,8 +106,8 @@ def refuse_special_texts(**texts) -> None:
 @model_option_for(f"{files_name()} (trained at full context: 0.7-2.5 points more frame accuracy than "
                   f"{default_name()} on the dev sets, docs/benchmarks.md); {default_name()} with --chunk-frames or "
                   "--dialog")
-@option("--format", "output_format", type=click.Choice(list(FORMATS)), default="text",
-        help=f"output format: {formats_help()}")
+@option("--format", "output_format", type=click.Choice(list(FORMATS)), default=None, show_default=False,
+        help=f"output format: {formats_help()}  [default: text; with -o FILE, the format its extension names]")
 @option("--output-dir", type=PATH, default=None, metavar="DIR",
         help="write one file per input here (FILE-stem and the format's extension) instead of stdout")
 @option("-o", "--output", "output_file", type=OUTPUT_FILE, default=None, metavar="FILE",
@@ -206,6 +206,10 @@ def transcribe(files, model, output_format, output_dir, output_file, quiet, vise
         check_writable(output_file)  # a missing or read-only folder: one line now, not after the work
     if [str(f) for f in files].count("-") > 1:
         raise UsageError("- (standard input) can be given once")
+    if output_format is None:  # -o phones.json writes JSON, a.TextGrid a TextGrid (it wrote text whatever the name)
+        from speechattn.runtime.formats import EXTENSIONS, format_of
+
+        output_format = (format_of(output_file, EXTENSIONS) if output_file is not None else None) or "text"
     spec = FORMATS[output_format]
     if spec.rhubarb_shapes and visemes not in (None, "rhubarb"):
         raise UsageError(f"--format {output_format} writes Rhubarb's nine shapes; --visemes {visemes} goes with "

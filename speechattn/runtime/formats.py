@@ -37,6 +37,20 @@ FORMATS: dict[str, OutputFormat] = {
 }
 
 
+def format_of(path, extensions: dict[str, str]) -> str | None:
+    """The format an output file's name asks for ({extension: format name}, matched without case, the longest
+    first: a.visemes.json is visemes-json, a.json json); None for a name with none of them."""
+    name = str(path).lower()
+    for extension in sorted(extensions, key=len, reverse=True):
+        if name.endswith(extension.lower()):
+            return extensions[extension]
+    return None
+
+
+# -o FILE's extension -> transcribe's format, where --format is not given: the first format of each extension
+EXTENSIONS = {spec.extension: name for name, spec in reversed(list(FORMATS.items()))}
+
+
 def render(name: str, transcript, rhubarb=None) -> str:
     """The transcript in format `name`, ending with a newline; `rhubarb` (transcribe.RhubarbOptions) sets the
     rhubarb-* formats' shapes and .dat frames."""
