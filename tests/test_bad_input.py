@@ -103,6 +103,14 @@ def test_inputs_sharing_a_stem_get_distinct_outputs(capsys, tmp_path, tiny_onnx)
     written = sorted(p.name for p in out.iterdir())
     assert written == ["a.flac.json", "a.wav.json", "d1__x.wav.json", "d2__x.wav.json"]
     assert {json.loads((out / name).read_text())["file"] for name in written} == {str(f) for f in files}
+    capsys.readouterr()
+    # to standard output as CTM, each file's lines carry its distinct name (all four were "a" or "x"), and a stem
+    # no other input shares stays the stem
+    solo = tmp_path / "solo.wav"
+    sf.write(solo, audio, 16000)
+    assert main(["transcribe", *map(str, files), str(solo), "--model", str(tiny_onnx), "--format", "ctm"]) == 0
+    ids = {line.split()[0] for line in capsys.readouterr().out.splitlines() if line.strip()}
+    assert ids == {"a.wav", "a.flac", "d1__x.wav", "d2__x.wav", "solo"}, ids
 
 
 # 4 ------------------------------------------------------------------------------------------------------

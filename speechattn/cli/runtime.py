@@ -287,6 +287,8 @@ def transcribe(files, model, output_format, output_dir, output_file, quiet, vise
             else:
                 transcript = transcribe_file(stream_model, path, options, keep=bool(plot),
                                              progress=progress_wanted() and not quiet)
+            if str(path) != "-" and names[path] != path.stem:  # inputs sharing a stem: CTM ids apart, as their files
+                transcript.name = names[path]
             write_transcript(transcript, output_format, target, rhubarb)
             seconds += transcript.duration
         except (AudioError, ValueError) as error:  # ValueError: what the client refuses to stream

@@ -337,6 +337,7 @@ class Transcript:
     phones: tuple = field(default_factory=tuple)
     visemes: VisemeSet = RHUBARB  # the set of --format visemes-json (rhubarb-* formats use RHUBARB)
     weights: np.ndarray | None = None  # (T, S) shape weights of `visemes`, when asked for
+    name: str | None = None  # the CTM's file field where the stem is not distinct (inputs sharing a stem); None: it
 
     def segment_dicts(self) -> list[dict]:
         return segment_dicts(self.segments, self.phones, self.duration, FRAMES_PER_SECOND)
@@ -595,17 +596,18 @@ def visemes_json_pieces(t: Transcript, rows_per_piece: int = 1000) -> Iterator[s
     yield '], "cues": ' + json.dumps(cue_dicts(t, t.visemes)) + "}"
 
 
-def ctm_name(path: str) -> str:
-    """A CTM record is whitespace-separated: a file stem with spaces, tabs or newlines gets each replaced by _."""
+def ctm_name(path: str, name: str | None = None) -> str:
+    """A CTM record is whitespace-separated: the file's stem (or `name`) with spaces, tabs or newlines each replaced
+    by _."""
     import re
 
-    return shown_name(re.sub(r"\s", "_", Path(path).stem)) or "_"
+    return shown_name(re.sub(r"\s", "_", Path(path).stem if name is None else name)) or "_"
 
 
 def as_ctm(t: Transcript) -> str:
     """NIST CTM: file channel start duration phone confidence, one line per segment (silence included); the file
-    field is the file's stem with whitespace replaced by _ (ctm_name)."""
-    name = ctm_name(t.file)
+    field is the file's stem (or the transcript's distinct name) with whitespace replaced by _ (ctm_name)."""
+    name = ctm_name(t.file, t.name)
     return "\n".join(f"{name} 1 {s['start']:.2f} {s['end'] - s['start']:.2f} {s['phone']} {s['confidence']:.4f}"
                      for s in t.segment_dicts())
 
