@@ -177,7 +177,7 @@ def stream_check(model, audio, checkpoint, chunk_frames, seconds):
     """Prove that streaming the ONNX model equals one-shot processing.
 
     Streams AUDIO (default: a generated speech-like signal) through MODEL (an ONNX file, or a bundled model's
-    name: default, default-int8) with the portable client
+    name: default, default-int8, file-int8) with the portable client
     at each chunk size and several push patterns and prints how far each result is from the one-shot
     result.  Exit status 1 if any comparison is not exact."""
     from speechattn.audio import SAMPLE_RATE, load_audio, speechlike_signal

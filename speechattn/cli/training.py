@@ -72,7 +72,7 @@ def evaluate(model, data, chunk_frames, min_frames, decoder, limit, as_json, con
     """Frame accuracy and PER of a checkpoint or ONNX model on labelled data.
 
     MODEL is a .pt checkpoint (run one-shot per chunk size), an .onnx file or a bundled model's name (default,
-    default-int8; streamed through the portable client, as `transcribe --model` takes them); MANIFEST a
+    default-int8, file-int8; streamed through the portable client, as `transcribe --model` takes them); MANIFEST a
     *_supervisions_<split>.jsonl.gz from `speechattn prepare`.  Frame
     accuracy: the share of 10 ms frames labelled right.  PER (phone error rate): the edit distance of the
     non-silence phone sequences (repeats merged, hypothesis after the decoder) over the reference length."""

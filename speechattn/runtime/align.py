@@ -223,8 +223,8 @@ def align_file(model, path: Path, words, sentence_starts=None, options: AlignOpt
             aligner.push(np.frombuffer(spool.read(count * 4 * P), dtype="<f4").reshape(count, P))
     duration = samples / SAMPLE_RATE
     if len(words) > 10 * max(duration, 0.1):
-        log.warning("%s: %d words for %.1f s of audio (%.0f a second): most will be reported as not heard",
-                    path, len(words), duration, len(words) / max(duration, 0.1))
+        log.warning("%s: %d words for %.2f s of audio: most will be reported as not heard", path, len(words),
+                    duration)
     return AlignedFile(str(path), rate, channels, duration, str(model.path), words, aligner.finish(),
                        tuple(model.phones), recognised)
 
