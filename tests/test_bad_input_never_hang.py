@@ -150,6 +150,15 @@ def test_what_does_not_start_as_audio_on_standard_input_is_refused_before_it_is_
     assert not list(tmp_path.glob("speechattn-pipe-*"))  # no spooled copy left behind (onnxruntime leaves its .ses)
 
 
+def test_nothing_on_standard_input_is_said_as_an_empty_file_is(tmp_path, tiny_onnx):
+    result = subprocess.run([sys.executable, "-m", "speechattn", "transcribe", "-", "-q", "--model", str(tiny_onnx)],
+                            stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=60,
+                            env={**os.environ, "TMPDIR": str(tmp_path)})
+    assert result.returncode == 1 and result.stdout == ""
+    assert result.stderr.strip() == "speechattn transcribe: error: -: nothing arrived (0 bytes), not audio", result.stderr
+    assert not list(tmp_path.glob("speechattn-pipe-*"))
+
+
 def test_standard_input_is_streamed_in_the_memory_a_file_takes(tmp_path, tiny_onnx):
     """Five minutes through standard input take no more memory than by path (held whole, the pipe added twice its
     9.6 MB: the bytes and their BytesIO copy; a 10-hour stdin took 1.2 GB against 95 MB by path)."""

@@ -205,6 +205,8 @@ def read_blocks(path: Path, block_seconds: float = BLOCK_SECONDS) -> tuple[int, 
         if declared is not None:
             check_file_rate(path, declared)  # 0 Hz or 4,294,967,295 Hz: named, not FFmpeg's 'Invalid data'
         if source is not None:
+            if source.stat().st_size == 0:  # said as an empty file is, not as libsndfile's "Format not recognised"
+                raise AudioError(f"{path}: nothing arrived (0 bytes), not audio") from None
             raise AudioError(f"{path}: cannot read audio from a pipe ({soundfile_error}); "
                              f"pipe {PIPED_FORMATS}, or give a file") from None
         if (reason := not_audio(path)) is not None:  # said as it is, not as a format PyAV might decode
