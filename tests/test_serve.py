@@ -214,12 +214,15 @@ def test_a_wrong_or_missing_token_is_refused_with_401_and_the_right_one_streams(
                 except InvalidStatus as error:
                     statuses.append(error.response.status_code)
             result, code, _ = await stream_one(url + "?token=s3cret", audio_at(16000, 0.3, 3), 16000, "int16", 480, {})
+            for scheme in ("Bearer", "bearer", "BEARER"):  # an HTTP auth scheme has no case
+                async with connect(url, additional_headers={"Authorization": f"{scheme} s3cret"}):
+                    statuses.append(scheme)
         finally:
             await stop(server, task)
         return statuses, result, code
 
     statuses, result, code = asyncio.run(main())
-    assert statuses == [401, 401] and result["type"] == "result" and code == 1000
+    assert statuses == [401, 401, "Bearer", "bearer", "BEARER"] and result["type"] == "result" and code == 1000
 
 
 def test_bad_clients_each_get_a_close_code_and_a_good_stream_beside_them_is_unharmed(model, caplog):
@@ -238,6 +241,16 @@ def test_bad_clients_each_get_a_close_code_and_a_good_stream_beside_them_is_unha
                               "unknown option 'speed'"),
         "an unserved chunk": ([json.dumps({"type": "start", "sample_rate": 16000, "options": {"chunk_frames": 999}})],
                               1007, "chunk_frames 999"),
+        "a fractional min_frames": ([json.dumps({"type": "start", "sample_rate": 16000,
+                                                 "options": {"min_frames": 2.5}})], 1007, "min_frames must be a whole"),
+        "true as min_frames": ([json.dumps({"type": "start", "sample_rate": 16000, "options": {"min_frames": True}})],
+                               1007, "min_frames must be a whole"),
+        "a chunk of 8.0": ([json.dumps({"type": "start", "sample_rate": 16000, "options": {"chunk_frames": 8.0}})],
+                           1007, "chunk_frames 8.0"),
+        "provisional 'no'": ([json.dumps({"type": "start", "sample_rate": 16000, "options": {"provisional": "no"}})],
+                             1007, "provisional must be true or false"),
+        "a misspelt key": ([json.dumps({"type": "start", "sample_rate": 16000, "Format": "float32"})], 1007,
+                           "unknown key 'Format' in the start message"),
         "text where audio belongs": ([start, "hello"], 1003, "audio goes in binary frames"),
         "garbage as float32": ([start, np.random.default_rng(0).bytes(4000)], 1007, "float32 audio"),
         "a frame over the bound": ([start, b"\x00" * (70 << 10)], 1009, ""),
@@ -270,6 +283,84 @@ def test_bad_clients_each_get_a_close_code_and_a_good_stream_beside_them_is_unha
         model, good_audio, 16000, DecodingOptions(), 160)["segments"])
     closed = [r.getMessage() for r in caplog.records if r.getMessage().startswith(("event=closed", "event=left"))]
     assert len(closed) == len(cases) + 1  # one line each, and the good stream's
+    assert any("code=1009 reason=" in line and "--max-frame-bytes" in line for line in closed), closed
+
+
+def test_a_defect_in_a_step_closes_the_streams_1011_in_one_line_and_the_server_goes_on(model, caplog, monkeypatch):
+    """An error inside the batcher's step (once a float min_frames got that far) ended the batcher silently: every
+    stream of the worker hung after "ready", new ones too, and SIGTERM could not stop the process.  Now the streams
+    of that step are closed 1011, one log line says why, and the next stream gets its result."""
+    from websockets.asyncio.client import connect
+
+    audio = audio_at(16000, 1.0, 6)
+    original, failures = Server._step, []
+
+    def failing_once(self, *work):
+        if not failures and any(pieces for _, pieces in work[1]):
+            failures.append(1)
+            raise TypeError("an integer is required")
+        return original(self, *work)
+
+    monkeypatch.setattr(Server, "_step", failing_once)
+
+    async def first(url):
+        async with connect(url) as ws:
+            await ws.send(json.dumps({"type": "start", "sample_rate": 16000, "format": "float32"}))
+            await ws.recv()
+            await ws.send(audio.astype("<f4").tobytes())
+            await ws.send(json.dumps({"type": "end"}))
+            await asyncio.wait_for(ws.wait_closed(), 20)
+            return ws.close_code, ws.close_reason
+
+    async def main():
+        server, task, url = await running(model)
+        try:
+            closed = await first(url)
+            after = await asyncio.wait_for(stream_one(url, audio, 16000, "float32", 1600, {}), 30)
+        finally:
+            await stop(server, task)
+        return closed, after, server.open_streams()
+
+    with caplog.at_level("INFO", logger="speechattn.runtime.serve"):
+        (code, reason), (result, after_code, _), still_open = asyncio.run(main())
+    assert failures and code == 1011 and "internal error" in reason
+    assert after_code == 1000 and same_segments(result["segments"], local_result(
+        model, audio, 16000, DecodingOptions(), 1600)["segments"])
+    assert still_open == 0
+    errors = [r.getMessage() for r in caplog.records if r.getMessage().startswith("event=error")]
+    assert errors == ['event=error where=step error="TypeError: an integer is required"'], errors
+
+
+def test_a_stream_without_its_result_when_the_drain_runs_out_is_closed_and_the_server_still_stops(model, monkeypatch):
+    """SIGTERM gives open streams drain_seconds for their result; one that cannot get it in time (here a step that
+    takes 3 s) is closed 1001 when the time is up, so serve() returns instead of waiting on it for ever."""
+    from websockets.asyncio.client import connect
+
+    original = Server._step
+
+    def slow(self, *work):
+        if work[2]:  # the finishing streams' step
+            time.sleep(3)
+        return original(self, *work)
+
+    monkeypatch.setattr(Server, "_step", slow)
+
+    async def main():
+        server, task, url = await running(model, drain_seconds=0.5)
+        async with connect(url) as ws:
+            await ws.send(json.dumps({"type": "start", "sample_rate": 16000, "format": "float32"}))
+            await ws.recv()
+            await ws.send(audio_at(16000, 0.5, 7).astype("<f4").tobytes())
+            await asyncio.sleep(0.2)
+            started = time.monotonic()
+            server.shutdown()
+            await asyncio.wait_for(ws.wait_closed(), 20)
+            await asyncio.wait_for(task, 20)
+            return ws.close_code, ws.close_reason, time.monotonic() - started
+
+    code, reason, seconds = asyncio.run(main())
+    assert code == 1001 and "no time left" in reason, (code, reason)
+    assert seconds < 10, seconds
 
 
 def test_a_stream_open_at_shutdown_gets_its_final_result_and_close_1001(model):

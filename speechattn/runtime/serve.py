@@ -63,6 +63,9 @@ STEP_BUCKETS = (0.001, 0.0025, 0.005, 0.01, 0.02, 0.03, 0.05, 0.075, 0.1, 0.2, 0
 BATCH_BUCKETS = (1, 2, 4, 8, 16, 32, 64, 128, 256)
 
 
+START_KEYS = {"type", "sample_rate", "format", "options"}  # the start message's (export/serve.schema.json)
+
+
 class Refused(Exception):
     """A client's mistake: the connection is closed with `code` and the one-line reason."""
 
@@ -284,7 +287,7 @@ class Server:
 
     def _token_ok(self, request) -> bool:
         given = request.headers.get("Authorization", "")
-        token = given[7:] if given.startswith("Bearer ") else None
+        token = given[7:] if given[:7].lower() == "bearer " else None  # an auth scheme has no case (RFC 9110)
         if token is None:
             query = urllib.parse.parse_qs(urllib.parse.urlsplit(request.path).query)
             token = (query.get("token") or [""])[0]
@@ -320,9 +323,11 @@ class Server:
             await connection.close(refused.code, refused.reason[:120])
         except _connection_closed() as closed:
             code = closed.rcvd.code if closed.rcvd else closed.sent.code if closed.sent else 1006
-            if code == 1009:
+            if code == 1009:  # websockets closed it: a message over --max-frame-bytes (the start message too)
                 self.metrics.refusals.labels("1009").inc()
-            if not (session is not None and session.gone):  # else _close said it already
+                log.info("event=closed peer=%s stream=%s code=1009 reason=%s", peer, session.key if session else "-",
+                         json.dumps(f"a message over --max-frame-bytes ({self.options.max_frame_bytes} bytes)"))
+            elif not (session is not None and session.gone):  # else _close said it already
                 log.info("event=left peer=%s stream=%s code=%d", peer, session.key if session else "-", code)
         finally:
             if session is not None:
@@ -344,6 +349,10 @@ class Server:
         request = _json_object(start)
         if request.get("type") != "start":
             raise Refused(1007, f'the first message must have "type": "start", not {request.get("type")!r}')
+        unknown = sorted(set(request) - START_KEYS)  # "Format": "float32" was read as int16, garbage phones out
+        if unknown:
+            raise Refused(1007, f"unknown key {unknown[0]!r} in the start message (known: {', '.join(sorted(START_KEYS))}"
+                                "; decoding options go in \"options\")")
         rate, sample_format = request.get("sample_rate"), request.get("format", "int16")
         if not isinstance(rate, int) or isinstance(rate, bool) or not MIN_RATE <= rate <= MAX_RATE:
             raise Refused(1007, f"sample_rate must be an integer from {MIN_RATE} to {MAX_RATE} (Hz), not {rate!r}")
@@ -352,6 +361,9 @@ class Server:
         asked = request.get("options", {})
         if not isinstance(asked, dict):
             raise Refused(1007, "options must be an object")
+        for flag in ("weights", "provisional"):
+            if flag in asked and not isinstance(asked[flag], bool):  # "no" was true
+                raise Refused(1007, f"{flag} must be true or false, not {asked[flag]!r}")
         phone_stream, follow = self._streams(asked)
         session = Session(next(self.keys), peer, phone_stream, follow, rate, SAMPLE_FORMATS[sample_format],
                           bool(asked.get("weights", False)), asyncio.Queue(self.options.max_queued_messages),
@@ -450,8 +462,10 @@ class Server:
             message = await session.outbox.get()
             if message is None:  # the result went out: close
                 await connection.close(session.close_code, session.close_reason)
-                log.info("event=closed peer=%s stream=%d code=%d seconds=%.2f", session.peer, session.key,
-                         session.close_code, session.received_samples / session.sample_rate)
+                log.info("event=closed peer=%s stream=%d code=%d seconds=%.2f%s", session.peer, session.key,
+                         session.close_code, session.received_samples / session.sample_rate,
+                         "" if session.close_code in (1000, 1001) and not session.gone else
+                         f" reason={json.dumps(session.close_reason)}")
                 return
             await connection.send(json.dumps(message))
 
@@ -476,7 +490,15 @@ class Server:
             work = self._collect()
             if work is None:
                 continue
-            messages = await loop.run_in_executor(self.worker, self._step, *work)
+            try:
+                messages = await loop.run_in_executor(self.worker, self._step, *work)
+            except Exception as error:  # a defect: the batcher must go on, or every stream of the worker hangs
+                log.error("event=error where=step error=%s", json.dumps(f"{type(error).__name__}: {error}"[:300]))
+                log.debug("the step's traceback", exc_info=True)
+                for session in list(self.sessions.values()):  # their streams' state is not known to be whole
+                    self._abort(session, 1011, "internal error: the server could not step this stream")
+                self.ready_keys = set()
+                continue
             self.ready_keys = set()
             for s in self.sessions.values():  # what the worker left in each stream's buffer
                 s.leftover_samples = s.phone_stream.stream.leftover.shape[1]
@@ -540,7 +562,8 @@ class Server:
                                                                                 self.options.max_batch))
             stream_set.adopt(s.key, s.phone_stream.stream)  # the PhoneStream's own Stream, stepped in the set
         for s in gone:
-            self.stream_sets[s.chunk_frames].discard(s.key)
+            if s.chunk_frames in self.stream_sets:  # absent where a failed step never made the set
+                self.stream_sets[s.chunk_frames].discard(s.key)
         for s, pieces in audio:
             try:
                 for piece in pieces:
@@ -659,6 +682,20 @@ class Server:
         if s.arrivals and s.arrivals[0][0] >= input_end:
             self.metrics.delay.observe(now - s.arrivals[0][1])
 
+    def _abort(self, s: Session, code: int, reason: str) -> None:
+        """Close a stream that will get no result (a defect, a drain that ran out of time), its results waiting or
+        not: the close, and the end of its send loop (a finishing stream's handler waits on it)."""
+        if not s.gone:  # its stream leaves the set at the worker's next run
+            s.gone = self.urgent = True
+            self.leaving.append(s)
+            self.wake.set()
+        self.metrics.refusals.labels(str(code)).inc()
+        s.finished = True  # the send loop closes the connection with this code and says so in one line
+        s.close_code, s.close_reason = code, reason[:120]
+        while not s.outbox.empty():
+            s.outbox.get_nowait()
+        s.outbox.put_nowait(None)
+
     def _close(self, s: Session, code: int, reason: str) -> None:
         """Close a stream from the loop (a client that stopped reading, bad audio): one log line, the close code."""
         s.gone = self.urgent = True
@@ -743,6 +780,8 @@ class Server:
         while self.sessions and time.monotonic() < deadline:
             await asyncio.sleep(0.02)
         log.info("event=stopped streams_left=%d", len(self.sessions))
+        for s in list(self.sessions.values()):  # out of time: closed without their result, so the process ends
+            self._abort(s, 1001, "the server is shutting down (no time left for this stream's result)")
 
     def shutdown(self) -> None:
         self._stop.set()
