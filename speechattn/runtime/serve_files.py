@@ -126,6 +126,10 @@ class FileServer:
                                            errors="strict", max_num_fields=16)
         except ValueError as error:
             raise HttpError(400, f"a query that cannot be read ({error})") from None
+        names = [name for name, _ in pairs]
+        if len(set(names)) < len(names):  # text=please&text=enter aligned "enter" alone
+            twice = next(name for name in names if names.count(name) > 1)
+            raise HttpError(400, f"parameter {twice!r} is given {names.count(twice)} times: give it once")
         return dict(pairs)
 
     def _check(self, request, path: str, query: dict) -> None:
@@ -147,6 +151,8 @@ class FileServer:
             raise HttpError(400, f"unknown parameter {unknown[0]!r} (known: {', '.join(sorted(known))})")
         if path == "/align" and not query.get("text", "").strip():
             raise HttpError(400, "align needs the words read aloud: ?text=...")
+        if query.get("force", "0") not in ("0", "1", "true", "false"):  # force=yes was taken as no force
+            raise HttpError(400, f"force is 1 or 0, not {query['force']!r}")
         length = _header(request, b"content-length")
         if length is not None and int(length) > self.options.max_file_bytes:
             raise HttpError(413, f"the file is {int(length):,} bytes; this server takes at most "
@@ -208,7 +214,11 @@ class FileServer:
             from speechattn.runtime.transcribe import resolve_model
             from speechattn_export.stream_client import StreamingModel
 
-            self.files_model = StreamingModel(resolve_model(self.options.files_model), num_threads=1)
+            from speechattn_export.stream_client import providers_for
+
+            providers = None if self.options.provider is None else providers_for(self.options.provider)
+            self.files_model = StreamingModel(resolve_model(self.options.files_model), providers=providers,
+                                              num_threads=1)
         return self.files_model
 
     def _align(self, query: dict, upload: Path, name: str) -> str:
