@@ -38,7 +38,7 @@ def clips(count: int, folder: Path = SPEECH) -> list[np.ndarray]:
 
     files = sorted(folder.glob("*.opus"))[:count]
     if not files:
-        raise SystemExit(f"{folder}: no speech clips")
+        raise SystemExit(f"{folder}: no speech clips (.opus); give --speech FOLDER")
     return [np.round(sf.read(str(f), dtype="float32")[0] * 32767).astype("<i2") for f in files]
 
 
@@ -212,7 +212,10 @@ def main() -> None:
 def device_copies(path: str, providers: list) -> list[str]:
     """The copies onnxruntime put between the device and the host in the graph it runs with `providers` (its
     MemcpyToHost / MemcpyFromHost nodes, from the optimized graph it saves), each as 'MemcpyToHost -> the node types
-    that read it': where nodes fall back to the CPU.  None on the CPU alone."""
+    that read it': where nodes fall back to the CPU.  None on the CPU alone (nothing to load: the onnx package,
+    which a runtime install lacks, is needed only on a device)."""
+    if all(provider == "CPUExecutionProvider" for provider in providers):
+        return []
     import tempfile
 
     import onnx
@@ -260,7 +263,12 @@ def model_only(args, seconds: float = 4.0) -> None:
             raise ValueError(f"--batches {args.batches}: each from 1 to 8192")
     except ValueError as error:
         raise SystemExit(f"serve_load.py: {error}") from None
-    model = StreamingModel(resolve_model(args.model), providers=providers, num_threads=1)
+    from speechattn.errors import SpeechattnError
+
+    try:
+        model = StreamingModel(resolve_model(args.model), providers=providers, num_threads=1)
+    except (SpeechattnError, ValueError) as error:
+        raise SystemExit(f"serve_load.py: {error}") from None
     chunk = model.default_chunk_frames * model.hop_samples
     speech = clips(max(batches), args.speech)
     calls = int(seconds * model.sample_rate / chunk)

@@ -30,6 +30,28 @@ def test_model_only_measures_each_batch_size_with_and_without_io_binding(tiny_on
         assert cpu_ms > 0 and wall_ms > 0 and per_core > 0 and real_time > 0, row
 
 
+@pytest.mark.skipif(not SPEECH.is_dir(), reason="../shared/data/librispeech-clips is not beside the clone")
+def test_model_only_runs_where_the_onnx_package_is_not_installed(tiny_onnx):
+    """A runtime install has onnxruntime but not onnx (a training dependency): on the CPU nothing needs it."""
+    blocker = ("import runpy, sys\n"
+               "class Block:\n"
+               "    def find_spec(self, name, path=None, target=None):\n"
+               "        if name == 'onnx' or name.startswith('onnx.'):\n"
+               "            raise ModuleNotFoundError(f'No module named {name!r}', name=name)\n"
+               "sys.meta_path.insert(0, Block())\n"
+               f"sys.argv = ['serve_load.py', '--model-only', '--model', {str(tiny_onnx)!r}, '--batches', '2']\n"
+               f"runpy.run_path({SCRIPT!r}, run_name='__main__')\n")
+    result = subprocess.run([sys.executable, "-c", blocker], capture_output=True, text=True, timeout=300, cwd=ROOT)
+    assert result.returncode == 0 and "| 2 | off |" in result.stdout, result.stderr
+
+
+def test_a_model_that_is_not_there_is_one_line():
+    result = subprocess.run([sys.executable, SCRIPT, "--model-only", "--model", "tiny"], capture_output=True,
+                            text=True, timeout=120, cwd=ROOT)
+    assert result.returncode == 1 and result.stderr.startswith("serve_load.py: tiny: no such model file"), \
+        result.stderr
+
+
 def test_device_copies_lists_none_on_the_cpu_and_names_what_reads_and_writes_each_copy(tiny_onnx):
     """On the CPU onnxruntime inserts no copy; in a graph as onnxruntime saves it for a GPU, each copy to the host is
     named with the kinds of node that read it (those that run on the CPU), each copy from it with its input's writer."""
