@@ -316,3 +316,20 @@ def test_an_infinite_weight_is_refused_too(capsys, tmp_path):
     torch.save(payload, tmp_path / "inf.pt")
     line = refused(capsys, "export", tmp_path / "inf.pt", "-o", tmp_path / "m.onnx", status=1)
     assert f"parameter {first} holds NaN or infinite values" in line
+
+
+@pytest.mark.parametrize("setting, words", [("train.max_step=5", "--set: unknown setting(s): train.max_step"),
+                                            ("train.max_steps=five", "--set: train.max_steps must be an integer"),
+                                            ("bogus.key=1", "--set: unknown section(s): bogus")])
+def test_a_wrong_set_is_named_as_the_set_not_as_the_recipe_file(capsys, tmp_path, setting, words):
+    """The packaged recipe is sound: its path (site-packages/.../tiny.yaml) was named as if the file were wrong."""
+    line = refused(capsys, "train", "tiny", "--out", tmp_path / "run", "--set", setting, status=2)
+    assert words in line and "tiny.yaml" not in line, line
+    assert not (tmp_path / "run").exists()
+
+
+def test_a_wrong_recipe_file_is_still_named_with_a_set_beside_it(capsys, tmp_path):
+    recipe = tmp_path / "mine.yaml"
+    recipe.write_text("train:\n  max_stepz: 5\n")
+    line = refused(capsys, "train", recipe, "--out", tmp_path / "run", "--set", "train.max_steps=5", status=2)
+    assert line.endswith(f"{recipe}: unknown setting(s): train.max_stepz"), line

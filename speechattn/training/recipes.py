@@ -175,7 +175,20 @@ def load_recipe(path: str | Path, overrides: dict | None = None) -> Recipe:
     path = Path(path)
     if not path.exists() and path.parent == Path(".") and path.suffix in ("", ".yaml"):
         path = next((p for p in packaged_recipes() if p.stem == path.stem), path)
-    return recipe_from_mapping(_merge(read_yaml(path), overrides or {}), path)
+    raw = read_yaml(path)
+    try:
+        return recipe_from_mapping(_merge(raw, overrides or {}), path)
+    except ConfigError as error:
+        if not overrides:
+            raise
+        try:
+            recipe_from_mapping(raw, path)
+        except ConfigError as own:
+            if str(own) == str(error):  # the file's own mistake, whatever the --set
+                raise error from None
+        # the mistake is a --set's: the file alone is sound or fails otherwise (say a root a --set would give);
+        # it was named as the recipe file's (site-packages/.../tiny.yaml: unknown setting train.max_step)
+        raise ConfigError(f"--set: {str(error).removeprefix(f'{path}: ')}") from None
 
 
 def recipe_as_mapping(recipe: Recipe) -> dict:
