@@ -189,6 +189,8 @@ def test_a_one_sample_file_as_textgrid_is_one_line(capsys, tmp_path, tiny_onnx):
     assert "one.wav: 0.1 ms of audio is shorter than one 10 ms frame" in err and "Traceback" not in err
     assert main(["transcribe", str(tmp_path / "one.wav"), "--model", str(tiny_onnx), "--format", "json"]) == 0
     assert json.loads(capsys.readouterr().out)["segments"] == []
+    assert main(["transcribe", str(tmp_path / "one.wav"), "--model", str(tiny_onnx), "--format", "ctm"]) == 0
+    assert capsys.readouterr().out == ""  # no segment, no line (it was a blank line)
 
 
 @pytest.mark.parametrize("samples", [1, 200, 399])

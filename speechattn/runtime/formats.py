@@ -52,13 +52,14 @@ EXTENSIONS = {spec.extension: name for name, spec in reversed(list(FORMATS.items
 
 
 def render(name: str, transcript, rhubarb=None) -> str:
-    """The transcript in format `name`, ending with a newline; `rhubarb` (transcribe.RhubarbOptions) sets the
-    rhubarb-* formats' shapes and .dat frames."""
+    """The transcript in format `name`, ending with a newline (nothing for a format with no line to write: CTM of a
+    file too short for a frame); `rhubarb` (transcribe.RhubarbOptions) sets the rhubarb-* formats' shapes and .dat
+    frames."""
     from speechattn.runtime import transcribe
 
     writer = getattr(transcribe, FORMATS[name].writer)
     text = writer(transcript, rhubarb) if FORMATS[name].rhubarb_shapes and rhubarb is not None else writer(transcript)
-    return text if text.endswith("\n") else text + "\n"
+    return text if text.endswith("\n") or not text else text + "\n"
 
 
 def render_pieces(name: str, transcript, rhubarb=None):
