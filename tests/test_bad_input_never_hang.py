@@ -231,7 +231,7 @@ def test_every_recipe_number_has_a_range_checked_before_any_work(capsys, tmp_pat
 @pytest.mark.parametrize("args, message", [
     (["init", "-o", "{tmp}/m.pt", "--seed", "100000000000000000000000"], "is not in the range 0<=x<=4294967295"),
     (["init", "-o", "{tmp}/m.pt", "--set", "left_context_frames=5000"], "at most 4096 frames"),
-    (["transcribe", str(SAMPLE), "--min-frames", "1000000000"], "min_frames must be from 1 to 100, not 1000000000"),
+    (["transcribe", str(SAMPLE), "--min-frames", "1000000000"], "min_frames must be a whole number from 1 to 100, not 1000000000"),
 ])
 def test_numeric_options_out_of_range_are_refused_before_any_work(capsys, tmp_path, args, message):
     line = refused(capsys, *[a.format(tmp=tmp_path) for a in args], status=2)
