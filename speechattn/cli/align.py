@@ -192,18 +192,12 @@ def _align_corpus(folder: Path, model, fmt: str, output_dir: Path, dictionary, j
         if not pairs:
             raise UsageError(f"{folder}: no audio file with a .lab or .txt transcript beside it (MFA's layout)")
         stems = Counter(audio.relative_to(folder).with_suffix("") for audio, _ in pairs)
-        inputs = {path.resolve(): path for pair in pairs for path in pair}
         for audio, text in pairs:
             relative = audio.relative_to(folder)
             # a.wav and a.flac beside one a.lab: a.wav.TextGrid and a.flac.TextGrid, not one output for both
             named = relative.with_suffix("") if stems[relative.with_suffix("")] == 1 else relative
             target = output_dir / named.with_name(named.name + ALIGN_FORMATS[fmt][0])
-            if target.resolve() in inputs:  # --output-dir the corpus itself, --format text: a.txt is a transcript
-                raise UsageError(f"--output-dir {output_dir} --format {fmt} would write {target}, which is one of the "
-                                 f"inputs ({inputs[target.resolve()]}): give another --output-dir or --format")
             everything.append(FileJob(str(audio), str(target), str(text)))
-        for parent in {Path(job.target).parent for job in everything}:
-            output_directory(parent)
     else:  # a lhotse supervisions manifest: one output per recording, named by its id
         import os
 
@@ -212,9 +206,13 @@ def _align_corpus(folder: Path, model, fmt: str, output_dir: Path, dictionary, j
         for recording, audio, words in manifest_texts(folder):
             name = recording.replace(os.sep, "__") + ALIGN_FORMATS[fmt][0]
             everything.append(FileJob(str(audio), str(output_dir / name), None, words))
-            if (output_dir / name).resolve() == Path(audio).resolve():
-                raise UsageError(f"--output-dir {output_dir} --format {fmt} would write {output_dir / name}, which "
-                                 "is one of the inputs: give another --output-dir or --format")
+    inputs = {Path(path).resolve(): path for job in everything for path in (job.source, job.text) if path is not None}
+    for job in everything:  # --output-dir the corpus itself with --format text: a.txt is a.wav's transcript
+        if Path(job.target).resolve() in inputs:
+            raise UsageError(f"--output-dir {output_dir} --format {fmt} would write {job.target}, which is one of the "
+                             f"inputs ({inputs[Path(job.target).resolve()]}): give another --output-dir or --format")
+    for parent in {Path(job.target).parent for job in everything}:
+        output_directory(parent)
     todo, done = pending(everything, overwrite)
     if done and not quiet:
         print(f"speechattn align: {done} file(s) already aligned in {output_dir}: skipped (--overwrite redoes them)",
