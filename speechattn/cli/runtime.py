@@ -279,8 +279,8 @@ def transcribe(files, model, output_format, output_dir, output_file, quiet, vise
 
                 transcript, aligned = dialog_transcript(stream_model, path, *script, options,
                                                         progress=progress_wanted() and not quiet)
-                if dialog_mismatch(aligned):  # said even with --quiet: the output is not what was asked for
-                    print(f"speechattn transcribe: {path}: {dialog_mismatch(aligned)}", file=sys.stderr)
+                if mismatch := dialog_mismatch(aligned):  # said even with --quiet: not the output asked for
+                    print(f"speechattn transcribe: {path}: {mismatch}", file=sys.stderr)
                 elif aligned.not_heard and not quiet:
                     print(f"speechattn transcribe: {path}: not heard (from --dialog): {' '.join(aligned.not_heard)}",
                           file=sys.stderr)

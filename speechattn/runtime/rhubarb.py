@@ -334,8 +334,8 @@ def phones_for(model, audio: Path, dialog: str | None, log: Log,
         else:
             transcript, aligned = dialog_transcript(model, audio, words, starts, options,
                                                     on_progress=on_progress, block_seconds=block_seconds)
-            if dialog_mismatch(aligned):
-                log.say("Warn", f"{dialog_mismatch(aligned)[0].upper()}{dialog_mismatch(aligned)[1:]}.")
+            if mismatch := dialog_mismatch(aligned):
+                log.say("Warn", f"{mismatch[0].upper()}{mismatch[1:]}.")
                 return transcript
             log.say("Info", f"Dialog: {len(words) - len(aligned.not_heard)} of {len(words)} words aligned.")
             if aligned.not_heard:
