@@ -148,11 +148,14 @@ DEVICES = {"CUDAExecutionProvider": "cuda"}
 PROVIDERS = {"cpu": ["CPUExecutionProvider"], "cuda": ["CUDAExecutionProvider", "CPUExecutionProvider"]}
 
 
-def providers_for(name: str) -> list:
-    """onnxruntime's providers for "cpu" or "cuda"; ValueError in one line when this onnxruntime has no such provider
-    (onnxruntime itself would warn and run on the CPU)."""
+def providers_for(name: str | None) -> list | None:
+    """onnxruntime's providers for "cpu" or "cuda" (None for None: onnxruntime's first available, as
+    StreamingModel's default); ValueError in one line when this onnxruntime has no such provider (onnxruntime itself
+    would warn and run on the CPU)."""
     import onnxruntime as ort
 
+    if name is None:
+        return None
     if name not in PROVIDERS:
         raise ValueError(f"provider {name!r}: one of {', '.join(PROVIDERS)}")
     wanted, available = PROVIDERS[name][0], ort.get_available_providers()

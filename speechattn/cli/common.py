@@ -128,7 +128,7 @@ def load_onnx(model_path: Path, threads: int | None = None, provider: str | None
         raise SpeechattnError(f"{model_path}: no such model file")
     refuse_special(model_path, "model")
     try:
-        providers = None if provider is None else providers_for(provider)
+        providers = providers_for(provider)
     except ValueError as error:
         raise SpeechattnError(f"--provider {provider}: {error}") from None
     try:

@@ -1008,7 +1008,7 @@ def _worker(model_path: str, threads, options: ServeOptions, number: int, metric
     from speechattn_export.stream_client import StreamingModel, providers_for
 
     async def main() -> None:
-        providers = None if options.provider is None else providers_for(options.provider)
+        providers = providers_for(options.provider)
         server = Server(StreamingModel(model_path, providers=providers, num_threads=threads), options, number,
                         open_count)
         loop = asyncio.get_running_loop()

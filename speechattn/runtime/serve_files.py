@@ -212,13 +212,10 @@ class FileServer:
         onnxruntime thread, as the file thread has; a file that is no model: its one line (ValueError), as a 422."""
         if self.files_model is None:
             from speechattn.runtime.transcribe import resolve_model
-            from speechattn_export.stream_client import StreamingModel
+            from speechattn_export.stream_client import StreamingModel, providers_for
 
-            from speechattn_export.stream_client import providers_for
-
-            providers = None if self.options.provider is None else providers_for(self.options.provider)
-            self.files_model = StreamingModel(resolve_model(self.options.files_model), providers=providers,
-                                              num_threads=1)
+            self.files_model = StreamingModel(resolve_model(self.options.files_model),
+                                              providers=providers_for(self.options.provider), num_threads=1)
         return self.files_model
 
     def _align(self, query: dict, upload: Path, name: str) -> str:
