@@ -243,7 +243,7 @@ def validate(count: int, args) -> None:
         exact = boundaries(exact_intervals(u.intervals, PHONES))
         stretches = words_between_pauses(frame_labels(u.intervals, frames))
         found = {}
-        log_probs = log_posteriors(model, u.audio, frames, chunk)
+        log_probs = log_posteriors(model, u.audio, frames, chunk, phases=args.phases)
         ours = align(log_probs, [ScriptWord(" ".join(w), tuple(w)) for w in stretches], model.phones, AlignOptions())
         found["speechattn"] = boundaries(ours_intervals(ours, frames))
         theirs = peer.align(u.audio, stretches)
@@ -264,7 +264,7 @@ def validate(count: int, args) -> None:
           f"ones (how exact a reference of agreed boundaries is)", dict(pair_scored), {})
 
 
-def dev_sets(manifests, limit=None, model_name: str = "default", agree_ms: float = 20.0) -> None:
+def dev_sets(manifests, limit=None, model_name: str = "default", agree_ms: float = 20.0, phases: int = 1) -> None:
     """The check on real speech (dev manifests, supervisions with recordings beside); bench/align.py --agreed too."""
     from speechattn.data.align import PhoneAligner
     from speechattn.data.dataset import cuts_from_manifests
@@ -291,7 +291,7 @@ def dev_sets(manifests, limit=None, model_name: str = "default", agree_ms: float
                 continue
             seconds += len(audio) / 16000
             found = {}
-            log_probs = log_posteriors(model, audio, frames, chunk)
+            log_probs = log_posteriors(model, audio, frames, chunk, phases=phases)
             ours = align(log_probs, words, model.phones, AlignOptions())
             found["speechattn"] = boundaries(ours_intervals(ours, frames))
             theirs = peer.align_words(audio, [w.spoken for w in words])
@@ -327,6 +327,8 @@ def main() -> None:
     parser.add_argument("--limit", type=int, default=None, help="first N utterances of each manifest")
     parser.add_argument("--model", default="default", help="speechattn's model (a bundled name or an ONNX file)")
     parser.add_argument("--agree-ms", type=float, default=20.0, help="two aligners agree within this (default 20)")
+    parser.add_argument("--phases", type=int, default=1, help="ours: posteriors averaged over this many shifts of the "
+                                                              "audio, as `speechattn align --phases` (default 1)")
     args = parser.parse_args()
     if not args.validate and not args.manifests:
         parser.error("give --validate N and/or --manifests")
@@ -336,7 +338,7 @@ def main() -> None:
     if args.validate:
         validate(args.validate, args)
     if args.manifests:
-        dev_sets(args.manifests, args.limit, args.model, args.agree_ms)
+        dev_sets(args.manifests, args.limit, args.model, args.agree_ms, args.phases)
 
 
 if __name__ == "__main__":

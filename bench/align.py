@@ -46,6 +46,7 @@ from speechattn.phones import PHONE_TO_INDEX, PHONES  # noqa: E402
 from speechattn_export.align import AlignOptions, align  # noqa: E402
 from speechattn_export.pipeline import load_model  # noqa: E402
 from speechattn_export.segments import label_intervals  # noqa: E402
+from real_edges import log_posteriors  # noqa: E402  (bench/: the script's own folder)
 
 SIL = PHONE_TO_INDEX["sil"]
 TOLERANCES_MS = (10, 20, 50)
@@ -128,16 +129,21 @@ def main() -> None:
     parser.add_argument("--agreed", action="store_true",
                         help="with --manifests: also the real-speech boundaries two independent aligners agree on "
                              "(bench/agreed_boundaries.py; Praat's aligner the third: pip install '.[bench]')")
+    parser.add_argument("--phases", type=int, default=1,
+                        help="ours: the posteriors averaged over this many shifts of the audio, as `speechattn align "
+                             "--phases` (default 1; the --agreed check too)")
     parser.add_argument("--offsets", default="half,7", help="--mismatched: pair each utterance with the text this many "
                                                              "further on (comma-separated; half: half the set)")
     args = parser.parse_args()
     model = load_model(args.model, threads=1)
+    if not 1 <= args.phases <= model.frame_subsampling:
+        parser.error(f"--phases: 1 to {model.frame_subsampling} for this model")
     args.chunk_frames = args.chunk_frames or max(model.allowed_chunk_frames)
     options = AlignOptions(min_frames=args.min_frames)
     if args.mismatched:
         if not args.manifests:
             parser.error("--mismatched aligns the dev sets: give --manifests")
-        mismatched(model, options, args.manifests, args.limit, args.chunk_frames, args.offsets.split(","))
+        mismatched(model, options, args.manifests, args.limit, args.chunk_frames, args.offsets.split(","), args.phases)
         return
     peer = PhoneAligner()
     jobs = plan(SynthConfig(hours=args.utterances * 4.2 / 3600))[: args.utterances]
@@ -156,8 +162,7 @@ def main() -> None:
         aligned = peer.align(utterance.audio, stretches)
         cpu["pocketsphinx"] += time.process_time() - start
         start = time.process_time()
-        stream = model.new_stream(args.chunk_frames)
-        log_probs = np.concatenate([stream.push(utterance.audio).log_probs, stream.finish().log_probs])[:frames]
+        log_probs = log_posteriors(model, utterance.audio, frames, args.chunk_frames, phases=args.phases)
         cpu["model"] += time.process_time() - start
         script = [ScriptWord(" ".join(w), tuple(w)) for w in stretches]
         ours = align(log_probs, script, model.phones, options)
@@ -203,16 +208,16 @@ def main() -> None:
 
 
     if args.manifests:
-        dev_sets(model, options, peer, args.manifests, args.limit, args.chunk_frames)
+        dev_sets(model, options, peer, args.manifests, args.limit, args.chunk_frames, args.phases)
     if args.manifests and args.agreed:
         from agreed_boundaries import dev_sets as agreed_sets
 
         print("\nreal speech, the boundaries the other two aligners agree on (bench/agreed_boundaries.py; model default, "
-              "as `speechattn align`)")
-        agreed_sets(args.manifests, args.limit)
+              f"as `speechattn align`; {args.phases} phase(s))")
+        agreed_sets(args.manifests, args.limit, phases=args.phases)
 
 
-def dev_sets(model, options, peer, manifests, limit, chunk_frames=None) -> None:
+def dev_sets(model, options, peer, manifests, limit, chunk_frames=None, phases: int = 1) -> None:
     from pathlib import Path
 
     from speechattn.data.dataset import cuts_from_manifests
@@ -238,8 +243,7 @@ def dev_sets(model, options, peer, manifests, limit, chunk_frames=None) -> None:
             text = texts[item_id]
             words = lexicon.words(text)
             start = time.process_time()
-            stream = model.new_stream(chunk_frames)
-            log_probs = np.concatenate([stream.push(audio).log_probs, stream.finish().log_probs])[:frames]
+            log_probs = log_posteriors(model, audio, frames, chunk_frames, phases=phases)
             cpu["model"] += time.process_time() - start
             ours = align(log_probs, words, model.phones, options) if words else None
             cpu["speechattn"] += time.process_time() - start
@@ -264,7 +268,7 @@ def dev_sets(model, options, peer, manifests, limit, chunk_frames=None) -> None:
               f"{cpu['pocketsphinx'] / cpu['speechattn']:.1f} x less")
 
 
-def mismatched(model, options, manifests, limit, chunk_frames, offsets) -> None:
+def mismatched(model, options, manifests, limit, chunk_frames, offsets, phases: int = 1) -> None:
     from pathlib import Path
 
     from speechattn.data.dataset import cuts_from_manifests
@@ -285,8 +289,7 @@ def mismatched(model, options, manifests, limit, chunk_frames, offsets) -> None:
         for item_id, audio, labels in utterances(cuts):
             words = lexicon.words(texts[item_id])
             if words:
-                stream = model.new_stream(chunk_frames)
-                log_probs = np.concatenate([stream.push(audio).log_probs, stream.finish().log_probs])[:len(labels)]
+                log_probs = log_posteriors(model, audio, len(labels), chunk_frames, phases=phases)
                 items.append((log_probs, words))
         n = len(items)
         true = [align(log_probs, words, model.phones, options) for log_probs, words in items]

@@ -144,12 +144,15 @@ def nearest(found: list[tuple[float, str]], ms: float) -> tuple[float, str] | No
 
 
 def log_posteriors(model, audio: np.ndarray, frames: int, chunk_frames: int, torch_model=None,
-                   torch_chunk: str | None = None) -> np.ndarray:
+                   torch_chunk: str | None = None, phases: int = 1) -> np.ndarray:
     """(frames, phones) log-probabilities: the ONNX file streamed at `chunk_frames`, or with `torch_model` (weights
     in PyTorch: the bundled ones or --weights) the recording in one pass at `torch_chunk` frames a chunk, or "full": the whole
-    recording seen at once (no streaming, no look-ahead bound)."""
+    recording seen at once (no streaming, no look-ahead bound).  phases > 1: the ONNX file's posteriors averaged over
+    that many shifts of the audio (the kit's PhaseStream, as `speechattn align --phases`)."""
     if torch_model is None:
-        stream = model.new_stream(chunk_frames)
+        from speechattn_export.stream_client import PhaseStream
+
+        stream = PhaseStream(model, chunk_frames, phases)
         return np.concatenate([stream.push(audio).log_probs, stream.finish().log_probs])[:frames]
     import torch
 

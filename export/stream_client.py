@@ -244,6 +244,11 @@ class StreamingModel:
         if not 0 <= self.output_delay_frames <= 1000:
             raise ValueError(f"output_delay_frames = {self.output_delay_frames} is outside 0..1000")
         self._check_delay(meta)
+        config = json.loads(meta.get("model_config") or "{}")
+        subsampling = config.get("frame_subsampling", 1) if isinstance(config, dict) else 1
+        # the encoder's step in frames (S): a position stacks S frames, so the same audio S' < S frames later is
+        # stacked differently and labelled anew (PhaseStream averages the S phases); 1 for files without the key
+        self.frame_subsampling = subsampling if isinstance(subsampling, int) and 1 <= subsampling <= 64 else 1
         self.states = json.loads(meta["states"])
         io = json.loads(meta["inputs"])
         self.audio_input, self.chunk_input, self.flush_input = io["audio"], io["chunk_frames"], io["flush"]
@@ -524,6 +529,79 @@ class Stream:
     def _call(self, audio, final):
         log_probs, self.state = self.model.run(audio, self.chunk_frames, final, self.state)
         return log_probs
+
+
+class PhaseStream:
+    """A Stream whose frames are averaged over `phases` shifts of the audio (for files: alignment).  The model's
+    encoder stacks S frames a position (model.frame_subsampling), so the same audio k frames later (0 < k < S) is
+    stacked into other positions and labelled anew; the average of the S phases' posteriors is a little more exact
+    than any one (docs/benchmarks.md, "Alignment over the phases").  Phase k runs its own Stream, primed with k
+    hops of silence more than the others (labelled by no frame), at shifts 0, S / phases, 2 S / phases ... frames;
+    each frame's row is log(mean of the phases' posteriors), given once every phase has it.  Same push / prime /
+    finish and Frames as Stream, at `phases` times its CPU; phases = 1 is a plain Stream's frames exactly."""
+
+    def __init__(self, model: StreamingModel, chunk_frames: int, phases: int = 1):
+        S = model.frame_subsampling
+        if isinstance(phases, bool) or not isinstance(phases, (int, np.integer)) or not 1 <= phases <= S:
+            raise ValueError(f"phases must be a whole number from 1 to {S} (the model's encoder step in frames), "
+                             f"not {phases!r}")
+        self.model = model
+        self.shifts = [k * S // int(phases) for k in range(int(phases))]
+        self.streams = [Stream(model, chunk_frames) for _ in self.shifts]
+        self.chunk_frames = self.streams[0].chunk_frames
+        self.rows = [np.zeros((0, len(model.phones)), np.float32) for _ in self.shifts]  # each phase's, not given yet
+        self.frames_emitted = 0
+        self.started = False
+
+    @property
+    def finished(self) -> bool:
+        return self.streams[0].finished
+
+    @property
+    def nonfinite_samples(self) -> int:
+        return self.streams[0].nonfinite_samples
+
+    def prime(self, samples) -> None:
+        """Stream.prime for every phase (each then gets its shift's silence)."""
+        if self.started or self.finished:
+            raise RuntimeError("prime() comes before the stream's first push, once")
+        self._start(np.asarray(samples, dtype=np.float32))
+
+    def _start(self, head) -> None:
+        self.started = True
+        for stream, shift in zip(self.streams, self.shifts):
+            if shift or len(head):
+                stream.prime(np.concatenate([head, np.zeros(shift * self.model.hop_samples, np.float32)]))
+
+    def push(self, samples, sample_rate=None) -> Frames:
+        if not self.started and not self.finished:
+            self._start(np.zeros(0, np.float32))
+        with warnings.catch_warnings():  # NaN/Inf: said once, by the first phase, not once a phase
+            for k, stream in enumerate(self.streams):
+                if k:
+                    warnings.simplefilter("ignore")
+                self.rows[k] = np.concatenate([self.rows[k], stream.push(samples, sample_rate).log_probs])
+        return self._ready()
+
+    def finish(self) -> Frames:
+        if not self.started and not self.finished:
+            self._start(np.zeros(0, np.float32))
+        for k, stream in enumerate(self.streams):
+            self.rows[k] = np.concatenate([self.rows[k], stream.finish().log_probs])
+        return self._ready()
+
+    def _ready(self) -> Frames:
+        n = min(len(r) for r in self.rows)
+        taken = np.stack([r[:n] for r in self.rows]).astype(np.float64)  # (phases, n, classes)
+        self.rows = [r[n:] for r in self.rows]
+        if len(taken) == 1:
+            log_probs = taken[0].astype(np.float32)
+        else:
+            top = taken.max(axis=0)
+            log_probs = (top + np.log(np.exp(taken - top).mean(axis=0))).astype(np.float32)
+        indices = np.arange(self.frames_emitted, self.frames_emitted + n)
+        self.frames_emitted += n
+        return Frames(indices, log_probs, self.model.phones)
 
 
 class StreamSet:

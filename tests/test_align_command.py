@@ -243,3 +243,38 @@ def test_a_fifo_or_a_device_as_the_text_or_dictionary_is_refused_not_waited_on(c
     for args in ((CASE, tmp_path / "fifo"), (CASE, "/dev/zero"), (CASE, CASE_TEXT, "--dictionary", tmp_path / "fifo")):
         code, _, err = run(capsys, *args)
         assert code == 1 and "not a file" in err and len(err.strip().splitlines()) == 1, err
+
+
+def test_phases_average_the_posteriors_in_one_file_and_in_a_corpus_alike(capsys, tmp_path):
+    """--phases 2: the file's posteriors are the kit's PhaseStream's (two shifts of the audio averaged), through
+    one file and through the corpus workers alike; past the model's encoder step it is a usage error."""
+    import numpy as np
+
+    from speechattn.runtime.transcribe import read_blocks
+    from speechattn_export import load_model
+    from speechattn_export.align import align
+    from speechattn_export.stream_client import PhaseStream
+    from speechattn_export.words import Lexicon
+
+    model = load_model("default-int8")
+    stream = PhaseStream(model, max(model.allowed_chunk_frames), 2)
+    audio = np.concatenate(list(read_blocks(CASE)[2]))
+    log_probs = np.concatenate([stream.push(audio).log_probs, stream.finish().log_probs])
+    expected = align(log_probs, Lexicon.load().words(CASE_TEXT), model.phones)
+    code, out, err = run(capsys, CASE, CASE_TEXT, "--format", "json", "--model", "default-int8", "--phases", "2")
+    assert code == 0, err
+    phones = [(p["phone"], round(p["start"] * 100), round(p["end"] * 100))
+              for w in json.loads(out)["words"] for p in w["phones"]]
+    assert phones == [(p.phone, p.start_frame, p.end_frame) for w in expected.words for p in w.phones]
+    corpus = tmp_path / "corpus"
+    corpus.mkdir()
+    (corpus / "case.wav").write_bytes(CASE.read_bytes())
+    (corpus / "case.lab").write_text(CASE_TEXT)
+    code, _, err = run(capsys, corpus, "--output-dir", tmp_path / "out", "--format", "json", "--model",
+                       "default-int8", "--phases", "2", "--jobs", "2")
+    assert code == 0, err
+    assert json.loads((tmp_path / "out" / "case.json").read_text())["words"] == json.loads(out)["words"]
+    code, out, err = run(capsys, CASE, CASE_TEXT, "--phases", "5")
+    assert code == 2 and out == ""
+    assert err.strip().splitlines() == ["speechattn align: error: --phases 5: this model's encoder steps 4 frame(s) "
+                                        "at a time, so it has 4 phase(s): give --phases 1 to 4"]

@@ -33,14 +33,14 @@ def corpus_pairs(folder: Path) -> tuple[list[tuple[Path, Path]], list[Path]]:
 
 
 def _align_one(model, audio: Path, words, starts, output_format: str, target: Path | None, progress: bool = False,
-               force: bool = False):
+               force: bool = False, phases: int = 1):
     """Align one recording to its words (runtime.align.script_words) and write it (or return the text for stdout):
     (the AlignedFile, text).  A text that does not match the speech is an Unalignable error, nothing written, unless
     `force`.  A corpus goes through runtime/workers.py's AlignWorker instead."""
     from speechattn.files import atomic_write_text
     from speechattn.runtime.align import align_file, render
 
-    aligned = align_file(model, audio, words, starts, progress=progress)
+    aligned = align_file(model, audio, words, starts, progress=progress, phases=phases)
     if not force:
         aligned.check_alignable()
     rendered = render(output_format, aligned)
@@ -72,9 +72,13 @@ def _align_one(model, audio: Path, words, starts, output_format: str, target: Pa
 @option("--overwrite", is_flag=True, help="align again files whose output exists (a corpus skips them otherwise)")
 @option("--force", is_flag=True,
         help="write the alignment even where the text does not match the speech (its score below the threshold)")
+@option("--phases", type=click.IntRange(1, 64), default=1, show_default=True, metavar="N",
+        help="average the model's posteriors over N shifts of the audio: 2 or 4 for the bundled model, whose encoder "
+             "steps four 10 ms frames at a time (2: shifts of 0 and 20 ms).  Boundaries a little more exact, at N "
+             "times the model's CPU (docs/benchmarks.md, \"Alignment over the phases\")")
 @option("-q", "--quiet", is_flag=True, help="no progress bar and no summary; errors only")
 def align(audio, text, model, output_format, output_dir, output_file, dictionary, jobs, ray_address, overwrite, force,
-          quiet):
+          phases, quiet):
     """Word and phone boundaries of speech whose words you know (forced alignment).
 
     AUDIO TEXT: one recording and its words (TEXT: a file, or the words themselves in quotes; a TEXT ending in
@@ -113,7 +117,7 @@ def align(audio, text, model, output_format, output_dir, output_file, dictionary
         if output_dir is None:
             raise UsageError("a corpus is written to --output-dir DIR")
         return _align_corpus(audio, model, output_format or "textgrid", output_dir, dictionary, jobs, ray_address,
-                             overwrite, quiet, started, force)
+                             overwrite, quiet, started, force, phases)
     if ray_address:
         raise UsageError("--ray aligns a corpus (a folder of audio files beside their .lab or .txt)")
     if text is None:
@@ -141,8 +145,10 @@ def align(audio, text, model, output_format, output_dir, output_file, dictionary
     # the text and its limits first: before the model loads or any audio is read
     text, name = read_text(text)
     words, starts = script_words(text, name, load_lexicon(dictionary))
-    aligned, rendered = _align_one(load_onnx(model_path), Path(audio), words, starts, fmt, target,
-                                   progress=progress_wanted() and not quiet, force=force)
+    stream_model = load_onnx(model_path)
+    check_phases(stream_model, phases)
+    aligned, rendered = _align_one(stream_model, Path(audio), words, starts, fmt, target,
+                                   progress=progress_wanted() and not quiet, force=force, phases=phases)
     seconds, not_heard = aligned.duration, aligned.not_heard
     if rendered is not None:
         print(rendered, end="", flush=True)
@@ -160,8 +166,15 @@ def align(audio, text, model, output_format, output_dir, output_file, dictionary
     return 0
 
 
+def check_phases(model, phases: int) -> None:
+    """--phases within the model's encoder step (StreamingModel.frame_subsampling), or a usage error."""
+    if phases > model.frame_subsampling:
+        raise UsageError(f"--phases {phases}: this model's encoder steps {model.frame_subsampling} frame(s) at a time, "
+                         f"so it has {model.frame_subsampling} phase(s): give --phases 1 to {model.frame_subsampling}")
+
+
 def _align_corpus(folder: Path, model, fmt: str, output_dir: Path, dictionary, jobs: int, ray_address: str | None,
-                  overwrite: bool, quiet: bool, started: float, force: bool = False) -> int:
+                  overwrite: bool, quiet: bool, started: float, force: bool = False, phases: int = 1) -> int:
     """A corpus in MFA's layout through the batch runner (runtime/batch.py): in this process (--jobs 1), worker
     processes or Ray actors, the files already aligned skipped, one progress bar, a summary.  Exit status 0 when
     every audio file's alignment is in output_dir at the end (written now or by an earlier run), 1 when any is not
@@ -176,7 +189,8 @@ def _align_corpus(folder: Path, model, fmt: str, output_dir: Path, dictionary, j
 
     from speechattn.runtime.transcribe import resolve_model
 
-    load_onnx(resolve_model(model))  # what every worker needs, checked once here: one line, not one per worker
+    # what every worker needs, checked once here: one line, not one per worker
+    check_phases(load_onnx(resolve_model(model)), phases)
     if dictionary is not None:
         from speechattn.files import refuse_special
         from speechattn.runtime.align import TextError
@@ -224,7 +238,8 @@ def _align_corpus(folder: Path, model, fmt: str, output_dir: Path, dictionary, j
             failed.append(result.source)
             tqdm.write(f"speechattn align: error: {result.error}", file=sys.stderr)
 
-    settings = AlignSettings(None if model is None else str(model), fmt, str(dictionary) if dictionary else None, force)
+    settings = AlignSettings(None if model is None else str(model), fmt, str(dictionary) if dictionary else None, force,
+                             phases)
     results = run_job(todo, AlignWorker, settings, jobs, ray_address, progress=progress_wanted() and not quiet,
                       description="aligning", on_result=report)
     seconds, not_heard = sum(r.seconds for r in results), sum(r.not_heard for r in results)

@@ -167,23 +167,29 @@ SPOOL_BYTES = 64 << 20  # align_file's log posteriors held in memory before they
 
 def align_file(model, path: Path, words, sentence_starts=None, options: AlignOptions = AlignOptions(),
                decoding=None, progress: bool = False, on_progress=None,
-               block_seconds: float | None = None) -> AlignedFile:
+               block_seconds: float | None = None, phases: int = 1) -> AlignedFile:
     """Stream one file through `model` (a StreamingModel) and align it to `words`; with `decoding` (the kit's
     DecodingOptions), also keep the decoder's free recognition of the same frames (what --dialog falls back to
     where the speech departs from the script); on_progress(fraction done) every `block_seconds` of audio
-    (default: transcribe's BLOCK_SECONDS)."""
+    (default: transcribe's BLOCK_SECONDS).  `phases` > 1: the posteriors aligned are averaged over that many shifts
+    of the audio (the kit's PhaseStream; `align --phases`); not with `decoding`."""
     from tqdm import tqdm
 
     from speechattn.runtime.transcribe import BLOCK_SECONDS, primed, read_blocks
 
+    from speechattn_export.stream_client import PhaseStream
+
+    phase_stream = PhaseStream(model, offline_chunk(model), phases)  # checks phases before the file is read
     rate, channels, blocks = read_blocks(path, block_seconds or BLOCK_SECONDS)
-    stream = model.new_stream(offline_chunk(model))
+    stream = phase_stream if phases > 1 else phase_stream.streams[0]
     segmenter = None
     if decoding is not None:
         from speechattn_export.pipeline import PhoneStream
 
         phone_stream = PhoneStream(model, decoding)
         stream, segmenter = phone_stream.stream, phone_stream.segmenter
+        if phases > 1:
+            raise ValueError("phases > 1 aligns a file alone, not with its free recognition (decoding)")
     recognised: list[Segment] = []
     # the log posteriors wait for the recording's prior: float32, in memory up to 64 MiB (70 minutes of the
     # bundled model's 40 phones), beyond that in a temporary file, so memory stays bounded at any length
