@@ -89,6 +89,28 @@ def test_a_file_posted_to_transcribe_gets_the_json_transcribe_writes(server, tin
     assert {k: v for k, v in answer.items() if k != "file"} == {k: v for k, v in expected.items() if k != "file"}
 
 
+def test_align_takes_phases_as_the_command_line_does(tmp_path):
+    """phases=2 (the bundled model steps 4 frames a position): the JSON of `align --phases 2`."""
+    from pathlib import Path
+
+    from speechattn.runtime.transcribe import resolve_model
+
+    sample = Path(__file__).resolve().parent.parent / "speechattn" / "runtime" / "samples" / \
+        "this-no-longer-appears-to-be-the-case.wav"
+    model = resolve_model("default-int8")
+    words = "this no longer appears to be the case"
+    expected = cli_json("align", str(sample), words, "--model", str(model), "--format", "json", "-o",
+                        str(tmp_path / "out.json"), "--phases", "2")
+    plain = cli_json("align", str(sample), words, "--model", str(model), "--format", "json", "-o",
+                     str(tmp_path / "plain.json"))
+    with serving(model) as server:
+        status, answer = post(server, "/align?name=case.wav&phases=2&text=" + words.replace(" ", "+"),
+                              sample.read_bytes())
+    assert status == 200
+    assert {k: v for k, v in answer.items() if k != "file"} == {k: v for k, v in expected.items() if k != "file"}
+    assert answer["words"] != plain["words"]  # the phases reached the alignment
+
+
 def test_a_server_without_a_model_named_transcribes_files_with_the_files_model_as_transcribe_does(tiny_onnx, tmp_path):
     """serve without --model (options.files_model: the bundled files' model) answers /transcribe as `transcribe`
     without --model does; a request that names a chunk gets the live streams' model, as --chunk-frames does."""
@@ -157,6 +179,8 @@ def test_bad_file_requests_each_get_a_status_and_one_log_line_and_a_live_stream_
         "align without words": (lambda: post(server, "/align", body, token), 400, "?text="),
         "force=yes": (lambda: post(server, "/align?text=please&force=yes", body, token), 400,
                       "force is 1 or 0, not 'yes'"),
+        "phases past the encoder's step": (lambda: post(server, "/align?text=please&phases=2", body, token), 400,
+                                           "phases is 1 to 1 for this model"),
         "a parameter twice": (lambda: post(server, "/align?text=please&text=enter", body, token), 400,
                               "parameter 'text' is given 2 times"),
         "a text over the head bound": (lambda: post(server, "/align?text=" + "word+" * 14000, body, token), 431,

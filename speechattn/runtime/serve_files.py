@@ -35,7 +35,7 @@ MAX_FILE_JOBS = 8  # files running or waiting for the file thread; one more gets
 READ_BYTES = 1 << 16
 ENDPOINTS = ("/transcribe", "/align")
 TRANSCRIBE_PARAMETERS = {"name", "token", "decoder", "min_frames", "chunk_frames"}
-ALIGN_PARAMETERS = {"name", "token", "text", "force"}
+ALIGN_PARAMETERS = {"name", "token", "text", "force", "phases"}
 
 
 class HttpError(Exception):
@@ -223,8 +223,13 @@ class FileServer:
 
         if self.lexicon is None:
             self.lexicon = load_lexicon()
+        model = self.server.model
+        phases = _integer(query, "phases", 1)  # as `align --phases`
+        if not 1 <= phases <= model.frame_subsampling:
+            raise HttpError(400, f"phases is 1 to {model.frame_subsampling} for this model (its encoder's step in "
+                                 f"frames), not {phases}")
         words, starts = script_words(query["text"], "text", self.lexicon)
-        aligned = dataclasses.replace(align_file(self.server.model, upload, words, starts), file=name)
+        aligned = dataclasses.replace(align_file(model, upload, words, starts, phases=phases), file=name)
         if query.get("force", "0") not in ("1", "true"):  # as `speechattn align` without --force
             aligned.check_alignable(force="force=1")
         return as_json(aligned)
