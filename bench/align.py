@@ -117,7 +117,8 @@ def damaged(words: list[ScriptWord], rng) -> tuple[list[ScriptWord], dict[int, i
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--utterances", type=int, default=120)
-    parser.add_argument("--model", default="default-int8")
+    parser.add_argument("--model", default="default",
+                        help="ours: a bundled name or an ONNX file (default: default, as `speechattn align`)")
     parser.add_argument("--deviate", action="store_true", help="also align a damaged script (see above)")
     parser.add_argument("--min-frames", type=int, default=AlignOptions().min_frames)
     parser.add_argument("--manifests", nargs="*", default=[], help="dev sets (supervisions with recordings beside)")
@@ -212,9 +213,9 @@ def main() -> None:
     if args.manifests and args.agreed:
         from agreed_boundaries import dev_sets as agreed_sets
 
-        print("\nreal speech, the boundaries the other two aligners agree on (bench/agreed_boundaries.py; model default, "
-              f"as `speechattn align`; {args.phases} phase(s))")
-        agreed_sets(args.manifests, args.limit, phases=args.phases)
+        print("\nreal speech, the boundaries the other two aligners agree on (bench/agreed_boundaries.py; model "
+              f"{args.model}; {args.phases} phase(s))")
+        agreed_sets(args.manifests, args.limit, model_name=args.model, phases=args.phases)
 
 
 def dev_sets(model, options, peer, manifests, limit, chunk_frames=None, phases: int = 1) -> None:
