@@ -249,6 +249,8 @@ class StreamingModel:
         # the encoder's step in frames (S): a position stacks S frames, so the same audio S' < S frames later is
         # stacked differently and labelled anew (PhaseStream averages the S phases); 1 for files without the key
         self.frame_subsampling = subsampling if isinstance(subsampling, int) and 1 <= subsampling <= 64 else 1
+        # PhaseStream's choices: the counts of evenly spaced shifts within the step (1, 2, 4 for S = 4)
+        self.phase_counts = tuple(n for n in range(1, self.frame_subsampling + 1) if self.frame_subsampling % n == 0)
         self.states = json.loads(meta["states"])
         io = json.loads(meta["inputs"])
         self.audio_input, self.chunk_input, self.flush_input = io["audio"], io["chunk_frames"], io["flush"]
@@ -535,18 +537,20 @@ class PhaseStream:
     """A Stream whose frames are averaged over `phases` shifts of the audio (for files: alignment).  The model's
     encoder stacks S frames a position (model.frame_subsampling), so the same audio k frames later (0 < k < S) is
     stacked into other positions and labelled anew; the average of the S phases' posteriors is a little more exact
-    than any one (docs/benchmarks.md, "Alignment over the phases").  Phase k runs its own Stream, primed with k
-    hops of silence more than the others (labelled by no frame), at shifts 0, S / phases, 2 S / phases ... frames;
+    than any one (docs/benchmarks.md, "Alignment over the phases").  Phase k runs its own Stream, primed with
+    k S / phases hops of silence (labelled by no frame), phases a count that divides S (model.phase_counts);
     each frame's row is log(mean of the phases' posteriors), given once every phase has it.  Same push / prime /
     finish and Frames as Stream, at `phases` times its CPU; phases = 1 is a plain Stream's frames exactly."""
 
     def __init__(self, model: StreamingModel, chunk_frames: int, phases: int = 1):
-        S = model.frame_subsampling
-        if isinstance(phases, bool) or not isinstance(phases, (int, np.integer)) or not 1 <= phases <= S:
-            raise ValueError(f"phases must be a whole number from 1 to {S} (the model's encoder step in frames), "
-                             f"not {phases!r}")
+        if isinstance(phases, bool) or not isinstance(phases, (int, np.integer)) or \
+                phases not in model.phase_counts:
+            raise ValueError(f"phases must be {' or '.join(map(str, model.phase_counts))} for this model (the counts "
+                             f"that divide its encoder's step of {model.frame_subsampling} frames evenly), not "
+                             f"{str(phases)[:20]!r}")
         self.model = model
-        self.shifts = [k * S // int(phases) for k in range(int(phases))]
+        step = model.frame_subsampling // int(phases)
+        self.shifts = [k * step for k in range(int(phases))]  # evenly spaced: 0, S / phases, 2 S / phases ...
         self.streams = [Stream(model, chunk_frames) for _ in self.shifts]
         self.chunk_frames = self.streams[0].chunk_frames
         self.rows = [np.zeros((0, len(model.phones)), np.float32) for _ in self.shifts]  # each phase's, not given yet

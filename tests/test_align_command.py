@@ -274,7 +274,9 @@ def test_phases_average_the_posteriors_in_one_file_and_in_a_corpus_alike(capsys,
                        "default-int8", "--phases", "2", "--jobs", "2")
     assert code == 0, err
     assert json.loads((tmp_path / "out" / "case.json").read_text())["words"] == json.loads(out)["words"]
-    code, out, err = run(capsys, CASE, CASE_TEXT, "--phases", "5")
-    assert code == 2 and out == ""
-    assert err.strip().splitlines() == ["speechattn align: error: --phases 5: this model's encoder steps 4 frame(s) "
-                                        "at a time, so it has 4 phase(s): give --phases 1 to 4"]
+    for wrong in ("5", "3", "0", "-1", "64"):  # one range, said alike for every count that is not one of them
+        code, out, err = run(capsys, CASE, CASE_TEXT, "--phases", wrong)
+        assert code == 2 and out == ""
+        assert err.strip().splitlines() == [f"speechattn align: error: --phases {wrong}: this model's encoder steps 4 "
+                                            "frame(s) at a time; give --phases 1 or 2 or 4 (evenly spaced shifts "
+                                            "within it)"]

@@ -72,10 +72,11 @@ def _align_one(model, audio: Path, words, starts, output_format: str, target: Pa
 @option("--overwrite", is_flag=True, help="align again files whose output exists (a corpus skips them otherwise)")
 @option("--force", is_flag=True,
         help="write the alignment even where the text does not match the speech (its score below the threshold)")
-@option("--phases", type=click.IntRange(1, 64), default=1, show_default=True, metavar="N",
-        help="average the model's posteriors over N shifts of the audio: 2 or 4 for the bundled model, whose encoder "
-             "steps four 10 ms frames at a time (2: shifts of 0 and 20 ms).  Boundaries a little more exact, at N "
-             "times the model's CPU (docs/benchmarks.md, \"Alignment over the phases\")")
+@option("--phases", type=int, default=1, show_default=True, metavar="N",
+        help="average the model's posteriors over N evenly spaced shifts of the audio: 1, 2 or 4 for the bundled "
+             "models, whose encoder steps four 10 ms frames at a time (2: shifts of 0 and 20 ms; 4: 0, 10, 20, 30 "
+             "ms).  Boundaries a little more exact, at N times the model's CPU (docs/benchmarks.md, \"Alignment "
+             "over the phases\")")
 @option("-q", "--quiet", is_flag=True, help="no progress bar and no summary; errors only")
 def align(audio, text, model, output_format, output_dir, output_file, dictionary, jobs, ray_address, overwrite, force,
           phases, quiet):
@@ -167,10 +168,11 @@ def align(audio, text, model, output_format, output_dir, output_file, dictionary
 
 
 def check_phases(model, phases: int) -> None:
-    """--phases within the model's encoder step (StreamingModel.frame_subsampling), or a usage error."""
-    if phases > model.frame_subsampling:
-        raise UsageError(f"--phases {phases}: this model's encoder steps {model.frame_subsampling} frame(s) at a time, "
-                         f"so it has {model.frame_subsampling} phase(s): give --phases 1 to {model.frame_subsampling}")
+    """--phases a count of evenly spaced shifts within the model's encoder step (StreamingModel.phase_counts), or a
+    usage error."""
+    if phases not in model.phase_counts:
+        raise UsageError(f"--phases {phases}: this model's encoder steps {model.frame_subsampling} frame(s) at a time; "
+                         f"give --phases {' or '.join(map(str, model.phase_counts))} (evenly spaced shifts within it)")
 
 
 def _align_corpus(folder: Path, model, fmt: str, output_dir: Path, dictionary, jobs: int, ray_address: str | None,

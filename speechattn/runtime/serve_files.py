@@ -152,7 +152,11 @@ class FileServer:
         if path == "/align" and not query.get("text", "").strip():
             raise HttpError(400, "align needs the words read aloud: ?text=...")
         if query.get("force", "0") not in ("0", "1", "true", "false"):  # force=yes was taken as no force
-            raise HttpError(400, f"force is 1 or 0, not {query['force']!r}")
+            raise HttpError(400, f"force is 1 or 0, not {query['force'][:20]!r}")
+        counts = self.server.model.phase_counts  # align's phases, checked before the body comes
+        if path == "/align" and query.get("phases", "1") not in map(str, counts):
+            raise HttpError(400, f"phases is {' or '.join(map(str, counts))} for this model (evenly spaced shifts "
+                                 f"within its encoder's step), not {query['phases'][:20]!r}")
         length = _header(request, b"content-length")
         if length is not None and int(length) > self.options.max_file_bytes:
             raise HttpError(413, f"the file is {int(length):,} bytes; this server takes at most "
@@ -223,13 +227,9 @@ class FileServer:
 
         if self.lexicon is None:
             self.lexicon = load_lexicon()
-        model = self.server.model
-        phases = _integer(query, "phases", 1)  # as `align --phases`
-        if not 1 <= phases <= model.frame_subsampling:
-            raise HttpError(400, f"phases is 1 to {model.frame_subsampling} for this model (its encoder's step in "
-                                 f"frames), not {phases}")
+        phases = int(query.get("phases", "1"))  # as `align --phases`: checked with the request's head
         words, starts = script_words(query["text"], "text", self.lexicon)
-        aligned = dataclasses.replace(align_file(model, upload, words, starts, phases=phases), file=name)
+        aligned = dataclasses.replace(align_file(self.server.model, upload, words, starts, phases=phases), file=name)
         if query.get("force", "0") not in ("1", "true"):  # as `speechattn align` without --force
             aligned.check_alignable(force="force=1")
         return as_json(aligned)
@@ -271,10 +271,9 @@ def _header(request, name: bytes) -> str | None:
 def _integer(query: dict, key: str, default):
     if key not in query:
         return default
-    try:
-        return int(query[key])
-    except ValueError:
-        raise HttpError(400, f"{key} must be an integer, not {query[key]!r}") from None
+    if not re.fullmatch(r"-?[0-9]{1,9}", query[key]):  # int() also takes 2_0, spaces and other scripts' digits
+        raise HttpError(400, f"{key} must be an integer, not {query[key][:20]!r}")
+    return int(query[key])
 
 
 def _file_name(name: str) -> str:
