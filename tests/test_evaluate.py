@@ -64,3 +64,25 @@ def test_scores_add_up_over_utterances():
     assert score.utterances == 2 and score.reference_phones == 2 and score.edits == 1
     assert score.frame_accuracy == pytest.approx((16 + 8) / 32)
     assert score.summary()["per"] == 0.5
+
+
+def test_an_onnx_model_is_scored_over_the_phases_as_transcribe_reads_a_file():
+    """speechattn eval --phases N streams each utterance as transcribe --phases N does: its pre-roll, then the kit's
+    PhaseStream; N = 1 is the plain stream."""
+    import numpy as np
+
+    from speechattn.audio import speechlike_signal
+    from speechattn.training.evaluate import streamed_log_probs
+    from speechattn_export import load_model
+    from speechattn_export.stream_client import PhaseStream, file_preroll
+
+    model, audio = load_model("file-int8"), speechlike_signal(2.0, seed=4)
+    stream = PhaseStream(model, 400, 2)
+    stream.prime(file_preroll(model, audio))
+    expected = np.concatenate([stream.push(audio).log_probs, stream.finish().log_probs])
+    assert (streamed_log_probs(model, audio, 400, 2) == expected).all()
+    plain = model.new_stream(400)
+    plain.prime(file_preroll(model, audio))
+    single = np.concatenate([plain.push(audio).log_probs, plain.finish().log_probs])
+    assert (streamed_log_probs(model, audio, 400) == single).all()
+    assert not np.allclose(single, expected, atol=1e-3)

@@ -254,3 +254,49 @@ def test_the_file_model_streams_exactly_and_is_not_offered_live(capsys):
     assert model.metadata["stream_start"] == "empty" and load_model("default-int8").metadata["stream_start"] == "silence"
     assert main(["stream-check", "file-int8", "--seconds", "6", "--chunk-frames", "400"]) == 0
     assert "streaming is exact" in capsys.readouterr().out
+
+
+def test_phases_feed_the_decoder_the_averaged_posteriors_in_one_file_and_a_corpus_alike(capsys, tmp_path):
+    """transcribe --phases 2: the bigram decoder reads the kit's PhaseStream (the file's pre-roll first, as ever),
+    the same through the corpus workers; a count that does not divide the encoder's step, or --phases with
+    --dialog, is a usage error."""
+    from pathlib import Path
+
+    from speechattn.runtime.transcribe import read_blocks, resolve_model, transcribe_file
+    from speechattn_export import load_model
+    from speechattn_export.decoder import new_segmenter
+    from speechattn_export.pipeline import DecodingOptions
+    from speechattn_export.stream_client import PhaseStream, file_preroll
+
+    sample = Path(__file__).resolve().parent.parent / "speechattn" / "runtime" / "samples" / \
+        "please-enter-your-password.wav"
+    model = load_model("file-int8")
+    audio = np.concatenate(list(read_blocks(sample)[2]))
+    stream = PhaseStream(model, 400, 2)
+    stream.prime(file_preroll(model, audio))
+    log_probs = np.concatenate([stream.push(audio).log_probs, stream.finish().log_probs])
+    options = DecodingOptions(chunk_frames=400)
+    segmenter = new_segmenter(options.decoder, model.phones, options.min_frames)
+    expected = segmenter.push(log_probs) + segmenter.finish()
+    got = transcribe_file(model, sample, options, phases=2).segments
+    def spans(segments):
+        return [(s.start_frame, s.end_frame, s.phone) for s in segments]
+
+    assert spans(got) == spans(expected)
+    assert got != transcribe_file(model, sample, options).segments  # the phases reached the decoder
+    (tmp_path / "in").mkdir()
+    (tmp_path / "in" / "a.wav").write_bytes(sample.read_bytes())
+    assert main(["transcribe", str(sample), "--phases", "2", "--format", "json", "-o", str(tmp_path / "one.json")]) == 0
+    assert main(["transcribe", str(tmp_path / "in"), "--phases", "2", "--format", "json", "--output-dir",
+                 str(tmp_path / "out"), "--jobs", "2"]) == 0
+    one, corpus = (json.loads(p.read_text()) for p in (tmp_path / "one.json", tmp_path / "out" / "a.json"))
+    assert one["model"]["name"] == Path(resolve_model("file-int8")).name
+    assert one["segments"] == corpus["segments"]
+    assert [s["phone"] for s in one["segments"]] == [model.phones[s.phone] for s in got]
+    capsys.readouterr()
+    for args, message in ((["--phases", "3"], "--phases 3: this model's encoder steps 4 frame(s) at a time; give "
+                                              "--phases 1 or 2 or 4"),
+                          (["--phases", "2", "--dialog", "please"], "--phases averages the recognition of a file")):
+        assert main(["transcribe", str(sample), *args]) == 2
+        err = capsys.readouterr().err.strip().splitlines()
+        assert len(err) == 1 and message in err[0]

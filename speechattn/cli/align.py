@@ -8,7 +8,7 @@ from pathlib import Path
 
 import click
 
-from speechattn.cli.common import (OUTPUT_FILE, PATH, load_onnx, model_option, option, output_directory,
+from speechattn.cli.common import (OUTPUT_FILE, PATH, check_phases, load_onnx, model_option, option, output_directory,
                                    progress_wanted)
 from speechattn.errors import UsageError
 
@@ -165,14 +165,6 @@ def align(audio, text, model, output_format, output_dir, output_file, dictionary
         print(f"speechattn align: 1 file, {seconds:.1f} s of audio in {wall:.1f} s, {len(not_heard)} word(s) not heard, "
               f"alignment score {aligned.alignment.score:.2f}{forced}", file=sys.stderr)
     return 0
-
-
-def check_phases(model, phases: int) -> None:
-    """--phases a count of evenly spaced shifts within the model's encoder step (StreamingModel.phase_counts), or a
-    usage error."""
-    if phases not in model.phase_counts:
-        raise UsageError(f"--phases {phases}: this model's encoder steps {model.frame_subsampling} frame(s) at a time; "
-                         f"give --phases {' or '.join(map(str, model.phase_counts))} (evenly spaced shifts within it)")
 
 
 def _align_corpus(folder: Path, model, fmt: str, output_dir: Path, dictionary, jobs: int, ray_address: str | None,

@@ -273,3 +273,11 @@ command_sources_option = option(
 def set_option(example: str):
     return option("--set", "overrides", multiple=True, metavar="SECTION.KEY=VALUE",
                   help=f"override a setting (repeatable; values read as YAML), e.g. --set {example}")
+
+
+def check_phases(model, phases: int) -> None:
+    """--phases a count of evenly spaced shifts within the model's encoder step (StreamingModel.phase_counts), or a
+    usage error."""
+    if phases not in model.phase_counts:
+        raise UsageError(f"--phases {phases}: this model's encoder steps {model.frame_subsampling} frame(s) at a time; "
+                         f"give --phases {' or '.join(map(str, model.phase_counts))} (evenly spaced shifts within it)")

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import click
 
-from speechattn.cli.common import (OUTPUT_FILE, PATH, FiniteFloatRange, chunk_frames_option, chunk_option, decoder_option, decoding_options, load_onnx,
+from speechattn.cli.common import (OUTPUT_FILE, PATH, FiniteFloatRange, check_phases, chunk_frames_option, chunk_option, decoder_option, decoding_options, load_onnx,
                                    min_frames_option, model_option, model_option_for, option, output_directory, progress_wanted, same_file,
                                    threads_option)
 from speechattn.errors import SpeechattnError, UsageError, one_line
@@ -134,6 +134,11 @@ def refuse_special_texts(**texts) -> None:
 @min_frames_option
 @decoder_option
 @threads_option
+@option("--phases", type=int, default=1, show_default=True, metavar="N",
+        help="average the model's posteriors over N evenly spaced shifts of the audio (1, 2 or 4 for the bundled "
+             "models: their encoder steps four 10 ms frames at a time) before the decoder: a little more accurate, "
+             "at N times the model's CPU (docs/benchmarks.md, \"Alignment over the phases\"); not with --dialog "
+             "(align --phases aligns)")
 @option("--dialog", default=None, metavar="TEXT",
         help="the words spoken (a file, or the words in quotes): phones and mouth shapes follow the script, aligned "
              "to the audio (speechattn align), and the recognised phones where the speech departs from it")
@@ -150,8 +155,8 @@ def refuse_special_texts(**texts) -> None:
              "head; one line if none answers within 30 s), or local (a Ray started for this job); --output-dir "
              "must be a folder every node sees; pip install '.[cluster]' (docs/cluster.md)")
 def transcribe(files, model, output_format, output_dir, output_file, quiet, visemes, overwrite, plot, chunk_frames,
-               min_frames, decoder, threads, dialog, dictionary, extended_shapes, dat_frame_rate, dat_preston_blair,
-               files_from, resume, jobs, ray_address):
+               min_frames, decoder, threads, phases, dialog, dictionary, extended_shapes, dat_frame_rate,
+               dat_preston_blair, files_from, resume, jobs, ray_address):
     """Phone segments of audio files, streamed through the ONNX model.
 
     Each FILE (wav, flac, ogg, mp3 ...; m4a/AAC and other FFmpeg formats with PyAV installed; any sample rate
@@ -238,6 +243,10 @@ def transcribe(files, model, output_format, output_dir, output_file, quiet, vise
     if model is None and chunk_frames is None and dialog is None:
         model = files_name()  # a file's own model; --chunk-frames (a live chunk) and alignment keep the default
     stream_model = load_onnx(resolve_model(model), threads)
+    check_phases(stream_model, phases)
+    if phases != 1 and dialog is not None:
+        raise UsageError("--phases averages the recognition of a file; --dialog aligns its script: give one of them "
+                         "(speechattn align --phases aligns a script over the phases)")
     options = decoding_options(stream_model, decoder, min_frames, chunk_frames or offline_chunk(stream_model),
                                (visemes or "vrm") if spec.takes_visemes else None)
     script = None
@@ -259,7 +268,7 @@ def transcribe(files, model, output_format, output_dir, output_file, quiet, vise
     names = output_names(files)
     if output_dir and dialog is None and not plot and all(str(f) != "-" for f in files):  # a corpus, any --jobs
         return _transcribe_job(files, names, model, output_format, output_dir, options, rhubarb, jobs, ray_address,
-                               overwrite, resume, threads, quiet, started, stream_model)
+                               overwrite, resume, threads, quiet, started, stream_model, phases)
     failed, seconds = 0, 0.0
     for path in files:
         target = output_dir / (names[path] + spec.extension) if output_dir else output_file
@@ -286,7 +295,7 @@ def transcribe(files, model, output_format, output_dir, output_file, quiet, vise
                           file=sys.stderr)
             else:
                 transcript = transcribe_file(stream_model, path, options, keep=bool(plot),
-                                             progress=progress_wanted() and not quiet)
+                                             progress=progress_wanted() and not quiet, phases=phases)
             if str(path) != "-" and names[path] != path.stem:  # inputs sharing a stem: CTM ids apart, as their files
                 transcript.name = names[path]
             write_transcript(transcript, output_format, target, rhubarb)
@@ -324,7 +333,7 @@ def transcribe(files, model, output_format, output_dir, output_file, quiet, vise
 
 
 def _transcribe_job(files, names, model, output_format, output_dir, options, rhubarb, jobs, ray_address, overwrite,
-                    resume, threads, quiet, started, loaded=None) -> int:
+                    resume, threads, quiet, started, loaded=None, phases: int = 1) -> int:
     """A corpus job (runtime/batch.py), --jobs 1 included: the files whose output is missing, in this process, by
     worker processes or by Ray actors, one progress bar over the whole job, the failed files listed, one summary.
     Exit status 0 when every input was done (now, or by an earlier run that --resume skips), 1 when any was not.
@@ -359,7 +368,8 @@ def _transcribe_job(files, names, model, output_format, output_dir, options, rhu
             todo.remove(job)
             report(FileResult(job.source, 0.0, f"{one_line(job.target)} exists (an earlier run?): not replaced; "
                                                 "--overwrite replaces it, --resume skips its input"))
-    settings = TranscribeSettings(None if model is None else str(model), output_format, options, rhubarb, threads)
+    settings = TranscribeSettings(None if model is None else str(model), output_format, options, rhubarb, threads,
+                                  phases)
     here = jobs == 1 and not ray_address and loaded is not None
     make_worker = functools.partial(TranscribeWorker, model=loaded) if here else TranscribeWorker
     results = run_job(todo, make_worker, settings, jobs, ray_address, progress=progress_wanted() and not quiet,

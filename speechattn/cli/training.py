@@ -8,7 +8,7 @@ from pathlib import Path
 
 import click
 
-from speechattn.cli.common import (OUTPUT_FILE, PATH, ChunkSizes, check_writable, command_sources_option, decoder_option,
+from speechattn.cli.common import (OUTPUT_FILE, PATH, ChunkSizes, check_phases, check_writable, command_sources_option, decoder_option,
                                    load_onnx, manifest_cuts, min_frames_option, option, output_directory,
                                    parse_overrides, progress_wanted, set_option)
 from speechattn.errors import SpeechattnError, UsageError
@@ -67,8 +67,10 @@ def train(recipe, out, resume, overwrite, init_from, allow_command_sources, over
 @option("--json", "as_json", is_flag=True, help="print the results as JSON")
 @option("--confusion", type=OUTPUT_FILE, default=None, metavar="PNG",
         help="write the confusion matrix (at the model's default chunk) here")
+@option("--phases", type=int, default=1, show_default=True, metavar="N",
+        help="an ONNX model's posteriors averaged over N evenly spaced shifts of the audio, as transcribe --phases")
 @command_sources_option
-def evaluate(model, data, chunk_frames, min_frames, decoder, limit, as_json, confusion, allow_command_sources):
+def evaluate(model, data, chunk_frames, min_frames, decoder, limit, as_json, confusion, phases, allow_command_sources):
     """Frame accuracy and PER of a checkpoint or ONNX model on labelled data.
 
     MODEL is a .pt checkpoint (run one-shot per chunk size), an .onnx file or a bundled model's name (default,
@@ -96,10 +98,13 @@ def evaluate(model, data, chunk_frames, min_frames, decoder, limit, as_json, con
         bad = [c for c in chunks if c not in allowed]
         if bad:
             raise UsageError(f"chunk size(s) {bad} not allowed by {model}: {list(allowed)}")
-        scores = evaluate_onnx(path, cuts, chunks, min_frames, decoder, progress=progress_wanted())
+        check_phases(onnx_model, phases)
+        scores = evaluate_onnx(path, cuts, chunks, min_frames, decoder, progress=progress_wanted(), phases=phases)
     else:
         from speechattn.model.encoder import load
 
+        if phases != 1:
+            raise UsageError("--phases averages an ONNX model's streamed posteriors; export the checkpoint first")
         checkpoint = load(path)
         allowed, default_chunk = checkpoint.config.chunk_frames_choices, checkpoint.config.default_chunk_frames
         delay = checkpoint.config.output_delay_frames

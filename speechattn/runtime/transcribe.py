@@ -367,17 +367,24 @@ def primed(stream, model, blocks: Iterator[np.ndarray]) -> Iterator[np.ndarray]:
 
 def transcribe_file(model, path: Path, options: DecodingOptions = DecodingOptions(), keep: bool = False,
                     progress: bool = False, on_progress: Callable[[float], None] | None = None,
-                    block_seconds: float = BLOCK_SECONDS) -> Transcript:
+                    block_seconds: float = BLOCK_SECONDS, phases: int = 1) -> Transcript:
     """Stream one file through `model` (a StreamingModel) and the kit's PhoneStream with `options`; with
     options.visemes, also keep each frame's shape weights of that set ((T, S), a few numbers per 10 ms: bounded by
     the file's length, not the model's).  on_progress(fraction of the file done) is called after each block when
-    the file's length is known (every `block_seconds` of audio)."""
+    the file's length is known (every `block_seconds` of audio).  `phases` > 1 (`transcribe --phases`): the
+    decoder reads each frame's posteriors averaged over that many shifts of the audio (the kit's PhaseStream)."""
     from tqdm import tqdm
 
     import tempfile
 
-    rate, channels, blocks = read_blocks(path, block_seconds)
     phone_stream = model.open(options) if hasattr(model, "open") else PhoneStream(model, options)
+    if phases != 1:
+        from speechattn_export.stream_client import PhaseStream
+
+        if not isinstance(phone_stream, PhoneStream):
+            raise ValueError("phases average a local model's posteriors, not a remote stream's")
+        phone_stream.stream = PhaseStream(model, phone_stream.chunk_frames, phases)  # checks phases first
+    rate, channels, blocks = read_blocks(path, block_seconds)
     visemes = phone_stream.visemes
     kept_audio, kept_log_probs = [], []
     weights = tempfile.TemporaryFile() if visemes is not None else None  # (T, S) float64 rows, on disk: 453 MB an

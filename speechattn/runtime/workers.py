@@ -27,6 +27,7 @@ class TranscribeSettings:
     options: DecodingOptions
     rhubarb: RhubarbOptions | None = None
     threads: int = 1  # onnxruntime threads of the stream: a file's numbers depend on it (transcribe --threads)
+    phases: int = 1  # transcribe --phases: the posteriors averaged over that many shifts of the audio
 
 
 class TranscribeWorker:
@@ -43,7 +44,8 @@ class TranscribeWorker:
 
     def __call__(self, job: FileJob) -> FileResult:
         try:
-            transcript = transcribe_file(self.model, Path(job.source), self.settings.options)
+            transcript = transcribe_file(self.model, Path(job.source), self.settings.options,
+                                         phases=self.settings.phases)
             write_transcript(transcript, self.settings.output_format, Path(job.target), self.settings.rhubarb)
         except (AudioError, ValueError) as error:
             return FileResult(job.source, 0.0, one_line(error))

@@ -136,18 +136,18 @@ def evaluate_checkpoint(model, cuts, chunk_sizes: list[int | None], min_frames: 
     return scores
 
 
-def streamed_log_probs(model, audio: np.ndarray, chunk_frames: int) -> np.ndarray:
+def streamed_log_probs(model, audio: np.ndarray, chunk_frames: int, phases: int = 1) -> np.ndarray:
     """One utterance streamed through a StreamingModel in one push, as `transcribe` streams a file (its pre-roll
-    where the model wants one, file_preroll): log-probs (frames, classes)."""
-    from speechattn_export.stream_client import file_preroll
+    where the model wants one, file_preroll; `phases` as transcribe --phases): log-probs (frames, classes)."""
+    from speechattn_export.stream_client import PhaseStream, file_preroll
 
-    stream = model.new_stream(chunk_frames)
+    stream = PhaseStream(model, chunk_frames, phases) if phases != 1 else model.new_stream(chunk_frames)
     stream.prime(file_preroll(model, audio))
     return np.concatenate([stream.push(audio).log_probs, stream.finish().log_probs])
 
 
 def evaluate_onnx(path, cuts, chunk_sizes: list[int], min_frames: int | None = None, decoder: str = "bigram",
-                  progress: bool = False) -> list[Scores]:
+                  progress: bool = False, phases: int = 1) -> list[Scores]:
     from tqdm import tqdm
 
     from speechattn_export.stream_client import StreamingModel
@@ -158,7 +158,8 @@ def evaluate_onnx(path, cuts, chunk_sizes: list[int], min_frames: int | None = N
     for _, audio, labels in tqdm(utterances(items), total=len(items), desc="evaluating", unit="utt",
                                  disable=not progress):
         for score in scores:
-            score.add(labels, streamed_log_probs(model, audio, score.chunk_frames)[: len(labels)], min_frames, decoder)
+            score.add(labels, streamed_log_probs(model, audio, score.chunk_frames, phases)[: len(labels)], min_frames,
+                      decoder)
     return scores
 
 
