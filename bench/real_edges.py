@@ -150,9 +150,7 @@ def log_posteriors(model, audio: np.ndarray, frames: int, chunk_frames: int, tor
     recording seen at once (no streaming, no look-ahead bound).  phases > 1: the ONNX file's posteriors averaged over
     that many shifts of the audio (the kit's PhaseStream, as `speechattn align --phases`)."""
     if torch_model is None:
-        from speechattn_export.stream_client import PhaseStream
-
-        stream = PhaseStream(model, chunk_frames, phases)
+        stream = model.new_stream(chunk_frames, phases=phases)
         return np.concatenate([stream.push(audio).log_probs, stream.finish().log_probs])[:frames]
     import torch
 

@@ -335,7 +335,12 @@ class StreamingModel:
         a model hears a file's first words better after a pre-roll (file_preroll)."""
         return self.metadata.get("stream_start") == "empty"
 
-    def new_stream(self, chunk_frames=None, batch_size=1) -> "Stream":
+    def new_stream(self, chunk_frames=None, batch_size=1, phases=1) -> "Stream | PhaseStream":
+        """A Stream; with phases other than 1, a PhaseStream (one stream, its frames averaged over the phases)."""
+        if isinstance(phases, bool) or phases != 1:
+            if batch_size != 1:
+                raise ValueError("a stream averaged over phases is one stream: batch_size 1")
+            return PhaseStream(self, chunk_frames or self.default_chunk_frames, phases)
         return Stream(self, chunk_frames or self.default_chunk_frames, batch_size)
 
     def new_stream_set(self, chunk_frames=None, max_batch=None, bound=None) -> "StreamSet":

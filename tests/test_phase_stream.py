@@ -91,3 +91,12 @@ def test_a_model_with_one_frame_a_position_has_one_phase(tiny_onnx):
     assert model.phase_counts == (1,)
     with pytest.raises(ValueError, match="phases must be 1 for this model"):
         PhaseStream(model, 4, 2)
+
+
+def test_the_model_opens_a_phase_stream_for_one_stream_only(s4_model):
+    assert isinstance(s4_model.new_stream(4, phases=2), PhaseStream)
+    assert not isinstance(s4_model.new_stream(4), PhaseStream)
+    with pytest.raises(ValueError, match="batch_size 1"):
+        s4_model.new_stream(4, batch_size=2, phases=2)
+    with pytest.raises(ValueError, match="phases must be 1 or 2 or 4"):
+        s4_model.new_stream(4, phases=True)

@@ -177,18 +177,15 @@ def align_file(model, path: Path, words, sentence_starts=None, options: AlignOpt
 
     from speechattn.runtime.transcribe import BLOCK_SECONDS, primed, read_blocks
 
-    from speechattn_export.stream_client import PhaseStream
-
-    phase_stream = PhaseStream(model, offline_chunk(model), phases)  # checks phases before the file is read
+    stream = model.new_stream(offline_chunk(model), phases=phases)  # a wrong phases: refused before the file is read
     rate, channels, blocks = read_blocks(path, block_seconds or BLOCK_SECONDS)
-    stream = phase_stream if phases > 1 else phase_stream.streams[0]
     segmenter = None
     if decoding is not None:
         from speechattn_export.pipeline import PhoneStream
 
         phone_stream = PhoneStream(model, decoding)
         stream, segmenter = phone_stream.stream, phone_stream.segmenter
-        if phases > 1:
+        if phases != 1:
             raise ValueError("phases > 1 aligns a file alone, not with its free recognition (decoding)")
     recognised: list[Segment] = []
     # the log posteriors wait for the recording's prior: float32, in memory up to 64 MiB (70 minutes of the

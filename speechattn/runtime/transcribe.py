@@ -379,11 +379,9 @@ def transcribe_file(model, path: Path, options: DecodingOptions = DecodingOption
 
     phone_stream = model.open(options) if hasattr(model, "open") else PhoneStream(model, options)
     if phases != 1:
-        from speechattn_export.stream_client import PhaseStream
-
         if not isinstance(phone_stream, PhoneStream):
             raise ValueError("phases average a local model's posteriors, not a remote stream's")
-        phone_stream.stream = PhaseStream(model, phone_stream.chunk_frames, phases)  # checks phases first
+        phone_stream.stream = model.new_stream(phone_stream.chunk_frames, phases=phases)  # checks phases first
     rate, channels, blocks = read_blocks(path, block_seconds)
     visemes = phone_stream.visemes
     kept_audio, kept_log_probs = [], []

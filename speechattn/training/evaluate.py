@@ -139,9 +139,9 @@ def evaluate_checkpoint(model, cuts, chunk_sizes: list[int | None], min_frames: 
 def streamed_log_probs(model, audio: np.ndarray, chunk_frames: int, phases: int = 1) -> np.ndarray:
     """One utterance streamed through a StreamingModel in one push, as `transcribe` streams a file (its pre-roll
     where the model wants one, file_preroll; `phases` as transcribe --phases): log-probs (frames, classes)."""
-    from speechattn_export.stream_client import PhaseStream, file_preroll
+    from speechattn_export.stream_client import file_preroll
 
-    stream = PhaseStream(model, chunk_frames, phases) if phases != 1 else model.new_stream(chunk_frames)
+    stream = model.new_stream(chunk_frames, phases=phases)
     stream.prime(file_preroll(model, audio))
     return np.concatenate([stream.push(audio).log_probs, stream.finish().log_probs])
 
