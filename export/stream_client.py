@@ -243,8 +243,8 @@ class StreamingModel:
         self.output_delay_frames = int(meta.get("output_delay_frames", "0"))
         if not 0 <= self.output_delay_frames <= 1000:
             raise ValueError(f"output_delay_frames = {self.output_delay_frames} is outside 0..1000")
-        self._check_delay(meta)
         config = json.loads(meta.get("model_config") or "{}")
+        self._check_delay(meta, config)
         subsampling = config.get("frame_subsampling", 1) if isinstance(config, dict) else 1
         # the encoder's step in frames (S): a position stacks S frames, so the same audio S' < S frames later is
         # stacked differently and labelled anew (PhaseStream averages the S phases); 1 for files without the key
@@ -281,13 +281,12 @@ class StreamingModel:
             raise ValueError(f"the states hold {elements:,} values per stream (at most {1 << 26:,})")
         self._probe()
 
-    def _check_delay(self, meta) -> None:
+    def _check_delay(self, meta, config) -> None:
         """The delay is in no shape of the graph (it is what the weights learnt), so a wrong one would run and shift
         every label R frames (a file shorter than R: nothing but the flushed silence, an empty transcript).  It must
         agree with what the exporter wrote beside it: the model's own config and the graph's reach (an output cannot
         label a frame it never saw)."""
         R = self.output_delay_frames
-        config = json.loads(meta.get("model_config") or "{}")
         if isinstance(config, dict) and "output_delay_frames" in config and config["output_delay_frames"] != R:
             raise ValueError(f"output_delay_frames = {R} but the model_config it was exported with says "
                              f"{config['output_delay_frames']!r}")
