@@ -73,7 +73,8 @@ def test_the_javascript_segmenters_pass_the_shared_vector():
     assert "6 of 6 cases agree" in result.stdout
 
 
-@pytest.mark.parametrize("options", [[], ["--decoder", "hysteresis"], ["--chunk-frames", "4"], ["--model", "default"]])
+@pytest.mark.parametrize("options", [[], ["--decoder", "hysteresis"], ["--chunk-frames", "4"], ["--model", "default"],
+                                     ["--phases", "2"], ["--phases", "4", "--model", "default"]])
 def test_node_transcribes_a_recording_exactly_as_python_does(options, capsys):
     if not (ROOT / "export" / "node" / "node_modules" / "onnxruntime-node").exists():
         pytest.skip("onnxruntime-node is not installed: (cd export/node && npm ci)")
@@ -393,6 +394,8 @@ def test_node_refuses_what_would_hang_or_fill_memory_in_one_line_with_status_1(t
     (["--decoder", "x"], "--decoder must be one of bigram, hysteresis, not x"),
     (["--chunk-frames", "5"], "--chunk-frames 5: this model allows"),
     (["--visemes", "x"], "--visemes must be one of"),
+    (["--phases", "3"], "--phases 3: give 1 or 2 or 4 for this model"),
+    (["--phases", "2x"], "--phases 2x: give 1 or 2 or 4"),
     (["--bogus"], "Unknown option '--bogus'"),
 ])
 def test_node_usage_errors_exit_2_and_input_failures_1(args, expected):

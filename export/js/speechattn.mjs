@@ -122,6 +122,13 @@ export class StreamingModel {
     this.chunkInput = io.chunk_frames;
     this.flushInput = io.flush;
     this.logProbsOutput = JSON.parse(metadata.outputs).log_probs;
+    // the encoder's step in frames (S) and PhaseStream's choices, the counts that divide it (stream_client.py's)
+    let config = {};
+    try { config = JSON.parse(metadata.model_config ?? "{}"); } catch { config = {}; }
+    const S = config?.frame_subsampling;
+    this.frameSubsampling = Number.isInteger(S) && S >= 1 && S <= 64 ? S : 1;
+    this.phaseCounts = [];
+    for (let n = 1; n <= this.frameSubsampling; n++) if (this.frameSubsampling % n === 0) this.phaseCounts.push(n);
   }
 
   // Every value the client relies on, against sane bounds and the graph itself (as the Python client does), so a
@@ -206,7 +213,9 @@ export class StreamingModel {
     }
   }
 
-  newStream(chunkFrames) {
+  // A Stream; with phases other than 1, a PhaseStream (its frames averaged over that many shifts of the audio).
+  newStream(chunkFrames, phases = 1) {
+    if (phases !== 1) return new PhaseStream(this, chunkFrames ?? this.defaultChunkFrames, phases);
     return new Stream(this, chunkFrames ?? this.defaultChunkFrames);
   }
 
@@ -365,6 +374,84 @@ export class Stream {
     const first = this.framesEmitted;
     this.framesEmitted += count;
     return { firstFrame: first, count, logProbs, classes };
+  }
+}
+
+// stream_client.py's PhaseStream: the frames averaged over `phases` shifts of the audio by whole hops within the
+// encoder's step (phases divides model.frameSubsampling): phase k is its own Stream, primed with k * S / phases hops
+// of silence (labelled by no frame); each frame's row is log(mean of the phases' posteriors), given once every phase
+// has it. The same prime / push / finish and results as Stream (for files: alignment, recognition).
+export class PhaseStream {
+  constructor(model, chunkFrames, phases = 1) {
+    if (!Number.isInteger(phases) || !model.phaseCounts.includes(phases)) {
+      throw new Error(`phases must be ${model.phaseCounts.join(" or ")} for this model (the counts that divide its ` +
+        `encoder's step of ${model.frameSubsampling} frames evenly), not '${String(phases).slice(0, 20)}'`);
+    }
+    this.model = model;
+    this.chunkFrames = chunkFrames;
+    this.classes = model.phones.length;
+    const step = model.frameSubsampling / phases;
+    this.shifts = Array.from({ length: phases }, (_, k) => k * step);
+    this.streams = this.shifts.map(() => new Stream(model, chunkFrames));
+    this.rows = this.shifts.map(() => []); // each phase's rows not given yet, as Float32Arrays of one frame
+    this.framesEmitted = 0;
+    this.started = false;
+  }
+
+  get finished() { return this.streams[0].finished; }
+
+  get nonfiniteSamples() { return this.streams[0].nonfiniteSamples; }
+
+  async prime(samples) {
+    if (this.started || this.finished) throw new Error("prime() comes before the stream's first push, once");
+    await this._start(samples);
+  }
+
+  async _start(head) {
+    this.started = true;
+    for (let k = 0; k < this.streams.length; k++) {
+      if (!this.shifts[k] && !head.length) continue;
+      const primed = new Float32Array(head.length + this.shifts[k] * this.model.hopSamples);
+      primed.set(head);
+      await this.streams[k].prime(primed);
+    }
+  }
+
+  async push(samples) {
+    if (!this.started && !this.finished) await this._start(new Float32Array(0));
+    for (let k = 0; k < this.streams.length; k++) this._keep(k, await this.streams[k].push(samples));
+    return this._ready();
+  }
+
+  async finish() {
+    if (!this.started && !this.finished) await this._start(new Float32Array(0));
+    for (let k = 0; k < this.streams.length; k++) this._keep(k, await this.streams[k].finish());
+    return this._ready();
+  }
+
+  _keep(k, frames) {
+    for (let t = 0; t < frames.count; t++) {
+      this.rows[k].push(frames.logProbs.subarray(t * this.classes, (t + 1) * this.classes));
+    }
+  }
+
+  _ready() {
+    const P = this.classes, N = this.streams.length;
+    const count = Math.min(...this.rows.map((r) => r.length));
+    const logProbs = new Float32Array(count * P);
+    for (let t = 0; t < count; t++) {
+      for (let p = 0; p < P; p++) {
+        let top = -Infinity;
+        for (let k = 0; k < N; k++) top = Math.max(top, this.rows[k][t][p]);
+        let sum = 0;
+        for (let k = 0; k < N; k++) sum += Math.exp(this.rows[k][t][p] - top);
+        logProbs[t * P + p] = N === 1 ? this.rows[0][t][p] : top + Math.log(sum / N);
+      }
+    }
+    for (let k = 0; k < N; k++) this.rows[k] = this.rows[k].slice(count);
+    const first = this.framesEmitted;
+    this.framesEmitted += count;
+    return { firstFrame: first, count, logProbs, classes: P };
   }
 }
 

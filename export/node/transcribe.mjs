@@ -1,6 +1,6 @@
 #!/usr/bin/env node
 // node export/node/transcribe.mjs AUDIO.wav [--model NAME|M.onnx] [--decoder bigram|hysteresis] [--chunk-frames C]
-//                                            [--visemes rhubarb|oculus|vrm]
+//                                            [--visemes rhubarb|oculus|vrm] [--phases N]
 //
 // Streams a WAV file (any rate: resampled to the model's; any channel count: averaged) through a speechattn ONNX
 // model with onnxruntime-node, in 80 ms pushes, and prints the phone segments as JSON, the same layout as
@@ -199,6 +199,7 @@ async function main() {
         "chunk-frames": { type: "string" },
         bigram: { type: "string", default: resolve(models, registry.bigram) },
         visemes: { type: "string" },
+        phases: { type: "string", default: "1" },
         help: { type: "boolean", short: "h" },
       },
     });
@@ -210,10 +211,12 @@ async function main() {
   }
   if (args.values.help) {
     console.log("usage: node transcribe.mjs AUDIO.wav [--model NAME|M.onnx] [--decoder bigram|hysteresis] " +
-      "[--chunk-frames C] [--bigram phone-bigram.json] [--visemes rhubarb|oculus|vrm]\n\nStreams a WAV file (any " +
-      "rate, resampled) through the model in 80 ms pushes and prints its phone segments as JSON; with --visemes, " +
-      "its mouth-shape weights per frame and mouth cues. --chunk-frames defaults to the largest the model serves, " +
-      "as `speechattn transcribe` streams a file (the live clients use the model's default).");
+      "[--chunk-frames C] [--bigram phone-bigram.json] [--visemes rhubarb|oculus|vrm] [--phases N]\n\nStreams a WAV " +
+      "file (any rate, resampled) through the model in 80 ms pushes and prints its phone segments as JSON; with " +
+      "--visemes, its mouth-shape weights per frame and mouth cues. --chunk-frames defaults to the largest the model " +
+      "serves, as `speechattn transcribe` streams a file (the live clients use the model's default). --phases N " +
+      "(1, 2 or 4 for the bundled models): the posteriors averaged over N evenly spaced shifts of the audio, as " +
+      "`speechattn transcribe --phases N`.");
     process.exit(0);
   }
   const path = args.positionals[0];
@@ -251,7 +254,12 @@ async function main() {
       fail(`${args.values.bigram}: not a phone bigram file (${error.code ?? (error instanceof SyntaxError ? "not JSON" : error.message)})`);
     }
   }
-  const stream = model.newStream(chunkFrames);
+  const phases = Number(args.values.phases);
+  if (!/^[0-9]{1,2}$/.test(args.values.phases) || !model.phaseCounts.includes(phases)) {
+    usage(`--phases ${args.values.phases.slice(0, 20)}: give ${model.phaseCounts.join(" or ")} for this model ` +
+      "(evenly spaced shifts within its encoder's step)");
+  }
+  const stream = model.newStream(chunkFrames, phases);
   const segmenter = newSegmenter(decoder, model.phones, bigram);
   const segments = [];
   const weights = visemes ? new WeightRows(VISEME_SETS[visemes].shapes.length) : null;
