@@ -171,6 +171,8 @@ def main() -> int:
                         help="stream ours at this chunk (a file's mouth: no one waits for it) instead of the model's "
                              "default (the live one); the table of mouths shown the moment they exist is about live "
                              "latency and is measured at the default chunk only")
+    parser.add_argument("--phases", type=int, default=1, metavar="N",
+                        help="ours averaged over N evenly spaced shifts of the audio, as `transcribe --phases N`")
     parser.add_argument("--peers", default="", help="real-time lip-sync tools to run beside, comma-separated: "
                         "headaudio, wlipsync, pylipsync (bench/lipsync_peers.py); one not installed is skipped")
     args = parser.parse_args()
@@ -201,7 +203,9 @@ def main() -> int:
     chunk = args.chunk_frames or model.default_chunk_frames
     if chunk not in model.allowed_chunk_frames:
         parser.error(f"--chunk-frames {chunk}: {args.model.name} serves {list(model.allowed_chunk_frames)}")
-    if chunk != model.default_chunk_frames:
+    if args.phases not in model.phase_counts:
+        parser.error(f"--phases {args.phases}: {args.model.name} takes {list(model.phase_counts)}")
+    if chunk != model.default_chunk_frames or args.phases != 1:
         moment_sets = []  # live latency: the default chunk's
     lookahead = int(model.metadata.get("decoder_lookahead_frames", "10"))
     frame_ms = int(model.metadata["frame_shift_ms"])
@@ -210,7 +214,8 @@ def main() -> int:
     if provisional_frames != model.default_chunk_frames + model.output_delay_frames:
         raise SystemExit(f"{args.model}: provisional_latency_ms is not the default chunk + output delay")
     sphinx = AllphoneDecoder()
-    print(f"ours: {args.model.name} streamed at {'its default' if chunk == model.default_chunk_frames else 'a'} chunk ({chunk} frames), bigram decoder: final labels "
+    print(f"ours: {args.model.name} streamed at {'its default' if chunk == model.default_chunk_frames else 'a'} chunk ({chunk} frames)"
+          f"{f', averaged over {args.phases} phases' if args.phases != 1 else ''}, bigram decoder: final labels "
           f"{(chunk + model.output_delay_frames + lookahead) * 10} ms after the audio; peer: pocketsphinx allphone "
           "(whole utterances); both through the same viseme tables and cue rules, scored by the same code")
     report: dict = {}
@@ -230,7 +235,7 @@ def main() -> int:
             audio_seconds += len(audio) / model.sample_rate
             scored = labels != IGNORE
             started = time.process_time()
-            log_probs = streamed_log_probs(model, audio, chunk)[:frames]
+            log_probs = streamed_log_probs(model, audio, chunk, args.phases)[:frames]
             decoder = new_segmenter("bigram", PHONES)
             ours = decoder.push(log_probs) + decoder.finish()
             ours_cues = {v.name: make_cues(ours, v, PHONES) for v in sets}
