@@ -88,9 +88,9 @@ class PhoneStream:
     """One audio source through the model, the decoder and (with options.visemes) the mouth shapes."""
 
     def __init__(self, model: StreamingModel, options: DecodingOptions = DecodingOptions(),
-                 bigram: PhoneBigram | None = None) -> None:
-        self.model, self.options = model, options
-        self.stream = model.new_stream(model.check_chunk(options.chunk_frames))
+                 bigram: PhoneBigram | None = None, phases: int = 1) -> None:
+        self.model, self.options = model, options  # phases > 1: a PhaseStream, as `transcribe` reads a file
+        self.stream = model.new_stream(model.check_chunk(options.chunk_frames), phases=phases)
         self.segmenter = new_segmenter(options.decoder, model.phones, options.min_frames, DecoderConfig(), bigram)
         self.visemes = SETS[options.visemes] if options.visemes else None
         self.cue_maker = CueMaker(self.visemes, model.phones, options.cue_rules) if self.visemes else None
@@ -238,10 +238,12 @@ class FollowStream:
 class Model(StreamingModel):
     """A StreamingModel that also opens PhoneStreams (the decoder's bigram loaded once, shared) and FollowStreams."""
 
-    def open(self, options: DecodingOptions = DecodingOptions()) -> PhoneStream:
+    def open(self, options: DecodingOptions = DecodingOptions(), phases: int = 1) -> PhoneStream:
+        """A PhoneStream with `options`; `phases` > 1 averages each frame's posteriors over that many shifts of the
+        audio (a PhaseStream: `transcribe` reads a file over two, a live stream takes one)."""
         if options.decoder == "bigram" and getattr(self, "_bigram", None) is None:
             self._bigram = PhoneBigram.load()
-        return PhoneStream(self, options, getattr(self, "_bigram", None))
+        return PhoneStream(self, options, getattr(self, "_bigram", None), phases)
 
     def follow(self, text: str, dictionary=None, options: DecodingOptions = DecodingOptions(),
                align_options: AlignOptions = LIVE, lexicon=None, start_word: int = 0) -> FollowStream:

@@ -86,7 +86,7 @@ def test_a_file_gets_the_file_model_and_a_live_chunk_or_a_dialog_the_default(cap
 
 def test_the_pre_roll_changes_the_first_words_only_as_measured():
     """The password sample at 8 kHz, "please" 70 ms in: without the pre-roll the file model hears no vowel in
-    "enter"; with it, as transcribe prints it (docs/benchmarks.md has the dev sets' figures)."""
+    "enter"; with it, as `transcribe --phases 1` prints it (docs/benchmarks.md has the dev sets' figures)."""
     from speechattn.runtime.transcribe import transcribe_file
 
     phones = load_model("file-int8").phones

@@ -117,10 +117,17 @@ def test_a_server_without_a_model_named_transcribes_files_with_the_files_model_a
     body, path = wav_bytes(tmp_path, seconds=2.5)
     with serving(tiny_onnx, files_model="file-int8") as server:
         status, answer = post(server, f"/transcribe?name=a.wav&{QUERY}", body)
+        one_status, one = post(server, f"/transcribe?name=a.wav&{QUERY}&phases=1", body)
         live_status, live = post(server, f"/transcribe?name=a.wav&{QUERY}&chunk_frames=4", body)
     expected = cli_json("transcribe", str(path), "--format", "json", "-o", str(tmp_path / "out.json"), *SETTINGS)
+    expected_one = cli_json("transcribe", str(path), "--format", "json", "-o", str(tmp_path / "one.json"), *SETTINGS,
+                            "--phases", "1")
     assert status == 200 and answer["model"]["name"] == expected["model"]["name"] == "file-int8.onnx"
     assert {k: v for k, v in answer.items() if k != "file"} == {k: v for k, v in expected.items() if k != "file"}
+    # the default is transcribe's, two phases; phases=1 is `--phases 1`, and another answer
+    assert one_status == 200 and {k: v for k, v in one.items() if k != "file"} == {
+        k: v for k, v in expected_one.items() if k != "file"}
+    assert one["segments"] != answer["segments"]
     assert live_status == 200 and live["model"]["name"] == tiny_onnx.name and live["chunk_frames"] == 4
 
 
@@ -181,6 +188,8 @@ def test_bad_file_requests_each_get_a_status_and_one_log_line_and_a_live_stream_
                       "force is 1 or 0, not 'yes'"),
         "phases past the encoder's step": (lambda: post(server, "/align?text=please&phases=2", body, token), 400,
                                            "phases is 1 for this model"),
+        "phases past the step, for a file": (lambda: post(server, "/transcribe?phases=4", body, token), 400,
+                                             "phases is 1 for this model"),
         "a huge phases": (lambda: post(server, "/align?text=please&phases=" + "9" * 5000, body, token), 400,
                           "not '99999999999999999999'"),
         "min_frames in another script's digits": (

@@ -256,6 +256,24 @@ def test_the_file_model_streams_exactly_and_is_not_offered_live(capsys):
     assert "streaming is exact" in capsys.readouterr().out
 
 
+def test_a_file_gets_two_phases_by_default_and_a_live_chunk_one(capsys):
+    """Without --phases: a file at the largest chunk is read over two phases (FILE_PHASES), the same file at a
+    chunk named (--chunk-frames: a live chunk) over one."""
+    from pathlib import Path
+
+    sample = Path(__file__).resolve().parent.parent / "speechattn" / "runtime" / "samples" / \
+        "please-enter-your-password.wav"
+
+    def segments(*args):
+        assert main(["transcribe", str(sample), "--format", "json", *args]) == 0
+        return json.loads(capsys.readouterr().out)["segments"]
+
+    default = segments()
+    assert default == segments("--phases", "2") != segments("--phases", "1")
+    assert segments("--model", "file-int8", "--chunk-frames", "400") == segments("--model", "file-int8",
+                                                                                 "--chunk-frames", "400", "--phases", "1")
+
+
 def test_phases_feed_the_decoder_the_averaged_posteriors_in_one_file_and_a_corpus_alike(capsys, tmp_path):
     """transcribe --phases 2: the bigram decoder reads the kit's PhaseStream (the file's pre-roll first, as ever),
     the same through the corpus workers; a count that does not divide the encoder's step, or --phases with

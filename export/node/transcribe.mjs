@@ -199,7 +199,7 @@ async function main() {
         "chunk-frames": { type: "string" },
         bigram: { type: "string", default: resolve(models, registry.bigram) },
         visemes: { type: "string" },
-        phases: { type: "string", default: "1" },
+        phases: { type: "string" },
         help: { type: "boolean", short: "h" },
       },
     });
@@ -216,7 +216,7 @@ async function main() {
       "--visemes, its mouth-shape weights per frame and mouth cues. --chunk-frames defaults to the largest the model " +
       "serves, as `speechattn transcribe` streams a file (the live clients use the model's default). --phases N " +
       "(1, 2 or 4 for the bundled models): the posteriors averaged over N evenly spaced shifts of the audio, as " +
-      "`speechattn transcribe --phases N`.");
+      "`speechattn transcribe --phases N` (default, as there: 2 at the largest chunk, 1 with --chunk-frames).");
     process.exit(0);
   }
   const path = args.positionals[0];
@@ -254,6 +254,8 @@ async function main() {
       fail(`${args.values.bigram}: not a phone bigram file (${error.code ?? (error instanceof SyntaxError ? "not JSON" : error.message)})`);
     }
   }
+  // a file at its largest chunk: two phases, as `speechattn transcribe` (FILE_PHASES); a live chunk: one
+  args.values.phases ??= !args.values["chunk-frames"] && model.phaseCounts.includes(2) ? "2" : "1";
   const phases = Number(args.values.phases);
   if (!/^[0-9]{1,2}$/.test(args.values.phases) || !model.phaseCounts.includes(phases)) {
     usage(`--phases ${args.values.phases.slice(0, 20)}: give ${model.phaseCounts.join(" or ")} for this model ` +

@@ -134,11 +134,11 @@ def refuse_special_texts(**texts) -> None:
 @min_frames_option
 @decoder_option
 @threads_option
-@option("--phases", type=int, default=1, show_default=True, metavar="N",
+@option("--phases", type=int, default=None, metavar="N",
         help="average the model's posteriors over N evenly spaced shifts of the audio (1, 2 or 4 for the bundled "
-             "models: their encoder steps four 10 ms frames at a time) before the decoder: a little more accurate, "
-             "at N times the model's CPU (docs/benchmarks.md, \"Alignment over the phases\"); not with --dialog "
-             "(align --phases aligns)")
+             "models: their encoder steps four 10 ms frames at a time) before the decoder: more accurate, at N times "
+             "the model's CPU (docs/benchmarks.md, \"Files over two phases\"); not with --dialog (align --phases "
+             "aligns)  [default: 2 for a file at the largest chunk, 1 with --chunk-frames or --dialog]")
 @option("--dialog", default=None, metavar="TEXT",
         help="the words spoken (a file, or the words in quotes): phones and mouth shapes follow the script, aligned "
              "to the audio (speechattn align), and the recognised phones where the speech departs from it")
@@ -243,6 +243,10 @@ def transcribe(files, model, output_format, output_dir, output_file, quiet, vise
     if model is None and chunk_frames is None and dialog is None:
         model = files_name()  # a file's own model; --chunk-frames (a live chunk) and alignment keep the default
     stream_model = load_onnx(resolve_model(model), threads)
+    if phases is None:  # a file at its largest chunk: two phases; a live chunk or a script: one
+        from speechattn.runtime.transcribe import file_phases
+
+        phases = file_phases(stream_model) if chunk_frames is None and dialog is None else 1
     check_phases(stream_model, phases)
     if phases != 1 and dialog is not None:
         raise UsageError("--phases averages the recognition of a file; --dialog aligns its script: give one of them "

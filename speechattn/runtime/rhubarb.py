@@ -35,7 +35,8 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Callable, TextIO
 
-from speechattn.runtime.transcribe import BLOCK_SECONDS, DAT_FRAME_RATES, RhubarbOptions, Transcript, transcribe_file
+from speechattn.runtime.transcribe import (BLOCK_SECONDS, DAT_FRAME_RATES, RhubarbOptions, Transcript, file_phases,
+                                           transcribe_file)
 
 APP_NAME = "Rhubarb Lip Sync"
 RHUBARB_VERSION = "1.14.0"  # the command line kept; the After Effects script wants 1.x with x >= 9
@@ -341,7 +342,8 @@ def phones_for(model, audio: Path, dialog: str | None, log: Log,
             if aligned.not_heard:
                 log.say("Warn", f"Not heard in the recording: {' '.join(aligned.not_heard)}.")
             return transcript
-    return transcribe_file(model, audio, options, on_progress=on_progress, block_seconds=block_seconds)
+    return transcribe_file(model, audio, options, on_progress=on_progress, block_seconds=block_seconds,
+                           phases=file_phases(model))  # two phases, as `transcribe` reads a file
 
 
 def progress_block_seconds(audio: Path) -> float:

@@ -34,7 +34,7 @@ MAX_HEAD_BYTES = 64 << 10  # the request line and headers: align's text rides in
 MAX_FILE_JOBS = 8  # files running or waiting for the file thread; one more gets 503
 READ_BYTES = 1 << 16
 ENDPOINTS = ("/transcribe", "/align")
-TRANSCRIBE_PARAMETERS = {"name", "token", "decoder", "min_frames", "chunk_frames"}
+TRANSCRIBE_PARAMETERS = {"name", "token", "decoder", "min_frames", "chunk_frames", "phases"}
 ALIGN_PARAMETERS = {"name", "token", "text", "force", "phases"}
 
 
@@ -153,8 +153,8 @@ class FileServer:
             raise HttpError(400, "align needs the words read aloud: ?text=...")
         if query.get("force", "0") not in ("0", "1", "true", "false"):  # force=yes was taken as no force
             raise HttpError(400, f"force is 1 or 0, not {query['force'][:20]!r}")
-        counts = self.server.model.phase_counts  # align's phases, checked before the body comes
-        if path == "/align" and query.get("phases", "1") not in map(str, counts):
+        counts = self.server.model.phase_counts  # phases, checked before the body comes (a files model with
+        if "phases" in query and query["phases"] not in map(str, counts):  # another step: its 422 at the file)
             raise HttpError(400, f"phases is {' or '.join(map(str, counts))} for this model (evenly spaced shifts "
                                  f"within its encoder's step), not {query['phases'][:20]!r}")
         length = _header(request, b"content-length")
@@ -194,7 +194,7 @@ class FileServer:
 
     def _transcribe(self, query: dict, upload: Path, name: str) -> str:
         from speechattn.runtime.align import offline_chunk
-        from speechattn.runtime.transcribe import as_json, transcribe_file
+        from speechattn.runtime.transcribe import as_json, file_phases, transcribe_file
         from speechattn_export.pipeline import DecodingOptions
 
         base, model = self.options.decoding, self.server.model
@@ -208,7 +208,9 @@ class FileServer:
                                       cue_rules=base.cue_rules)
         except ValueError as error:
             raise HttpError(400, str(error)) from None
-        transcript = transcribe_file(model, upload, options)
+        phases = (int(query["phases"]) if "phases" in query  # checked with the request's head
+                  else file_phases(model) if "chunk_frames" not in query else 1)  # as `transcribe`'s default
+        transcript = transcribe_file(model, upload, options, phases=phases)
         return as_json(dataclasses.replace(transcript, file=name))
 
     def _files_model(self):

@@ -34,6 +34,15 @@ CHECKPOINTS_DIR = Path(__file__).parent / "models"  # default.pt: the bundled mo
 
 log = logging.getLogger(__name__)
 PLOT_MAX_SECONDS = 300  # a longer picture is unreadable at 10 ms resolution and costs gigabytes
+FILE_PHASES = 2  # a file at its largest chunk: posteriors averaged over two shifts (docs/benchmarks.md, "Files over
+# two phases"); a live chunk (--chunk-frames), alignment and the live clients take one
+
+
+def file_phases(model) -> int:
+    """The phases a file gets by default (transcribe without --chunk-frames, the server's /transcribe,
+    speechattn-rhubarb without a dialog): FILE_PHASES where the model's encoder step splits so (the bundled ones), 1
+    where it does not."""
+    return FILE_PHASES if FILE_PHASES in model.phase_counts else 1
 
 
 def resolve_model(name: str | None) -> Path:
@@ -377,11 +386,8 @@ def transcribe_file(model, path: Path, options: DecodingOptions = DecodingOption
 
     import tempfile
 
-    phone_stream = model.open(options) if hasattr(model, "open") else PhoneStream(model, options)
-    if phases != 1:
-        if not isinstance(phone_stream, PhoneStream):
-            raise ValueError("phases average a local model's posteriors, not a remote stream's")
-        phone_stream.stream = model.new_stream(phone_stream.chunk_frames, phases=phases)  # checks phases first
+    phone_stream = (model.open(options, phases) if hasattr(model, "open")  # the kit's Model: its bigram loaded once
+                    else PhoneStream(model, options, phases=phases))
     rate, channels, blocks = read_blocks(path, block_seconds)
     visemes = phone_stream.visemes
     kept_audio, kept_log_probs = [], []
