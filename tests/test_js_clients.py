@@ -92,6 +92,7 @@ def test_node_transcribes_a_recording_exactly_as_python_does(options, capsys):
         (s["start"], s["end"], s["phone"]) for s in python["segments"]]
     assert max(abs(a["confidence"] - b["confidence"]) for a, b in zip(ours["segments"], python["segments"])) < 1e-3
     assert ours["duration"] == python["duration"] and ours["chunk_frames"] == python["chunk_frames"]
+    assert ours["phases"] == python["phases"] and list(ours) == list(python)  # the same keys, in the same order
 
 
 def test_node_says_what_is_wrong_in_one_line(tmp_path):

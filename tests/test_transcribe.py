@@ -264,12 +264,16 @@ def test_a_file_gets_two_phases_by_default_and_a_live_chunk_one(capsys):
     sample = Path(__file__).resolve().parent.parent / "speechattn" / "runtime" / "samples" / \
         "please-enter-your-password.wav"
 
-    def segments(*args):
+    def transcript(*args):
         assert main(["transcribe", str(sample), "--format", "json", *args]) == 0
-        return json.loads(capsys.readouterr().out)["segments"]
+        return json.loads(capsys.readouterr().out)
+
+    def segments(*args):
+        return transcript(*args)["segments"]
 
     default = segments()
     assert default == segments("--phases", "2") != segments("--phases", "1")
+    assert transcript()["phases"] == 2 and transcript("--chunk-frames", "4")["phases"] == 1  # the JSON says which
     assert segments("--model", "file-int8", "--chunk-frames", "400") == segments("--model", "file-int8",
                                                                                  "--chunk-frames", "400", "--phases", "1")
 

@@ -314,7 +314,7 @@ async function main() {
   writeOut(JSON.stringify({
     format_version: 2, file: path, sample_rate: rate, channels, duration: Number(duration.toFixed(4)),
     frame_shift_ms: model.frameShiftMs, model: identity,
-    chunk_frames: chunkFrames, output_delay_frames: model.outputDelayFrames,
+    chunk_frames: chunkFrames, output_delay_frames: model.outputDelayFrames, phases,
     segments: segmentDicts(segments, model.phones, duration, 1000 / model.frameShiftMs),
   }) + "\n");
 }

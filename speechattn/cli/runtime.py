@@ -138,7 +138,8 @@ def refuse_special_texts(**texts) -> None:
         help="average the model's posteriors over N evenly spaced shifts of the audio (1, 2 or 4 for the bundled "
              "models: their encoder steps four 10 ms frames at a time) before the decoder: more accurate, at N times "
              "the model's CPU (docs/benchmarks.md, \"Files over two phases\"); not with --dialog (align --phases "
-             "aligns)  [default: 2 for a file at the largest chunk, 1 with --chunk-frames or --dialog]")
+             "aligns)  [default: 2 for a file at the largest chunk (1 where the model's step does not split in two), 1 with "
+             "--chunk-frames or --dialog]")
 @option("--dialog", default=None, metavar="TEXT",
         help="the words spoken (a file, or the words in quotes): phones and mouth shapes follow the script, aligned "
              "to the audio (speechattn align), and the recognised phones where the speech departs from it")

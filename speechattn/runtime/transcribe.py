@@ -343,6 +343,7 @@ class Transcript:
     model: str  # the model file's path (the JSON names it by file name and hash)
     chunk_frames: int
     output_delay_frames: int = 0
+    phases: int = 1  # the posteriors averaged over this many shifts of the audio (transcribe --phases)
     audio: np.ndarray | None = None  # kept only for plots
     log_probs: np.ndarray | None = None
     phones: tuple = field(default_factory=tuple)
@@ -430,7 +431,7 @@ def transcribe_file(model, path: Path, options: DecodingOptions = DecodingOption
         kept_log_probs.append(update.frames.log_probs)
     return Transcript(file=str(path), sample_rate=rate, channels=channels, duration=samples / SAMPLE_RATE,
                       segments=phone_stream.segments, model=str(model.path), chunk_frames=phone_stream.chunk_frames,
-                      output_delay_frames=model.output_delay_frames,
+                      output_delay_frames=model.output_delay_frames, phases=phases,
                       audio=np.concatenate(kept_audio) if keep else None,
                       log_probs=np.concatenate(kept_log_probs) if keep else None, phones=tuple(model.phones),
                       visemes=visemes or RHUBARB,
@@ -484,7 +485,8 @@ def as_json(t: Transcript) -> str:
     return json.dumps({"format_version": JSON_FORMAT_VERSION, "file": t.file, "sample_rate": t.sample_rate,
                        "channels": t.channels, "duration": round(t.duration, 4), "frame_shift_ms": FRAME_SHIFT_MS,
                        "model": model_identity(t.model), "chunk_frames": t.chunk_frames,
-                       "output_delay_frames": t.output_delay_frames, "segments": t.segment_dicts()})
+                       "output_delay_frames": t.output_delay_frames, "phases": t.phases,
+                       "segments": t.segment_dicts()})
 
 
 def whole_frames(t: Transcript) -> int:
@@ -651,4 +653,5 @@ def plot_transcript(t: Transcript, path) -> None:
     from speechattn.runtime.plots import plot_posteriors
 
     plot_posteriors(t.audio, t.log_probs, t.phones, t.segment_dicts(), path,
-                    f"{Path(t.file).name}: {t.duration:.2f} s, chunk {t.chunk_frames} frames, {Path(t.model).name}")
+                    f"{Path(t.file).name}: {t.duration:.2f} s, chunk {t.chunk_frames} frames"
+                    f"{f', {t.phases} phases' if t.phases != 1 else ''}, {Path(t.model).name}")
