@@ -248,15 +248,15 @@ def link(target: Path, source: Path) -> None:
 
 
 def python_phones(path: Path = SAMPLE) -> list[str]:
-    """`speechattn transcribe`'s phones with the model the READMEs' blocks load (default.onnx; a file with no model
-    named gets the file model)."""
+    """`speechattn transcribe`'s phones with the model and chunk the READMEs' blocks stream (default.onnx, its 40 ms
+    live chunk, one phase; a file with no model named gets the file model over two phases)."""
     import io
 
     from speechattn.cli import main
 
     out = io.StringIO()
     with contextlib.redirect_stdout(out):
-        assert main(["transcribe", str(path), "--format", "json", "--model", "default"]) == 0
+        assert main(["transcribe", str(path), "--format", "json", "--model", "default", "--chunk-frames", "4"]) == 0
     return [s["phone"] for s in json.loads(out.getvalue())["segments"]]
 
 
