@@ -121,6 +121,7 @@ class FileServer:
 
     def _query(self, request) -> dict[str, str]:
         query = urllib.parse.urlsplit(request.target.decode("latin-1")).query
+        query = "&".join(field for field in query.split("&") if field)  # a trailing or doubled & is no field
         try:
             pairs = urllib.parse.parse_qsl(query, keep_blank_values=True, strict_parsing=bool(query),
                                            errors="strict", max_num_fields=16)
