@@ -247,7 +247,7 @@ def transcribe(files, model, output_format, output_dir, output_file, quiet, vise
     if phases is None:  # a file at its largest chunk: two phases; a live chunk or a script: one
         from speechattn.runtime.transcribe import file_phases
 
-        phases = file_phases(stream_model) if chunk_frames is None and dialog is None else 1
+        phases = file_phases(stream_model, chunk_named=chunk_frames is not None) if dialog is None else 1
     check_phases(stream_model, phases)
     if phases != 1 and dialog is not None:
         raise UsageError("--phases averages the recognition of a file; --dialog aligns its script: give one of them "

@@ -210,7 +210,7 @@ class FileServer:
         except ValueError as error:
             raise HttpError(400, str(error)) from None
         phases = (int(query["phases"]) if "phases" in query  # checked with the request's head
-                  else file_phases(model) if "chunk_frames" not in query else 1)  # as `transcribe`'s default
+                  else file_phases(model, chunk_named="chunk_frames" in query))  # as `transcribe`'s default
         transcript = transcribe_file(model, upload, options, phases=phases)
         return as_json(dataclasses.replace(transcript, file=name))
 

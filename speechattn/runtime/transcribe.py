@@ -38,11 +38,11 @@ FILE_PHASES = 2  # a file at its largest chunk: posteriors averaged over two shi
 # two phases"); a live chunk (--chunk-frames), alignment and the live clients take one
 
 
-def file_phases(model) -> int:
-    """The phases a file gets by default (transcribe without --chunk-frames, the server's /transcribe,
-    speechattn-rhubarb without a dialog): FILE_PHASES where the model's encoder step splits so (the bundled ones), 1
-    where it does not."""
-    return FILE_PHASES if FILE_PHASES in model.phase_counts else 1
+def file_phases(model, chunk_named: bool = False) -> int:
+    """The phases a file gets by default (transcribe, the server's /transcribe, speechattn-rhubarb without a dialog):
+    FILE_PHASES where the model's encoder step splits so (the bundled ones), 1 where it does not; 1 at a chunk named
+    (--chunk-frames, chunk_frames=: a live chunk, read as the live clients read it)."""
+    return FILE_PHASES if not chunk_named and FILE_PHASES in model.phase_counts else 1
 
 
 def resolve_model(name: str | None) -> Path:
