@@ -63,14 +63,14 @@ class DecodingOptions:
     cue_rules: CueRules = field(default_factory=CueRules)
 
     def __post_init__(self) -> None:
-        if self.decoder not in DECODERS:
+        if not isinstance(self.decoder, str) or self.decoder not in DECODERS:  # a list: "unhashable type"
             raise ValueError(f"decoder must be one of {', '.join(DECODERS)}, not {self.decoder!r}")
         if self.min_frames is not None and (not isinstance(self.min_frames, (int, np.integer)) or
                                             isinstance(self.min_frames, bool) or
                                             not 1 <= self.min_frames <= MAX_MIN_FRAMES):  # 2.5 or True: the decoder
             # failed on it later, inside a stream (a server's worker stopped stepping every stream)
             raise ValueError(f"min_frames must be a whole number from 1 to {MAX_MIN_FRAMES}, not {self.min_frames!r}")
-        if self.visemes is not None and self.visemes not in SETS:
+        if self.visemes is not None and (not isinstance(self.visemes, str) or self.visemes not in SETS):
             raise ValueError(f"visemes must be one of {', '.join(SETS)}, not {self.visemes!r}")
 
 

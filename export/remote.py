@@ -104,8 +104,10 @@ class RemoteStream:
                 time.sleep(0.2 * 2 ** (attempt - 1))
             last = attempt == tries - 1
             try:
+                # No pings of ours: while the server holds audio sent ahead of real time unread, a ping waits behind
+                # it, and websockets closed the stream (1011) after 40 s with no result.  The server pings us.
                 self.connection = connect(self.url, additional_headers=headers, open_timeout=self.open_timeout,
-                                          max_size=None)
+                                          max_size=None, ping_interval=None)
                 self.connection.__enter__()  # held open across push() calls (websockets 17 asks for it)
             except InvalidStatus as error:
                 status = error.response.status_code

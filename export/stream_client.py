@@ -324,7 +324,7 @@ class StreamingModel:
         """The chunk size to stream with (None: the model's default); ValueError naming the sizes it serves."""
         chunk = self.default_chunk_frames if chunk_frames is None else chunk_frames
         if isinstance(chunk, (bool, float)) or chunk not in self.allowed_chunk_frames:  # 8.0 == 8, True == 1
-            raise ValueError(f"chunk_frames {chunk} is not one the model serves (it was trained for "
+            raise ValueError(f"chunk_frames {chunk!r} is not one the model serves (it was trained for "
                              f"{list(self.allowed_chunk_frames)})")
         return int(chunk)
 

@@ -607,7 +607,9 @@ def test_a_thousand_idle_connections_are_each_closed_at_a_timeout_and_a_good_str
             return error.response.status_code
 
     async def main():
-        server, task, url = await running(model, idle_timeout_seconds=timeout, handshake_timeout_seconds=timeout)
+        # Room for every one: a connection holds one of --max-streams from its arrival, started or not.
+        server, task, url = await running(model, idle_timeout_seconds=timeout, handshake_timeout_seconds=timeout,
+                                          max_streams=1000)
         try:
             good, local = good_stream_beside(model, url, 3.0, 10, pause=0.05)
             good = asyncio.create_task(good)

@@ -61,6 +61,9 @@ MULTIPROCESS_DIRECTORY = "PROMETHEUS_MULTIPROC_DIR"  # prometheus-client's multi
 DELAY_BUCKETS = (0.025, 0.05, 0.075, 0.1, 0.15, 0.2, 0.25, 0.3, 0.4, 0.5, 0.75, 1.0, 2.0)
 STEP_BUCKETS = (0.001, 0.0025, 0.005, 0.01, 0.02, 0.03, 0.05, 0.075, 0.1, 0.2, 0.5)
 BATCH_BUCKETS = (1, 2, 4, 8, 16, 32, 64, 128, 256)
+# Replies the protocol writes by itself (pongs, close frames) to a client that does not read them: past this many
+# bytes it is closed (1008).  A flood of pings, never reading the pongs, grew the server by 17 MiB a second.
+MAX_UNREAD_REPLY_BYTES = 64 << 10
 
 
 START_KEYS = {"type", "sample_rate", "format", "options"}  # the start message's (export/serve.schema.json)
@@ -89,9 +92,15 @@ class ServeOptions:
     max_batch: int = 16  # streams in one graph call (1: one call per stream chunk, no batching); 8-32 cost least
     max_wait_ms: float = 5.0  # once a stream is ready, how long the batcher waits for the other live streams
     max_queued_messages: int = 256  # results waiting for a client that does not read them; past it: closed (1008)
+    ping_interval_seconds: float = 20.0  # a ping to every client this often (a dead peer's writes fail)
+    ping_timeout_seconds: float = 20.0  # no pong, and nothing else heard from the client, for this long: closed
+    #                                     (1008); a client whose audio the server holds unread (it sent ahead of real
+    #                                     time) is not asked: its pong waits behind that audio
     drain_seconds: float = 10.0  # on SIGTERM, how long open streams get to receive their final result
     http_port: int | None = None  # whole files (POST /transcribe, /align) on this port; None: no such listener
     max_file_bytes: int = 64 << 20  # the largest file POSTed (35 minutes of 16 kHz 16-bit WAV)
+    upload_bytes_per_second: int = 64 << 10  # the slowest upload taken: a file's body must arrive within the idle
+    #                                          timeout plus its length at this rate (64 MiB: 17 minutes), else 408
     decoding: DecodingOptions = field(default_factory=DecodingOptions)  # for streams that ask for nothing else
     files_model: str | None = None  # POST /transcribe without chunk_frames: this model (a bundled name or a path,
     #                                 loaded at the first such file), as `transcribe` takes the files' model; None: the
@@ -109,6 +118,8 @@ class ServeOptions:
             # both listeners would bind it, and each connection would land on either at random
             raise UsageError(f"--http-port {self.http_port} is --port's too: give the whole-file listener a port of "
                              "its own")
+        if not (self.ping_interval_seconds > 0 and self.ping_timeout_seconds > 0):
+            raise UsageError("the ping interval and timeout are seconds above 0")
 
 
 class Metrics:
@@ -237,6 +248,7 @@ class Server:
         self.bigram = PhoneBigram.load()
         self.lexicon = None  # loaded on the first follow-along stream
         self.sessions: dict[int, Session] = {}
+        self.slots = 0  # connections holding one of max_streams (started or not), without --workers
         self.joining: list[Session] = []  # opened since the worker last ran
         self.leaving: list[Session] = []  # gone (the client left, or was closed) before their stream finished
         self.stream_sets: dict[int, StreamSet] = {}  # chunk_frames -> the streams stepped with it
@@ -277,13 +289,30 @@ class Server:
         return None
 
     def open_streams(self) -> int:
-        """Streams open in this server (every worker's, with --workers)."""
-        return len(self.sessions) if self.open_count is None else self.open_count.value
+        """Streams open in this server (every worker's, with --workers), counting connections not yet started."""
+        return self.slots if self.open_count is None else self.open_count.value
 
-    def _count_open(self, change: int) -> None:
-        if self.open_count is not None:
-            with self.open_count.get_lock():
-                self.open_count.value += change
+    def _take_slot(self) -> bool:
+        """One of max_streams for a connection, from its arrival (not its start message: 40 handshakes, then 40
+        starts, all got "ready" on a server of 5); False when none is free.  Checked and taken in one step, under
+        the workers' shared lock."""
+        if self.open_count is None:  # one loop: nothing runs between the check and the count
+            if self.slots >= self.options.max_streams:
+                return False
+            self.slots += 1
+            return True
+        with self.open_count.get_lock():
+            if self.open_count.value >= self.options.max_streams:
+                return False
+            self.open_count.value += 1
+            return True
+
+    def _give_slot(self) -> None:
+        if self.open_count is None:
+            self.slots -= 1
+            return
+        with self.open_count.get_lock():
+            self.open_count.value -= 1
 
     def _token_ok(self, request) -> bool:
         given = request.headers.get("Authorization", "")
@@ -296,13 +325,20 @@ class Server:
     # ---- a connection -------------------------------------------------------------------------------------------
     async def handle(self, connection) -> None:
         peer = _peer(connection)
-        if self.draining or self.open_streams() >= self.options.max_streams:
+        if self.draining or not self._take_slot():
             reason = "the server is shutting down" if self.draining else \
                 f"the server is full ({self.options.max_streams} streams); try again later"
             self.metrics.refusals.labels("draining" if self.draining else "full").inc()
             log.info("event=refused peer=%s reason=%s", peer, "draining" if self.draining else "full")
             await connection.close(1013, reason)
             return
+        try:
+            await self._connection(connection, peer)
+        finally:
+            self._give_slot()
+
+    async def _connection(self, connection, peer: str) -> None:
+        """A connection holding a slot: its start, its audio, its results; every way it can end."""
         session = None
         try:
             session = await self._open(connection, peer)
@@ -327,7 +363,7 @@ class Server:
                 self.metrics.refusals.labels("1009").inc()
                 log.info("event=closed peer=%s stream=%s code=1009 reason=%s", peer, session.key if session else "-",
                          json.dumps(f"a message over --max-frame-bytes ({self.options.max_frame_bytes} bytes)"))
-            elif not (session is not None and session.gone):  # else _close said it already
+            elif not (session is not None and session.gone) and not getattr(connection, "closed_by_server", False):
                 log.info("event=left peer=%s stream=%s code=%d", peer, session.key if session else "-", code)
         finally:
             if session is not None:
@@ -335,8 +371,7 @@ class Server:
                     session.gone = self.urgent = True
                     self.leaving.append(session)
                     self.wake.set()
-                if self.sessions.pop(session.key, None) is not None:
-                    self._count_open(-1)
+                self.sessions.pop(session.key, None)
                 self.metrics.streams_open.set(len(self.sessions))
 
     async def _open(self, connection, peer: str) -> Session:
@@ -375,7 +410,6 @@ class Server:
             "phones": list(self.model.phones),
             "shapes": list(phone_stream.visemes.shapes) if phone_stream.visemes is not None else None}))
         self.sessions[session.key] = session  # only now: a client gone before ready leaves nothing behind
-        self._count_open(1)
         self.joining.append(session)
         self.urgent = True
         self.metrics.streams.inc()
@@ -453,9 +487,9 @@ class Server:
             # sends back up through websockets' bounded queue into TCP, so no client grows the server's memory.
             early = session.received_samples / rate - (now - session.started) - ahead
             if early > 0:
-                await asyncio.sleep(early)
+                await _hold(connection, early)
             while session.pending_samples / rate > ahead and not session.gone:
-                await asyncio.sleep(0.01)
+                await _hold(connection, 0.01)
 
     async def _send_loop(self, connection, session: Session) -> None:
         while True:
@@ -719,12 +753,13 @@ class Server:
         try:
             async with serve(self.handle, self.options.host, self.options.port, process_request=self.process_request,
                              reuse_port=self.options.workers > 1 or None,
-                             create_connection=_timed_connection(self), open_timeout=None, backlog=LISTEN_BACKLOG,
+                             create_connection=_bounded_connection(self), open_timeout=None, backlog=LISTEN_BACKLOG,
                              max_size=self.options.max_frame_bytes, max_queue=16,
                              # No permessage-deflate: PCM barely compresses, and inflating every frame took 3 % of
                              # a worker's time at 70 streams (py-spy); the updates are a few hundred bytes.
                              compression=None,
-                             ping_interval=20, ping_timeout=20, close_timeout=5) as server:
+                             ping_interval=self.options.ping_interval_seconds,
+                             ping_timeout=self.options.ping_timeout_seconds, close_timeout=5) as server:
                 self.address = server.sockets[0].getsockname()[:2]
                 log.info("event=listening host=%s port=%d max_streams=%d max_batch=%d workers=%d pid=%d",
                          *self.address, self.options.max_streams, self.options.max_batch, self.options.workers,
@@ -787,13 +822,74 @@ class Server:
         self._stop.set()
 
 
-def _timed_connection(server: Server):
-    """websockets' ServerConnection whose opening handshake (the HTTP request, then the upgrade) must finish within
-    handshake_timeout_seconds: past it (an idle socket, a slowloris request) the client gets HTTP 408, the server
-    one log line, and the socket is closed (websockets' own open_timeout would close it without a word)."""
+def _bounded_connection(server: Server):
+    """websockets' ServerConnection with the server's bounds on what a client can make it hold or wait for.
+
+    The opening handshake (the HTTP request, then the upgrade) must finish within handshake_timeout_seconds: past
+    it (an idle socket, a slowloris request) the client gets HTTP 408, the server one log line, and the socket is
+    closed (websockets' own open_timeout would close it without a word).
+
+    Keepalive: a client is alive while it answers pings, or while anything of it arrives; while the server itself
+    holds its audio unread (a client ahead of real time, throttled through TCP), its pong waits behind that audio,
+    so it is not timed out (websockets' own keepalive closed such clients 1011 after 40 s, with no result).  The
+    pings still go out: a vanished peer makes the write fail and the connection is lost at once.
+
+    Replies the protocol writes by itself (pongs) to a client that reads none of them are bounded by
+    MAX_UNREAD_REPLY_BYTES: past it the client is closed 1008 and the socket dropped."""
     from websockets.asyncio.server import ServerConnection
 
-    class TimedConnection(ServerConnection):
+    class BoundedConnection(ServerConnection):
+        heard_at = 0.0  # loop time of the client's latest bytes
+        unread_replies = 0  # bytes the protocol answered since the client last read everything we wrote
+        closed_by_server = False  # a bound closed it and said so in a log line
+
+        def data_received(self, data: bytes) -> None:
+            self.heard_at = self.loop.time()
+            waiting = self.transport.get_write_buffer_size()
+            if not waiting:  # everything written before has been taken by the client
+                self.unread_replies = 0
+            super().data_received(data)
+            self.unread_replies += max(0, self.transport.get_write_buffer_size() - waiting)
+            if self.unread_replies > MAX_UNREAD_REPLY_BYTES and not self.transport.is_closing():
+                self._said(f"the client reads none of its replies ({self.unread_replies:,} bytes of pongs waiting)")
+                self.protocol.fail(1008, "the client reads none of its replies")
+                self.send_data()
+                self.transport.abort()  # it reads nothing: the close frame would wait with the rest
+
+        async def keepalive(self) -> None:
+            from websockets.exceptions import ConnectionClosed
+
+            while True:
+                await asyncio.sleep(self.ping_interval)
+                try:
+                    pong = await self.ping()
+                except ConnectionClosed:
+                    return
+                asked = self.loop.time()
+                while not pong.done():
+                    heard = max(asked, self.heard_at)
+                    if self.recv_messages.paused:  # the server holds its bytes unread: the pong is among them
+                        heard = self.loop.time()
+                    left = heard + self.ping_timeout - self.loop.time()
+                    if left <= 0:
+                        self._said(f"no answer to a ping and nothing heard for {self.ping_timeout:g} s (the client "
+                                   "stopped reading, or is gone)")
+                        async with self.send_context():
+                            self.protocol.fail(1008, "no answer to a ping: the client stopped reading")
+                        return
+                    try:
+                        await asyncio.wait_for(asyncio.shield(pong), left)
+                    except asyncio.TimeoutError:
+                        continue
+                    except ConnectionClosed:
+                        return
+
+        def _said(self, reason: str) -> None:
+            """The one log line of a close by these bounds (the handler then says nothing more)."""
+            self.closed_by_server = True
+            server.metrics.refusals.labels("1008").inc()
+            log.info("event=closed peer=%s code=1008 reason=%s", _peer(self), json.dumps(reason))
+
         async def handshake(self, *args, **kwargs) -> None:
             seconds = server.options.handshake_timeout_seconds
             try:
@@ -804,7 +900,19 @@ def _timed_connection(server: Server):
                 self.transport.write(b"HTTP/1.1 408 Request Timeout\r\nConnection: close\r\nContent-Length: 0\r\n\r\n")
                 raise  # websockets then drops the socket
 
-    return TimedConnection
+    return BoundedConnection
+
+
+async def _hold(connection, seconds: float) -> None:
+    """Wait `seconds` without reading the client (its audio backs up into TCP), ending at once, with
+    ConnectionClosed, if the connection is lost meanwhile: a client that vanished after sending ahead was stepped,
+    a ghost holding a slot, until its unread audio ran out (minutes)."""
+    lost = connection.connection_lost_waiter
+    try:
+        await asyncio.wait_for(asyncio.shield(lost), seconds)
+    except asyncio.TimeoutError:
+        return
+    raise connection.close_exc
 
 
 def _decoded_together(stepped: list[tuple[Session, Frames]]) -> list:
@@ -837,7 +945,7 @@ def _segment_dicts(update: Update, ps: PhoneStream) -> list[dict]:
 def _json_object(text: str, what: str = "the message is not JSON", code: int = 1007) -> dict:
     try:
         value = json.loads(text)
-    except ValueError:
+    except (ValueError, RecursionError):  # RecursionError: nesting too deep for the parser (a 1011 and a traceback)
         raise Refused(code, what) from None
     if not isinstance(value, dict):
         raise Refused(code, f"{what}: a JSON object is expected")

@@ -9,8 +9,10 @@ HTTP/1.1 server on the same event loop, parsed by h11 (python-hyper's sans-I/O H
 httpcore and uvicorn: pure Python, no dependencies, strict about framing).  One request per connection
 (Connection: close).  Bounds: the request head (line and headers, so also align's text) within MAX_HEAD_BYTES and
 the handshake timeout (else 408); the body at most max_file_bytes (413, said before it is read when
-Content-Length gives it away), each read within the idle timeout; at most MAX_FILE_JOBS files queued or running,
-one at a time on a thread of its own (503 past it), so live streams keep the batcher's thread.  Every request gets
+Content-Length gives it away), the whole of it by a deadline that its length sets at the slowest rate taken
+(upload_bytes_per_second; else 408: eight uploads of a byte every 10 s held every slot, indefinitely), at most
+MAX_UPLOADS arriving at once; at most MAX_FILE_JOBS whole files queued or running, one at a time on a thread of its
+own (503 past it), so live streams keep the batcher's thread and an upload still arriving holds no file's slot.  Every request gets
 one log line; a file that cannot be read gets 422 and the command line's one line as {"error": ...}.
 """
 
@@ -31,7 +33,8 @@ from speechattn.errors import SpeechattnError
 
 log = logging.getLogger("speechattn.runtime.serve")
 MAX_HEAD_BYTES = 64 << 10  # the request line and headers: align's text rides in the query (about 10,000 words)
-MAX_FILE_JOBS = 8  # files running or waiting for the file thread; one more gets 503
+MAX_FILE_JOBS = 8  # whole files running or waiting for the file thread; one more gets 503
+MAX_UPLOADS = 64  # requests whose body is still arriving; one more gets 503
 READ_BYTES = 1 << 16
 ENDPOINTS = ("/transcribe", "/align")
 TRANSCRIBE_PARAMETERS = {"name", "token", "decoder", "min_frames", "chunk_frames", "phases"}
@@ -49,7 +52,8 @@ class FileServer:
 
     def __init__(self, server) -> None:
         self.server, self.options = server, server.options
-        self.jobs = 0  # files queued or running
+        self.jobs = 0  # whole files queued or running
+        self.uploads = 0  # requests whose body is arriving
         self.executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="speechattn-files")
         self.lexicon = None
         self.files_model = None  # options.files_model once loaded (_files_model)
@@ -71,12 +75,18 @@ class FileServer:
                 path = urllib.parse.urlsplit(request.target.decode("latin-1")).path
                 query = self._query(request)
                 self._check(request, path, query)
-                self.jobs += 1  # counted until the answer is written: a shutdown waits for it
-                queued = True
                 with tempfile.TemporaryDirectory(prefix="speechattn-serve-") as folder:
                     name = _file_name(query.get("name", "upload"))
                     upload = Path(folder) / name
-                    await self._receive(connection, reader, request, upload)
+                    self.uploads += 1
+                    try:
+                        await self._receive(connection, reader, request, upload)
+                    finally:
+                        self.uploads -= 1
+                    if self.jobs >= MAX_FILE_JOBS:
+                        raise HttpError(503, f"busy: {MAX_FILE_JOBS} files are waiting; try again later")
+                    self.jobs += 1  # counted until the answer is written: a shutdown waits for it
+                    queued = True
                     answer = await asyncio.get_running_loop().run_in_executor(self.executor, self._work, path,
                                                                               query, upload, name)
                 status, body = 200, answer.encode()
@@ -104,11 +114,13 @@ class FileServer:
             await asyncio.sleep(0.02)
         self.executor.shutdown(wait=False, cancel_futures=True)
 
-    async def _next(self, connection, reader, seconds: float):
-        """The next h11 event, reading as it needs, every read within `seconds` (else 408)."""
+    async def _next(self, connection, reader, seconds: float, deadline: float | None = None,
+                    late: str = "the request did not arrive within {seconds:g} s"):
+        """The next h11 event, reading as it needs, every read within `seconds` and all by `deadline` (monotonic
+        time; else 408 with `late`)."""
         import h11
 
-        deadline = time.monotonic() + seconds
+        deadline = min(time.monotonic() + seconds, deadline if deadline is not None else float("inf"))
         while True:
             event = connection.next_event()
             if event is not h11.NEED_DATA:
@@ -116,7 +128,7 @@ class FileServer:
             try:
                 data = await asyncio.wait_for(reader.read(READ_BYTES), max(0.0, deadline - time.monotonic()))
             except asyncio.TimeoutError:
-                raise HttpError(408, f"the request did not arrive within {seconds:g} s") from None
+                raise HttpError(408, late.format(seconds=seconds)) from None
             connection.receive_data(data)
 
     def _query(self, request) -> dict[str, str]:
@@ -164,15 +176,25 @@ class FileServer:
                                  f"{self.options.max_file_bytes:,} (--max-file-bytes)")
         if self.jobs >= MAX_FILE_JOBS:
             raise HttpError(503, f"busy: {MAX_FILE_JOBS} files are waiting; try again later")
+        if self.uploads >= MAX_UPLOADS:
+            raise HttpError(503, f"busy: {MAX_UPLOADS} uploads are arriving; try again later")
 
     async def _receive(self, connection, reader, request, upload: Path) -> None:
-        """The body, to a file in a folder of its own, bounded by max_file_bytes."""
+        """The body, to a file in a folder of its own, bounded by max_file_bytes, the whole of it within the
+        idle timeout plus its length at upload_bytes_per_second (no length given: the largest file's)."""
         import h11
 
+        length = _header(request, b"content-length")
+        expected = int(length) if length is not None else self.options.max_file_bytes
+        seconds = self.options.idle_timeout_seconds + expected / self.options.upload_bytes_per_second
+        deadline = time.monotonic() + seconds
+        late = (f"the body did not arrive within {seconds:.3g} s ({expected:,} bytes at "
+                f"{self.options.upload_bytes_per_second:,} bytes a second, the slowest upload this server takes, "
+                "after the idle timeout)")
         size = 0
         with open(upload, "wb") as handle:
             while True:
-                event = await self._next(connection, reader, self.options.idle_timeout_seconds)
+                event = await self._next(connection, reader, self.options.idle_timeout_seconds, deadline, late)
                 if isinstance(event, h11.EndOfMessage):
                     break
                 if not isinstance(event, h11.Data):

@@ -1,0 +1,334 @@
+"""`speechattn serve`'s promises against clients that do not play fair: a client far ahead of real time still gets
+its result, --max-streams holds for any interleaving of handshakes and starts, a slow upload holds no file's slot
+and ends at its deadline, a flood of pings never read is closed, a client that vanishes after sending ahead is
+dropped at once.  The real server and real sockets on 127.0.0.1, the tiny random model; the bounds' timings are
+shortened through ServeOptions so each test runs in seconds."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import socket
+import struct
+import threading
+import time
+
+import numpy as np
+import pytest
+
+pytest.importorskip("websockets")
+pytest.importorskip("prometheus_client")
+pytest.importorskip("h11")
+
+from speechattn.cli.common import load_onnx  # noqa: E402
+from speechattn.runtime.serve import MAX_UNREAD_REPLY_BYTES, Server, ServeOptions  # noqa: E402
+from speechattn_export.pipeline import DecodingOptions  # noqa: E402
+from tests.test_serve import audio_at, local_result, running, same_segments, stop  # noqa: E402
+
+
+@pytest.fixture(scope="module")
+def model(tiny_onnx):
+    return load_onnx(tiny_onnx)
+
+
+def test_a_client_far_ahead_of_real_time_gets_its_result_though_its_pongs_wait_behind_its_audio(model):
+    """A client pushes 6 s of audio at once (its socket takes it all) to a server that holds it to 0.5 s ahead of
+    real time and pings every 0.5 s, waiting 0.5 s for the pong: the pong is behind seconds of unread audio, yet the
+    stream is not closed for it (websockets' own keepalive closed it 1011 "keepalive ping timeout"): it ends 1000
+    with the kit's phones."""
+    from websockets.asyncio.client import connect
+
+    audio = audio_at(16000, 6.0, 31)
+
+    async def main():
+        server, task, url = await running(model, max_ahead_seconds=0.5, ping_interval_seconds=0.5,
+                                          ping_timeout_seconds=0.5)
+        try:
+            async with connect(url, max_size=None, ping_interval=None) as ws:
+                await ws.send(json.dumps({"type": "start", "sample_rate": 16000, "format": "float32"}))
+                await ws.recv()
+                for begin in range(0, len(audio), 1600):
+                    await ws.send(audio[begin:begin + 1600].tobytes())
+                await ws.send(json.dumps({"type": "end"}))
+                messages = [json.loads(text) async for text in ws]
+                return messages, ws.close_code, ws.close_reason
+        finally:
+            await stop(server, task)
+
+    messages, code, reason = asyncio.run(main())
+    assert code == 1000, (code, reason)
+    assert messages[-1]["type"] == "result"
+    assert same_segments(messages[-1]["segments"], local_result(model, audio, 16000, DecodingOptions(), 1600)["segments"])
+
+
+def test_the_kits_remote_stream_pushing_a_recording_at_once_gets_its_result(model):
+    """RemoteStream.push never waits: a recording pushed at once, far ahead of real time, through a server that pings
+    every 0.5 s and holds audio to 0.5 s ahead, still finishes with the kit's phones (neither side's keepalive
+    closes it)."""
+    from speechattn_export.remote import RemoteStream
+
+    loop = asyncio.new_event_loop()
+    holder = {}
+
+    def serve():
+        asyncio.set_event_loop(loop)
+        holder["server"] = Server(model, ServeOptions(port=0, max_ahead_seconds=0.5, ping_interval_seconds=0.5,
+                                                      ping_timeout_seconds=0.5))
+        loop.run_until_complete(holder["server"].serve())
+
+    thread = threading.Thread(target=serve, daemon=True)
+    thread.start()
+    try:
+        for _ in range(300):
+            if holder.get("server") is not None and holder["server"].address:
+                break
+            time.sleep(0.05)
+        audio = audio_at(16000, 8.0, 32)
+        remote = RemoteStream(f"ws://127.0.0.1:{holder['server'].address[1]}/stream", DecodingOptions())
+        for begin in range(0, len(audio), 1600):  # small frames: websockets' queue of 16 fills, the rest waits
+            remote.push(audio[begin:begin + 1600])
+        remote.finish()
+        assert same_segments(remote.segment_dicts(), local_result(model, audio, 16000, DecodingOptions(),
+                                                                  1600)["segments"])
+    finally:
+        loop.call_soon_threadsafe(holder["server"].shutdown)
+        thread.join(30)
+
+
+def test_max_streams_holds_when_every_handshake_comes_before_any_start(model):
+    """40 clients complete their handshakes, then all 40 send their start message, on a server of 5: exactly 5 get
+    "ready"; the other 35 are closed 1013 "full" (a connection takes its slot when it arrives, not when it starts)."""
+    from websockets.asyncio.client import connect
+    from websockets.exceptions import ConnectionClosed
+
+    async def main():
+        server, task, url = await running(model, max_streams=5)
+        try:
+            clients = [await connect(url) for _ in range(40)]
+            outcomes = []
+            for ws in clients:
+                try:
+                    await ws.send(json.dumps({"type": "start", "sample_rate": 16000}))
+                except ConnectionClosed:
+                    pass
+            for ws in clients:
+                try:
+                    outcomes.append(json.loads(await asyncio.wait_for(ws.recv(), 10))["type"])
+                except ConnectionClosed:
+                    outcomes.append(ws.close_code)
+            opened = len(server.sessions)
+            for ws in clients:
+                await ws.close()
+            for _ in range(100):
+                if not server.open_streams():
+                    break
+                await asyncio.sleep(0.05)
+            left = server.open_streams()
+            again = await connect(url)
+            await again.send(json.dumps({"type": "start", "sample_rate": 16000}))
+            reopened = json.loads(await again.recv())["type"]
+            await again.close()
+            return outcomes, opened, left, reopened
+        finally:
+            await stop(server, task)
+
+    outcomes, opened, left, reopened = asyncio.run(main())
+    assert outcomes.count("ready") == 5 and outcomes.count(1013) == 35, outcomes
+    assert opened == 5 and left == 0 and reopened == "ready"  # every slot given back as its client left
+
+
+def slow_upload(port: int, claimed: int, pause: float, stop_at: float) -> bytes:
+    """A POST claiming `claimed` bytes whose body comes a byte every `pause` s; what the server answered."""
+    with socket.create_connection(("127.0.0.1", port), timeout=30) as sock:
+        sock.sendall(f"POST /transcribe?name=a.wav HTTP/1.1\r\nHost: x\r\nContent-Length: {claimed}\r\n\r\n".encode())
+        sock.settimeout(pause)
+        answer = b""
+        while time.monotonic() < stop_at:
+            try:
+                sock.sendall(b"R")
+            except OSError:
+                break
+            try:
+                chunk = sock.recv(4096)
+            except socket.timeout:
+                continue
+            except OSError:
+                break
+            if not chunk:
+                break
+            answer += chunk
+        return answer
+
+
+def test_slow_uploads_hold_no_files_slot_and_end_with_408_at_their_deadline(tiny_onnx, tmp_path):
+    """Eight uploads claim 200,000 bytes and send a byte every 0.3 s (under the idle timeout, so each read is in
+    time): a whole file POSTed beside them gets its 200 at once (they held every slot, indefinitely), and each slow
+    one gets 408 at its deadline: the idle timeout plus its length at upload_bytes_per_second (1 + 2 s here)."""
+    from tests.test_serve_files import post, serving, wav_bytes
+
+    with serving(tiny_onnx, idle_timeout_seconds=1.0, upload_bytes_per_second=100_000) as server:
+        port = server.http_address[1]
+        answers: list = [None] * 8
+        started = time.monotonic()
+
+        def upload(number):
+            answers[number] = slow_upload(port, 200_000, 0.3, started + 20)
+
+        threads = [threading.Thread(target=upload, args=(n,)) for n in range(8)]
+        for thread in threads:
+            thread.start()
+        time.sleep(0.5)
+        body, _ = wav_bytes(tmp_path)
+        status, answer = post(server, "/transcribe", body)
+        beside = time.monotonic() - started
+        for thread in threads:
+            thread.join(30)
+        ended = time.monotonic() - started
+    assert status == 200 and answer["segments"], answer
+    assert beside < 2.9  # before the slow ones' deadline: they held no slot of the file thread's
+    assert all(a.startswith(b"HTTP/1.1 408") and b"did not arrive within 3 s" in a for a in answers), answers
+    assert ended < 6  # each at its deadline (3 s), not at the test's 20
+
+
+def websocket_frame(opcode: int, payload: bytes) -> bytes:
+    """A client's frame (masked, as RFC 6455 asks of clients), FIN set, payload under 126 bytes."""
+    mask = os.urandom(4)
+    masked = bytes(b ^ mask[i % 4] for i, b in enumerate(payload))
+    return struct.pack("!BB", 0x80 | opcode, 0x80 | len(payload)) + mask + masked
+
+
+def raw_websocket(port: int, receive_buffer: int = 4096) -> socket.socket:
+    """A WebSocket opened by hand on a socket with a small receive buffer, the start message sent, "ready" read."""
+    import base64
+
+    sock = socket.socket()
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, receive_buffer)
+    sock.connect(("127.0.0.1", port))
+    key = base64.b64encode(os.urandom(16)).decode()
+    sock.sendall(f"GET /stream HTTP/1.1\r\nHost: x\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
+                 f"Sec-WebSocket-Key: {key}\r\nSec-WebSocket-Version: 13\r\n\r\n".encode())
+    head = b""
+    while b"\r\n\r\n" not in head:
+        head += sock.recv(1)
+    assert head.startswith(b"HTTP/1.1 101"), head
+    sock.sendall(websocket_frame(1, json.dumps({"type": "start", "sample_rate": 16000}).encode()))
+    sock.settimeout(10)
+    ready = sock.recv(4096)
+    assert b'"ready"' in ready
+    return sock
+
+
+def test_a_flood_of_pings_whose_pongs_are_never_read_is_closed_and_grows_nothing(model, caplog):
+    """A client sends pings (125 bytes each) without reading a byte: the pongs it owes fill its socket, then the
+    server's; past MAX_UNREAD_REPLY_BYTES of them the server drops it (one log line, code 1008) instead of growing
+    (about 17 MiB a second before).  The server's unsent bytes for it never pass the bound by more than a frame."""
+
+    async def main():
+        server, task, url = await running(model)
+        worst, dropped = 0, False
+        try:
+            sock = await asyncio.to_thread(raw_websocket, server.address[1])
+            (session,) = server.sessions.values()
+            transport = session.connection.transport
+            transport.get_extra_info("socket").setsockopt(socket.SOL_SOCKET, socket.SO_SNDBUF, 4096)
+            sock.setblocking(False)
+            ping = websocket_frame(9, b"p" * 125)
+            for _ in range(40_000):  # 5 MB of pings
+                try:
+                    sock.send(ping)
+                except BlockingIOError:
+                    await asyncio.sleep(0.001)
+                except OSError:  # reset: the server dropped it
+                    dropped = True
+                    break
+                worst = max(worst, transport.get_write_buffer_size())
+                if session.gone or transport.is_closing():
+                    dropped = True
+                    break
+                await asyncio.sleep(0)
+            for _ in range(100):
+                if not server.sessions:
+                    break
+                await asyncio.sleep(0.05)
+            sock.close()
+            return worst, dropped, dict(server.sessions)
+        finally:
+            await stop(server, task)
+
+    with caplog.at_level("INFO", logger="speechattn.runtime.serve"):
+        worst, dropped, sessions = asyncio.run(main())
+    assert dropped and not sessions
+    assert worst <= MAX_UNREAD_REPLY_BYTES + 256, worst
+    lines = [r.getMessage() for r in caplog.records if "code=1008" in r.getMessage()]
+    assert len(lines) == 1 and "reads none of its replies" in lines[0], lines
+
+
+def test_a_client_that_vanishes_after_sending_ahead_is_dropped_at_once(model):
+    """A client sends 40 s of audio at once (held 1 s ahead of real time, the rest waiting in the sockets), then its
+    socket is reset: the server drops its stream and gives back its slot within 2 s (it went on stepping the
+    unread audio for minutes, a ghost)."""
+    from websockets.asyncio.client import connect
+
+    audio = np.round(audio_at(16000, 40.0, 33) * 32767).astype("<i2")
+
+    async def main():
+        server, task, url = await running(model, max_ahead_seconds=1.0)
+        try:
+            ws = await connect(url, max_size=None, ping_interval=None)
+            await ws.send(json.dumps({"type": "start", "sample_rate": 16000}))
+            await ws.recv()
+            for begin in range(0, len(audio), 16000):
+                try:
+                    await asyncio.wait_for(ws.send(audio[begin:begin + 16000].tobytes()), 0.5)
+                except asyncio.TimeoutError:
+                    break  # the sockets are full: the rest would wait in this client
+            await asyncio.sleep(1.0)
+            held = len(server.sessions)
+            sock = ws.transport.get_extra_info("socket")
+            sock.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
+            ws.transport.abort()  # a reset, as when the client's process dies with unread data
+            vanished = time.monotonic()
+            while server.sessions and time.monotonic() - vanished < 10:
+                await asyncio.sleep(0.02)
+            return held, time.monotonic() - vanished, server.open_streams()
+        finally:
+            await stop(server, task)
+
+    held, seconds, slots = asyncio.run(main())
+    assert held == 1
+    assert seconds < 2.0, seconds
+    assert slots == 0
+
+
+@pytest.mark.parametrize("start, said", [
+    ('{"type": "start", "sample_rate": 16000, "options": ' + "[" * 100_000 + "]" * 100_000 + "}",
+     "the message is not JSON"),
+    ('{"type": "start", "sample_rate": 16000, "options": {"decoder": ["bigram"]}}', "decoder must be one of"),
+    ('{"type": "start", "sample_rate": 16000, "options": {"visemes": {"a": 1}}}', "visemes must be one of"),
+    ('{"type": "start", "sample_rate": 16000, "options": {"chunk_frames": "4"}}', "chunk_frames '4' is not"),
+])
+def test_a_start_message_that_cannot_be_read_is_closed_1007_in_words_of_the_input(model, caplog, start, said):
+    """Nesting too deep for the parser, a list or object where a name belongs, a number given as a string: each
+    closes 1007 with a reason about the input (not 1011 and a traceback, not Python's "unhashable type", not the
+    number 4 when the string "4" was sent), in one log line."""
+    from websockets.asyncio.client import connect
+    from websockets.exceptions import ConnectionClosed
+
+    async def main():
+        server, task, url = await running(model)
+        try:
+            async with connect(url, max_size=None) as ws:
+                await ws.send(start)
+                try:
+                    await ws.recv()
+                except ConnectionClosed:
+                    pass
+                return ws.close_code, ws.close_reason
+        finally:
+            await stop(server, task)
+
+    with caplog.at_level("INFO", logger="speechattn.runtime.serve"):
+        code, reason = asyncio.run(main())
+    assert code == 1007 and said in reason and "unhashable" not in reason, (code, reason)
+    assert not [r for r in caplog.records if r.exc_info or "Traceback" in r.getMessage()]
