@@ -22,7 +22,8 @@ pytest.importorskip("prometheus_client")
 pytest.importorskip("h11")
 
 from speechattn.cli.common import load_onnx  # noqa: E402
-from speechattn.runtime.serve import MAX_UNREAD_REPLY_BYTES, Server, ServeOptions  # noqa: E402
+from speechattn.runtime.serve import (MAX_UNREAD_REPLY_BYTES, QUEUE_BYTES, Server, ServeOptions,  # noqa: E402
+                                      memory_bound_bytes)
 from speechattn_export.pipeline import DecodingOptions  # noqa: E402
 from tests.test_serve import audio_at, local_result, running, same_segments, stop  # noqa: E402
 
@@ -332,3 +333,44 @@ def test_a_start_message_that_cannot_be_read_is_closed_1007_in_words_of_the_inpu
         code, reason = asyncio.run(main())
     assert code == 1007 and said in reason and "unhashable" not in reason, (code, reason)
     assert not [r for r in caplog.records if r.exc_info or "Traceback" in r.getMessage()]
+
+
+def test_a_client_sending_the_largest_frames_flat_out_makes_the_server_hold_no_more_than_the_stated_bound(model):
+    """A client sends 1 MiB frames (the --max-frame-bytes default, 16 s of float32 each) as fast as the sockets take
+    them: the frames websockets holds for it stay within QUEUE_BYTES and a frame (16 frames, 17 MiB, before), the
+    audio read but not stepped within --max-ahead and a frame, and the whole within memory_bound_bytes, which
+    docs/server.md states."""
+    from websockets.asyncio.client import connect
+
+    frame = 1 << 20
+    audio = audio_at(16000, 16.0 * 8, 34).astype("<f4")  # eight frames
+
+    async def main():
+        server, task, url = await running(model, max_ahead_seconds=1.0)
+        queued, pending = 0, 0
+        try:
+            async with connect(url, max_size=None, ping_interval=None) as ws:
+                await ws.send(json.dumps({"type": "start", "sample_rate": 16000, "format": "float32"}))
+                await ws.recv()
+                (session,) = server.sessions.values()
+                frames = session.connection.recv_messages.frames
+
+                async def send():
+                    for begin in range(0, len(audio), frame // 4):
+                        await ws.send(audio[begin:begin + frame // 4].tobytes())
+
+                sender = asyncio.create_task(send())
+                for _ in range(150):  # 3 s of watching
+                    queued = max(queued, sum(len(f.data) for f in frames.queue))
+                    pending = max(pending, session.pending_samples * 4)
+                    await asyncio.sleep(0.02)
+                sender.cancel()
+        finally:
+            await stop(server, task)
+        return queued, pending
+
+    queued, pending = asyncio.run(main())
+    options = ServeOptions()
+    assert queued <= QUEUE_BYTES + frame, queued
+    assert pending <= 16000 * 4 * 1.0 + frame, pending
+    assert queued + pending <= memory_bound_bytes(options, 16000)

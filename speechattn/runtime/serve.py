@@ -64,6 +64,9 @@ BATCH_BUCKETS = (1, 2, 4, 8, 16, 32, 64, 128, 256)
 # Replies the protocol writes by itself (pongs, close frames) to a client that does not read them: past this many
 # bytes it is closed (1008).  A flood of pings, never reading the pongs, grew the server by 17 MiB a second.
 MAX_UNREAD_REPLY_BYTES = 64 << 10
+# Audio frames websockets holds read but not yet taken, per connection, in bytes: its queue is counted in frames
+# (16 by default, so 16 x --max-frame-bytes: 17 MiB a connection), so the frames are as many as fit this.
+QUEUE_BYTES = 1 << 20
 
 
 START_KEYS = {"type", "sample_rate", "format", "options"}  # the start message's (export/serve.schema.json)
@@ -754,7 +757,7 @@ class Server:
             async with serve(self.handle, self.options.host, self.options.port, process_request=self.process_request,
                              reuse_port=self.options.workers > 1 or None,
                              create_connection=_bounded_connection(self), open_timeout=None, backlog=LISTEN_BACKLOG,
-                             max_size=self.options.max_frame_bytes, max_queue=16,
+                             max_size=self.options.max_frame_bytes, max_queue=queue_frames(self.options),
                              # No permessage-deflate: PCM barely compresses, and inflating every frame took 3 % of
                              # a worker's time at 70 streams (py-spy); the updates are a few hundred bytes.
                              compression=None,
@@ -901,6 +904,23 @@ def _bounded_connection(server: Server):
                 raise  # websockets then drops the socket
 
     return BoundedConnection
+
+
+def queue_frames(options: ServeOptions) -> tuple[int, int]:
+    """websockets' queue of frames read ahead of the server (high and low water marks): QUEUE_BYTES of frames of
+    --max-frame-bytes, 1 to 16."""
+    high = max(1, min(16, QUEUE_BYTES // options.max_frame_bytes))
+    return high, high // 4
+
+
+def memory_bound_bytes(options: ServeOptions, sample_rate: int = MAX_RATE) -> int:
+    """The most a live stream's client can make the server hold, beside the model's state: the frames websockets
+    queued (and one more being read), the audio read but not yet stepped (--max-ahead seconds of float32 at the
+    client's rate, and one frame more), the pongs it owes, and its queued results (an update is at most a
+    chunk's weights: about 25 KiB at 256 frames)."""
+    queued = (queue_frames(options)[0] + 2) * options.max_frame_bytes
+    ahead = int(options.max_ahead_seconds * sample_rate * 4) + options.max_frame_bytes
+    return queued + ahead + MAX_UNREAD_REPLY_BYTES + options.max_queued_messages * (25 << 10)
 
 
 async def _hold(connection, seconds: float) -> None:
