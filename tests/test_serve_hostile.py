@@ -374,3 +374,33 @@ def test_a_client_sending_the_largest_frames_flat_out_makes_the_server_hold_no_m
     assert queued <= QUEUE_BYTES + frame, queued
     assert pending <= 16000 * 4 * 1.0 + frame, pending
     assert queued + pending <= memory_bound_bytes(options, 16000)
+
+
+def wav_with(format_tag: int, bits: int) -> bytes:
+    """A WAV whose header names a codec no decoder opens (0 bits a sample, or an unknown format tag)."""
+    samples = b"\x00\x01" * 1600
+    fmt = struct.pack("<HHIIHH", format_tag, 1, 16000, 32000, 2, bits)
+    body = b"WAVEfmt " + struct.pack("<I", len(fmt)) + fmt + b"data" + struct.pack("<I", len(samples)) + samples
+    return b"RIFF" + struct.pack("<I", len(body)) + body
+
+
+@pytest.mark.parametrize("format_tag, bits", [(1, 0), (0x1234, 16)])
+def test_a_wav_of_a_codec_no_decoder_opens_is_a_422_in_one_line_and_one_line_from_the_command(tiny_onnx, tmp_path,
+                                                                                             format_tag, bits):
+    """PCM of 0 bits, an unknown format tag: FFmpeg opens the file but has no decoder for it.  The server answers
+    422 with the one line (it sent no answer, and logged a traceback); `transcribe` exits 1 with one line (it said
+    "internal error")."""
+    import subprocess
+    import sys
+
+    from tests.test_serve_files import post, serving
+
+    path = tmp_path / "odd.wav"
+    path.write_bytes(wav_with(format_tag, bits))
+    with serving(tiny_onnx) as server:
+        status, answer = post(server, "/transcribe?name=odd.wav", path.read_bytes())
+    assert status == 422 and "cannot read audio" in answer["error"] and "\n" not in answer["error"], answer
+    run = subprocess.run([sys.executable, "-m", "speechattn", "transcribe", "--model", str(tiny_onnx), str(path)],
+                         capture_output=True, text=True, timeout=120)
+    assert run.returncode == 1 and run.stderr.count("\n") == 1, run.stderr
+    assert "cannot read audio" in run.stderr and "internal error" not in run.stderr

@@ -327,7 +327,7 @@ def transcribe(files, model, output_format, output_dir, output_file, quiet, vise
             plot_transcript(transcript, plot_path)
             if not quiet:
                 print(f"wrote {plot_path}", file=sys.stderr)
-    if not quiet:
+    if not quiet and (len(files) > 1 or not failed):  # one file that failed: its error is the one line
         print(f"speechattn transcribe: {summary_line(len(files) - failed, seconds, time.perf_counter() - started)}",
               file=sys.stderr)
     if failed:

@@ -99,6 +99,11 @@ class FileServer:
                 log.info("event=file peer=%s path=%s status=- reason='the client left'", peer, path)
                 writer.close()
                 return
+            except Exception as error:  # a defect: the request still gets its answer, the log the traceback
+                log.error("event=error where=file error=%s", json.dumps(f"{type(error).__name__}: {error}"[:300]),
+                          exc_info=log.isEnabledFor(logging.DEBUG))
+                status, body = 500, json.dumps({"error": "internal error: the server could not read this "
+                                                         "file"}).encode()
             self.server.metrics.file_requests.labels(path if path in ENDPOINTS else "other", str(status)).inc()
             log.info("event=file peer=%s path=%s status=%d seconds=%.2f%s", peer, path, status,
                      time.monotonic() - started, "" if status == 200 else f" reason={json.loads(body)['error']!r}")
@@ -202,7 +207,10 @@ class FileServer:
                 size += len(event.data)
                 if size > self.options.max_file_bytes:
                     raise HttpError(413, f"the file is over {self.options.max_file_bytes:,} bytes (--max-file-bytes)")
-                handle.write(event.data)
+                try:
+                    handle.write(event.data)
+                except OSError as error:  # a full disk: the client is told, the server goes on
+                    raise HttpError(507, f"the server cannot store the upload ({error.strerror or error})") from None
         if not size:
             raise HttpError(400, "no file: send the audio file as the request body")
 

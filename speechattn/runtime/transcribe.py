@@ -287,7 +287,12 @@ def ffmpeg_blocks(path: Path, block_seconds: float, soundfile_error: Exception) 
         raise AudioError(f"{path}: the file holds no audio stream") from None
     except Exception as error:
         raise AudioError(f"{path}: cannot read audio (soundfile: {soundfile_error}; FFmpeg: {error})") from None
-    rate, channels = stream.rate or stream.codec_context.sample_rate, stream.channels or stream.codec_context.channels
+    context = stream.codec_context  # None for a codec FFmpeg cannot open (a WAV of 0 bits a sample, an unknown tag)
+    if context is None:
+        container.close()
+        raise AudioError(f"{path}: cannot read audio: soundfile cannot ({soundfile_error}) and FFmpeg has no decoder "
+                         "for its codec")
+    rate, channels = context.sample_rate, context.channels
     try:
         check_file_rate(path, rate)
     except AudioError:
