@@ -404,3 +404,68 @@ def test_a_wav_of_a_codec_no_decoder_opens_is_a_422_in_one_line_and_one_line_fro
                          capture_output=True, text=True, timeout=120)
     assert run.returncode == 1 and run.stderr.count("\n") == 1, run.stderr
     assert "cannot read audio" in run.stderr and "internal error" not in run.stderr
+
+
+def test_a_file_of_hours_is_413_before_it_is_decoded_and_a_short_file_beside_it_gets_its_answer(tiny_onnx, tmp_path):
+    """Two hours of silence in FLAC (a small upload) is refused 413 by its header's length, past --max-file-seconds
+    (it held the one file thread 110 s while a 3 s file waited); a short file POSTed beside it gets 200."""
+    import soundfile as sf
+
+    from tests.test_serve_files import post, serving, wav_bytes
+
+    long_path = tmp_path / "hours.flac"
+    with sf.SoundFile(long_path, "w", 16000, 1, subtype="PCM_16") as handle:
+        silence = np.zeros(16000 * 600, np.int16)
+        for _ in range(12):
+            handle.write(silence)
+    body, _ = wav_bytes(tmp_path)
+    with serving(tiny_onnx) as server:
+        results = {}
+        hours = threading.Thread(target=lambda: results.update(hours=post(server, "/transcribe?name=hours.flac",
+                                                                            long_path.read_bytes())))
+        hours.start()
+        started = time.monotonic()
+        results["short"] = post(server, "/transcribe", body)
+        short_seconds = time.monotonic() - started
+        hours.join(60)
+    status, answer = results["hours"]
+    assert status == 413 and "120.0 minutes of audio" in answer["error"] and "--max-file-seconds" in answer["error"]
+    assert results["short"][0] == 200 and short_seconds < 10
+
+
+def test_sigterm_while_a_long_file_is_worked_on_answers_it_503_and_the_server_stops_within_the_drain(tiny_onnx,
+                                                                                                    tmp_path):
+    """A long file is being transcribed when the server is told to stop: after the drain time (0.5 s here) the file
+    stops at its next block, its request is answered 503 ("send the file again"), and serve() returns within a few
+    seconds (it took 138 s, and the request got no answer)."""
+    import soundfile as sf
+
+    from tests.test_serve_files import post
+
+    path = tmp_path / "long.flac"
+    noise = (np.random.default_rng(5).standard_normal(16000 * 60) * 0.05).astype(np.float32)
+    with sf.SoundFile(path, "w", 16000, 1, subtype="PCM_16") as handle:
+        for _ in range(40):
+            handle.write(noise)
+    loop = asyncio.new_event_loop()
+    server = Server(load_onnx(tiny_onnx), ServeOptions(port=0, http_port=0, drain_seconds=0.5))
+    thread = threading.Thread(target=lambda: loop.run_until_complete(server.serve()), daemon=True)
+    thread.start()
+    for _ in range(600):
+        if server.http_address:
+            break
+        time.sleep(0.05)
+    answer = {}
+    poster = threading.Thread(target=lambda: answer.update(result=post(server, "/transcribe?name=long.flac",
+                                                                       path.read_bytes())))
+    poster.start()
+    time.sleep(3.0)  # uploaded and being worked on (40 minutes of audio take the tiny model far longer)
+    assert poster.is_alive()
+    stopping = time.monotonic()
+    loop.call_soon_threadsafe(server.shutdown)
+    thread.join(30)
+    stopped = time.monotonic() - stopping
+    poster.join(30)
+    status, body = answer["result"]
+    assert status == 503 and "shutting down" in body["error"], (status, body)
+    assert not thread.is_alive() and stopped < 5, stopped

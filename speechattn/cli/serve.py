@@ -36,6 +36,8 @@ from speechattn_export.registry import VISEME_SET_NAMES
              "(unless the request names chunk_frames)  [default: off]")
 @option("--max-file-bytes", type=click.IntRange(1024, 1 << 40), default=64 << 20,
         help="largest file POSTed to --http-port; a larger one gets HTTP 413")
+@option("--max-file-seconds", type=FiniteFloatRange(1, 86400), default=3600.0,
+        help="longest file POSTed to --http-port, in seconds of audio; a longer one gets HTTP 413 before it is decoded")
 @option("--workers", type=click.IntRange(1, 256), default=None, show_default=False,
         help="processes sharing the port (SO_REUSEPORT), each with its own batcher and model  [default: one per core]")
 @option("--visemes", type=click.Choice(VISEME_SET_NAMES), default=None,
@@ -50,7 +52,7 @@ from speechattn_export.registry import VISEME_SET_NAMES
              "state in the GPU's memory between calls (I/O binding), and defaults to one worker (raise --max-batch "
              "with it: docs/server.md)")
 def serve(model, host, port, max_streams, token, max_batch, max_wait_ms, idle_timeout, handshake_timeout,
-          max_frame_bytes, max_ahead, http_port, max_file_bytes, workers, visemes, chunk_frames, min_frames, decoder,
+          max_frame_bytes, max_ahead, http_port, max_file_bytes, max_file_seconds, workers, visemes, chunk_frames, min_frames, decoder,
           threads, provider):
     """Live phone streams for many clients: a WebSocket endpoint at ws://HOST:PORT/stream (protocol: the JSON
     schema export/serve.schema.json, docs/server.md), with /healthz, /readyz and /metrics (Prometheus) on the same
@@ -66,7 +68,8 @@ def serve(model, host, port, max_streams, token, max_batch, max_wait_ms, idle_ti
                            idle_timeout_seconds=idle_timeout,
                            handshake_timeout_seconds=handshake_timeout, max_frame_bytes=max_frame_bytes,
                            max_ahead_seconds=max_ahead, max_batch=max_batch, max_wait_ms=max_wait_ms,
-                           http_port=http_port, max_file_bytes=max_file_bytes, provider=provider,
+                           http_port=http_port, max_file_bytes=max_file_bytes, max_file_seconds=max_file_seconds,
+                           provider=provider,
                            workers=workers or (1 if provider == "cuda" else default_workers()),
                            decoding=decoding_options(stream_model, decoder, min_frames, chunk_frames, visemes),
                            files_model=files_name() if model is None else None)

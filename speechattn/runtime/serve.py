@@ -102,6 +102,7 @@ class ServeOptions:
     drain_seconds: float = 10.0  # on SIGTERM, how long open streams get to receive their final result
     http_port: int | None = None  # whole files (POST /transcribe, /align) on this port; None: no such listener
     max_file_bytes: int = 64 << 20  # the largest file POSTed (35 minutes of 16 kHz 16-bit WAV)
+    max_file_seconds: float = 3600.0  # the longest file POSTed, in seconds of audio (413 past it, before decoding)
     upload_bytes_per_second: int = 64 << 10  # the slowest upload taken: a file's body must arrive within the idle
     #                                          timeout plus its length at this rate (64 MiB: 17 minutes), else 408
     decoding: DecodingOptions = field(default_factory=DecodingOptions)  # for streams that ask for nothing else
@@ -775,9 +776,8 @@ class Server:
                 server.server.close()  # stop listening: a load balancer's next connection goes to another replica
                 if files is not None:
                     files[0].close()
-                await self._drain()
-                if files is not None:  # files being worked on get their answer, within the same drain time
-                    await files[1].drain(self.options.drain_seconds)
+                # Streams and files being worked on get their answers within the same drain time, side by side.
+                await asyncio.gather(self._drain(), *([files[1].drain(self.options.drain_seconds)] if files else []))
         except OSError as error:
             from speechattn.errors import SpeechattnError
 

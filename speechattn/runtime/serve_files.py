@@ -24,6 +24,7 @@ import json
 import logging
 import re
 import tempfile
+import threading
 import time
 import urllib.parse
 from concurrent.futures import ThreadPoolExecutor
@@ -33,9 +34,11 @@ from speechattn.errors import SpeechattnError
 
 log = logging.getLogger("speechattn.runtime.serve")
 MAX_HEAD_BYTES = 64 << 10  # the request line and headers: align's text rides in the query (about 10,000 words)
-MAX_FILE_JOBS = 8  # whole files running or waiting for the file thread; one more gets 503
+MAX_FILE_JOBS = 8  # whole files running or waiting for the file threads; one more gets 503
+FILE_THREADS = 2  # files worked on at once: a short file waits behind at most one other file, not a queue of them
 MAX_UPLOADS = 64  # requests whose body is still arriving; one more gets 503
 READ_BYTES = 1 << 16
+STOP_SECONDS = 2.0  # after the drain: how long a file being worked on has to reach its next block and be answered
 ENDPOINTS = ("/transcribe", "/align")
 TRANSCRIBE_PARAMETERS = {"name", "token", "decoder", "min_frames", "chunk_frames", "phases"}
 ALIGN_PARAMETERS = {"name", "token", "text", "force", "phases"}
@@ -54,9 +57,11 @@ class FileServer:
         self.server, self.options = server, server.options
         self.jobs = 0  # whole files queued or running
         self.uploads = 0  # requests whose body is arriving
-        self.executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="speechattn-files")
+        self.executor = ThreadPoolExecutor(max_workers=FILE_THREADS, thread_name_prefix="speechattn-files")
         self.lexicon = None
         self.files_model = None  # options.files_model once loaded (_files_model)
+        self.loading = threading.Lock()  # the lexicon and the files' model, loaded once by whichever thread is first
+        self.stopping = False  # the drain ran out of time: files still worked on stop at their next block (503)
 
     async def handle(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         """One connection, one request: the answer (or the error's status and line), one log line, closed."""
@@ -113,9 +118,15 @@ class FileServer:
                 self.jobs -= 1
 
     async def drain(self, seconds: float) -> None:
-        """Shutting down (the listener already closed): wait up to `seconds` for the files in hand."""
+        """Shutting down (the listener already closed): wait up to `seconds` for the files in hand; then the files
+        still worked on stop at their next block of audio and are answered 503 (a file of hours held the process
+        for minutes, and its request got no answer)."""
         deadline = time.monotonic() + seconds
         while self.jobs and time.monotonic() < deadline:
+            await asyncio.sleep(0.02)
+        self.stopping = True
+        answered = time.monotonic() + STOP_SECONDS
+        while self.jobs and time.monotonic() < answered:
             await asyncio.sleep(0.02)
         self.executor.shutdown(wait=False, cancel_futures=True)
 
@@ -215,7 +226,8 @@ class FileServer:
             raise HttpError(400, "no file: send the audio file as the request body")
 
     def _work(self, path: str, query: dict, upload: Path, name: str) -> str:
-        """The file thread: the command line's JSON, or its one line as a 422."""
+        """A file thread: the command line's JSON, or its one line as a 422."""
+        self._check_duration(upload, name)
         try:
             if path == "/transcribe":
                 return self._transcribe(query, upload, name)
@@ -241,12 +253,16 @@ class FileServer:
             raise HttpError(400, str(error)) from None
         phases = (int(query["phases"]) if "phases" in query  # checked with the request's head
                   else file_phases(model, chunk_named="chunk_frames" in query))  # as `transcribe`'s default
-        transcript = transcribe_file(model, upload, options, phases=phases)
+        transcript = transcribe_file(model, upload, options, phases=phases, on_progress=self._going_on)
         return as_json(dataclasses.replace(transcript, file=name))
 
     def _files_model(self):
         """options.files_model, loaded at the first file that needs it (in the one file thread: no lock), one
         onnxruntime thread, as the file thread has; a file that is no model: its one line (ValueError), as a 422."""
+        with self.loading:
+            return self._load_files_model()
+
+    def _load_files_model(self):
         if self.files_model is None:
             from speechattn.runtime.transcribe import resolve_model
             from speechattn_export.stream_client import StreamingModel, providers_for
@@ -258,14 +274,35 @@ class FileServer:
     def _align(self, query: dict, upload: Path, name: str) -> str:
         from speechattn.runtime.align import align_file, as_json, load_lexicon, script_words
 
-        if self.lexicon is None:
-            self.lexicon = load_lexicon()
+        with self.loading:
+            if self.lexicon is None:
+                self.lexicon = load_lexicon()
         phases = int(query.get("phases", "1"))  # as `align --phases`: checked with the request's head
         words, starts = script_words(query["text"], "text", self.lexicon)
-        aligned = dataclasses.replace(align_file(self.server.model, upload, words, starts, phases=phases), file=name)
+        aligned = dataclasses.replace(align_file(self.server.model, upload, words, starts, phases=phases,
+                                                 on_progress=self._going_on), file=name)
         if query.get("force", "0") not in ("1", "true"):  # as `speechattn align` without --force
             aligned.check_alignable(force="force=1")
         return as_json(aligned)
+
+    def _check_duration(self, upload: Path, name: str) -> None:
+        """A file longer than max_file_seconds is refused (413) before it is decoded: a 180 KB FLAC of two hours'
+        silence held the file thread 110 s.  soundfile's header says the length; a file only FFmpeg reads, whose
+        length its header does not give, is bounded by max_file_bytes alone."""
+        import soundfile
+
+        try:
+            seconds = soundfile.info(str(upload)).duration
+        except Exception:  # not soundfile's: FFmpeg's path, whose errors are the command line's
+            return
+        if seconds > self.options.max_file_seconds:
+            raise HttpError(413, f"{name} is {seconds / 60:.1f} minutes of audio; this server takes at most "
+                                 f"{self.options.max_file_seconds / 60:g} (--max-file-seconds)")
+
+    def _going_on(self, fraction_done: float) -> None:
+        """Called after each block of a file: stop it when the server is shutting down and its drain ran out."""
+        if self.stopping:
+            raise HttpError(503, "the server is shutting down: send the file again (to another replica)")
 
     async def _respond(self, connection, writer, status: int, body: bytes) -> None:
         import h11
