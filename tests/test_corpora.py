@@ -124,3 +124,14 @@ def test_manifests_round_trip_through_lhotse_files(tmp_path, timit):
     assert np.array_equal(labels_of(loaded), labels_of(supervisions))
     audio = recordings[0].load_audio()
     assert audio.shape == (1, 8000)
+
+
+def test_a_textgrid_corpus_reads_every_audio_suffix_transcribe_reads(tmp_path):
+    """Opus clips (which `transcribe` and `align` read) with their TextGrids become utterances (they were skipped:
+    a corpus of opus files became 0 utterances)."""
+    for number in range(2):
+        sf.write(tmp_path / f"u{number}.opus", speechlike_signal(0.4, seed=number), 48000, format="OGG",
+                 subtype="OPUS")
+        write_textgrid(tmp_path / f"u{number}.TextGrid", 0.4, [(0.0, 0.2, "AA1"), (0.2, 0.4, "B")])
+    recordings, supervisions = read_textgrid_corpus(tmp_path)
+    assert len(list(supervisions)) == 2

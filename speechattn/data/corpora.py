@@ -17,6 +17,7 @@ import re
 from pathlib import Path
 from typing import Callable, Iterable
 
+from speechattn.audio import AUDIO_SUFFIXES as CORE_AUDIO_SUFFIXES
 from speechattn.audio import SAMPLE_RATE
 from speechattn.errors import SpeechattnError
 from speechattn.phones import IGNORE, PHONES, from_arpabet, from_festival, from_timit
@@ -25,7 +26,8 @@ log = logging.getLogger(__name__)
 _ALIGNER = None  # per worker process: see _align_item
 
 IGNORED_SYMBOL = "<ignore>"
-AUDIO_SUFFIXES = (".wav", ".flac", ".ogg", ".mp3", ".sph")
+# Every suffix `transcribe` and `align` read (a textgrid corpus of .opus files became 0 utterances), and NIST SPHERE.
+AUDIO_SUFFIXES = CORE_AUDIO_SUFFIXES + (".sph",)
 SYMBOL_MAPPINGS: dict[str, Callable[[str, str], int]] = {
     "arpabet": from_arpabet,
     "timit": from_timit,
@@ -303,7 +305,7 @@ def read_speechocean762(root: str | Path, cache: Path | None = None, workers: in
         for line in (root / "lexicon.txt").read_text().splitlines():
             word, *phones = line.split()
             lexicon.setdefault(word, phones)
-    audio_files = {p.stem: p for p in (root / "audio").rglob("*") if p.suffix.lower() in AUDIO_SUFFIXES + (".opus",)}
+    audio_files = {p.stem: p for p in (root / "audio").rglob("*") if p.suffix.lower() in AUDIO_SUFFIXES}
 
     items = []
     for utterance, text in sorted(texts.items()):
@@ -384,7 +386,7 @@ def read_ljspeech(root: str | Path, dev_chapters: tuple[str, ...] = ("LJ050",), 
     metadata = root / "metadata.csv"
     if not metadata.exists():
         raise CorpusError(f"{root}: no metadata.csv; is this an LJ Speech directory?")
-    audio_files = {p.stem: p for p in (root / "audio").rglob("*") if p.suffix.lower() in AUDIO_SUFFIXES + (".opus",)}
+    audio_files = {p.stem: p for p in (root / "audio").rglob("*") if p.suffix.lower() in AUDIO_SUFFIXES}
     if not audio_files:
         audio_files = {p.stem: p for p in (root / "wavs").rglob("*.wav")}
     clips = {}
