@@ -50,10 +50,11 @@ speechattn_status sa_load_bigram(const char *path, const char *const *phones, in
             const cJSON *value = cJSON_IsArray(row) && cJSON_GetArraySize(row) == n ? cJSON_GetArrayItem(row, order[j])
                                                                                     : NULL;
             if (!cJSON_IsNumber(value)) {
+                int bad_row = order[i];
                 free(order);
                 free(result);
                 cJSON_Delete(root);
-                return sa_fail(SPEECHATTN_ERR_MODEL, "%s: log_probs row %d is not %d numbers", path, order[i], n);
+                return sa_fail(SPEECHATTN_ERR_MODEL, "%s: log_probs row %d is not %d numbers", path, bad_row, n);
             }
             result[(size_t)i * P + j] = value->valuedouble;
         }
