@@ -40,7 +40,7 @@ func run(model: String, path: String, piece_seconds: float) -> int:
 			printerr(lipsync.get_error_code(), ": ", lipsync.get_error())
 			return 1
 		for segment in update.segments:
-			print("phone %.2f %.2f %s %.6f" % [segment.start, segment.end, segment.phone, segment.confidence])
+			print("phone %.2f %.2f %s %.9f" % [segment.start, segment.end, segment.phone, segment.confidence])
 		for cue in update.cues:
 			print("cue %.2f %.2f %s" % [cue.start, cue.end, cue.shape])
 	return 0

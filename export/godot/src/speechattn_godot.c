@@ -10,7 +10,7 @@
  * Thin, as the C# binding: Godot's types in, libspeechattn's calls, its results copied into Godot's types out; the
  * checks and the logic live in the C library.  A failed call returns null (load_model, restart: false) and keeps the
  * library's message and status for get_error() and get_error_code(); it is also printed to Godot's error log.
- * Uses the core API 1.0 and NativeScript 1.0 only (every Godot 3.x serves them).
+ * Uses the core API 1.0 and NativeScript 1.0 only, which every Godot 3.x serves (tested in 3.2.3).
  */
 #include <gdnative_api_struct.gen.h>
 #include <speechattn.h>
@@ -95,7 +95,7 @@ static int utf8_of(const godot_variant *variant, char *out, size_t size) {
 static void fail(lipsync *self, const char *code, const char *message) {
     snprintf(self->error_code, sizeof self->error_code, "%s", code);
     snprintf(self->error, sizeof self->error, "%s", message);
-    api->godot_print_error(self->error, CLASS_NAME, __FILE__, __LINE__);
+    api->godot_print_error(self->error, CLASS_NAME, "speechattn_godot.c", __LINE__);
 }
 
 /* The library's status and message, as it words them. */
@@ -175,7 +175,8 @@ static godot_variant reals(const float *values, int64_t count) {
     return v;
 }
 
-/* {first_frame, num_frames, segments: [..], cues: [..], weights: PoolRealArray (num_frames x num_shapes), num_shapes} */
+/* {first_frame, num_frames, segments: [..], cues: [..], num_shapes,
+ *  weights: PoolRealArray (num_frames x num_shapes, row-major; empty without visemes)} */
 static godot_variant update_dictionary(const speechattn_update *u) {
     godot_dictionary d;
     api->godot_dictionary_new(&d);
@@ -352,11 +353,12 @@ static godot_variant push_int16(godot_object *object, void *method_data, void *d
     int whole = argument(self, bytes % 2 == 0, "push_int16: pcm has an odd number of bytes (16-bit samples are 2)") &&
                 whole_frames(self, "push_int16", count, channels);
     if (whole) {
-        int16_t *samples = malloc(count ? (size_t)count * sizeof *samples : 1); /* aligned (the pool's bytes may not be) */
+        /* copied: aligned (the pool's bytes may not be) and little-endian whatever the host's order */
+        int16_t *samples = malloc(count ? (size_t)count * sizeof *samples : 1);
         if (samples) {
             godot_pool_byte_array_read_access *read = api->godot_pool_byte_array_read(&pcm);
             const uint8_t *data_bytes = api->godot_pool_byte_array_read_access_ptr(read);
-            for (int64_t i = 0; i < count; i++)  /* little-endian, whatever the host's order */
+            for (int64_t i = 0; i < count; i++)
                 samples[i] = (int16_t)(uint16_t)(data_bytes[2 * i] | data_bytes[2 * i + 1] << 8);
             api->godot_pool_byte_array_read_access_destroy(read);
         }
