@@ -42,12 +42,13 @@ def mono(library: Path, exe: Path, *args: str) -> subprocess.CompletedProcess:
 
 
 @pytest.fixture(scope="module")
-def library(build):  # noqa: F811  (the imported fixture, asked for by name)
+def library(request) -> Path:
+    """The directory of the built libspeechattn.so (built only where Mono is there to use it)."""
     missing = [tool for tool in ("mcs", "mono") if not shutil.which(tool)]
     if missing:
         pytest.skip(f"{' and '.join(missing)} not installed (the README's test command installs them: apt-get install "
                     "mono-mcs mono-runtime)")
-    return build
+    return request.getfixturevalue("build")
 
 
 @pytest.fixture(scope="module")

@@ -22,7 +22,7 @@ HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
 SAMPLES = sorted((ROOT / "speechattn" / "runtime" / "samples").glob("*.wav"))
 MODEL = ROOT / "export" / "models" / "default-int8.onnx"
-GODOT = shutil.which("godot3-server") or shutil.which("godot3")
+GODOT = shutil.which("godot3-server")  # Debian's godot3 is the X11 build: "X11 Display is not available", even with --no-window
 PIECE_SECONDS = 0.1  # cues.gd's pieces
 
 
