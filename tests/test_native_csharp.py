@@ -105,10 +105,11 @@ def library_error(library: Path, path: str) -> str:
 
 def test_bad_inputs_throw_the_librarys_message_not_a_crash(library, tmp_path):
     """tests/csharp/BadInput.cs: a missing model file, unknown options, samples beyond +-2, no channels, another rate,
-    a push or finish after finish: SpeechattnException with the library's status and message (a missing file's in the
-    very words the C library gives); an offset past the array or a null array: .NET's argument exceptions, before any
-    native call; a disposed stream: ObjectDisposedException; NaN samples are read as silence (as the kits read them);
-    a stream outlives its model's Dispose (the SafeHandle reference); and the process exits normally."""
+    a push or finish after finish, a prime after a push: SpeechattnException with the library's status and message
+    (a missing file's in the very words the C library gives); an offset past the array or a null array: .NET's
+    argument exceptions, before any native call; a disposed stream: ObjectDisposedException; NaN samples are read as
+    silence (as the kits read them); a stream outlives its model's Dispose (the SafeHandle reference); and the
+    process exits normally."""
     exe = mcs(tmp_path / "BadInput.exe", CSHARP / "Speechattn.cs", HERE / "csharp" / "BadInput.cs")
     result = mono(library, exe, str(MODEL))
     assert result.returncode == 0 and result.stdout.endswith("done\n"), result.stdout + result.stderr
@@ -121,6 +122,7 @@ def test_bad_inputs_throw_the_librarys_message_not_a_crash(library, tmp_path):
     from speechattn_export import DecodingOptions, load_model
 
     kit = load_model(str(MODEL)).open(DecodingOptions(visemes="rhubarb"))
+    kit.prime(np.zeros(1600, np.float32))  # as BadInput primes its stream
     with pytest.warns(UserWarning, match="1600 NaN/Inf samples were read as silence"):
         frames = len(kit.push(np.full(1600, np.nan, np.float32)).frames)
     assert lines["nan"] == f"returned {frames} frames, {kit.stream.nonfinite_samples} nonfinite" and frames > 0
@@ -129,6 +131,8 @@ def test_bad_inputs_throw_the_librarys_message_not_a_crash(library, tmp_path):
     assert lines["another rate"].startswith("SpeechattnException Audio SPEECHATTN_ERR_AUDIO ")
     assert lines["past the array"].startswith("ArgumentOutOfRangeException ")
     assert lines["null samples"].startswith("ArgumentNullException ")
+    assert lines["prime"] == "returned primed"
+    assert lines["prime after push"].startswith("SpeechattnException State SPEECHATTN_ERR_STATE ")
     assert re.fullmatch(r"returned \d+ frames", lines["finish"])
     assert lines["push after finish"].startswith("SpeechattnException State SPEECHATTN_ERR_STATE ")
     assert lines["finish twice"].startswith("SpeechattnException State SPEECHATTN_ERR_STATE ")

@@ -464,6 +464,7 @@ namespace Speechattn
     {
         const string Library = "speechattn";  // libspeechattn.so, speechattn.dll, libspeechattn.dylib
         const int AbiVersion = 1;             // SPEECHATTN_ABI_VERSION this file was written for
+        const CallingConvention Cdecl = CallingConvention.Cdecl;  // the C default (32-bit Windows' DllImport: StdCall)
 
         // The structs below mirror speechattn.h field for field (LayoutKind.Sequential pads as C does); strings are
         // IntPtr so that nothing the library owns is ever freed by the marshaller.
@@ -550,39 +551,47 @@ namespace Speechattn
             public IntPtr visemes;
         }
 
-        [DllImport(Library)] internal static extern IntPtr speechattn_version();
-        [DllImport(Library)] internal static extern int speechattn_abi_version();
-        [DllImport(Library)] internal static extern IntPtr speechattn_last_error();
-        [DllImport(Library)] internal static extern IntPtr speechattn_status_name(Status status);
-        [DllImport(Library)] internal static extern ModelOptions speechattn_default_model_options();
-        [DllImport(Library)]
+        [DllImport(Library, CallingConvention = Cdecl)]
+        internal static extern IntPtr speechattn_version();
+        [DllImport(Library, CallingConvention = Cdecl)]
+        internal static extern int speechattn_abi_version();
+        [DllImport(Library, CallingConvention = Cdecl)]
+        internal static extern IntPtr speechattn_last_error();
+        [DllImport(Library, CallingConvention = Cdecl)]
+        internal static extern IntPtr speechattn_status_name(Status status);
+        [DllImport(Library, CallingConvention = Cdecl)]
+        internal static extern ModelOptions speechattn_default_model_options();
+        [DllImport(Library, CallingConvention = Cdecl)]
         internal static extern Status speechattn_model_create(IntPtr path, ref ModelOptions options, out IntPtr model);
-        [DllImport(Library)] internal static extern void speechattn_model_destroy(IntPtr model);
-        [DllImport(Library)]
+        [DllImport(Library, CallingConvention = Cdecl)]
+        internal static extern void speechattn_model_destroy(IntPtr model);
+        [DllImport(Library, CallingConvention = Cdecl)]
         internal static extern Status speechattn_model_get_info(ModelHandle model, out IntPtr info);
-        [DllImport(Library)] internal static extern NativeStreamOptions speechattn_default_stream_options();
-        [DllImport(Library)]
+        [DllImport(Library, CallingConvention = Cdecl)]
+        internal static extern NativeStreamOptions speechattn_default_stream_options();
+        [DllImport(Library, CallingConvention = Cdecl)]
         internal static extern Status speechattn_stream_create(ModelHandle model, ref NativeStreamOptions options,
                                                                out IntPtr stream);
-        [DllImport(Library)] internal static extern void speechattn_stream_destroy(IntPtr stream);
-        [DllImport(Library)]
+        [DllImport(Library, CallingConvention = Cdecl)]
+        internal static extern void speechattn_stream_destroy(IntPtr stream);
+        [DllImport(Library, CallingConvention = Cdecl)]
         internal static extern Status speechattn_stream_push_f32(StreamHandle stream, IntPtr samples, long frames,
                                                                  int channels, int sampleRate, out IntPtr update);
-        [DllImport(Library)]
+        [DllImport(Library, CallingConvention = Cdecl)]
         internal static extern Status speechattn_stream_push_i16(StreamHandle stream, IntPtr samples, long frames,
                                                                  int channels, int sampleRate, out IntPtr update);
-        [DllImport(Library)]
+        [DllImport(Library, CallingConvention = Cdecl)]
         internal static extern Status speechattn_stream_prime(StreamHandle stream, float[] samples, long count);
-        [DllImport(Library)]
+        [DllImport(Library, CallingConvention = Cdecl)]
         internal static extern Status speechattn_stream_prime_file(StreamHandle stream, float[] head, long count);
-        [DllImport(Library)]
+        [DllImport(Library, CallingConvention = Cdecl)]
         internal static extern Status speechattn_stream_finish(StreamHandle stream, out IntPtr update);
-        [DllImport(Library)]
+        [DllImport(Library, CallingConvention = Cdecl)]
         internal static extern Status speechattn_stream_segments(StreamHandle stream, out IntPtr segments,
                                                                  out long count);
-        [DllImport(Library)]
+        [DllImport(Library, CallingConvention = Cdecl)]
         internal static extern Status speechattn_stream_cues(StreamHandle stream, out IntPtr cues, out long count);
-        [DllImport(Library)]
+        [DllImport(Library, CallingConvention = Cdecl)]
         internal static extern Status speechattn_stream_get_info(StreamHandle stream, out StreamInfo info);
 
         internal static void Check(Status status)

@@ -32,6 +32,7 @@ static class BadInput
             Case("unknown visemes", () => { model.Open(new StreamOptions { Visemes = "nope" }); return "a stream"; });
             Case("unknown decoder", () => { model.Open(new StreamOptions { Decoder = "nope" }); return "a stream"; });
             var stream = model.Open(new StreamOptions { Visemes = "rhubarb" });
+            Case("prime", () => { stream.Prime(new float[1600]); return "primed"; });
             var nan = new float[1600];
             for (int i = 0; i < nan.Length; i++) nan[i] = float.NaN;
             Case("nan", () => stream.Push(nan).NumFrames + " frames, " + stream.NonfiniteSamples + " nonfinite");
@@ -40,6 +41,7 @@ static class BadInput
             Case("another rate", () => stream.Push(new short[] { 0, 0 }, 1, 8000).NumFrames.ToString());
             Case("past the array", () => stream.Push(new float[4], 2, 4, 1, 16000).NumFrames.ToString());
             Case("null samples", () => stream.Push((float[])null).NumFrames.ToString());
+            Case("prime after push", () => { stream.Prime(new float[160]); return "primed"; });
             Case("finish", () => stream.Finish().NumFrames + " frames");
             Case("push after finish", () => stream.Push(new float[160]).NumFrames.ToString());
             Case("finish twice", () => stream.Finish().NumFrames.ToString());
