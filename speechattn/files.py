@@ -104,6 +104,35 @@ def is_directory(path: str | Path) -> bool:
         return False
 
 
+def permission_problem(path: str | Path) -> str:
+    """Why this user may not reach `path`, in words: the first folder on the way that it cannot enter, or the file
+    or folder itself that it cannot read.  (Path.exists() raises PermissionError for a path below such a folder.)"""
+    path = Path(os.path.abspath(path))
+    for folder in reversed(path.parents):
+        if os.path.isdir(folder) and not os.access(folder, os.X_OK):
+            return f"permission denied: this user cannot enter the folder {folder}"
+    if os.path.isdir(path):
+        return f"permission denied: this user cannot list the folder {path}"
+    return "permission denied: this user cannot read it"
+
+
+def audio_files_below(folder: Path, suffixes) -> list[Path]:
+    """The files below `folder` whose suffix (lower-cased) is one of `suffixes`, recursively, sorted; hidden folders
+    and files skipped.  A folder on the way that this user cannot list is one line naming it, not skipped in silence
+    (Path.rglob leaves it out: a folder of unreadable recordings read as "no audio files")."""
+    def refuse(error: OSError) -> None:
+        raise SpeechattnError(f"{error.filename}: {permission_problem(error.filename)}"
+                              if isinstance(error, PermissionError) else
+                              f"{error.filename}: cannot list it ({error.strerror or error})")
+
+    found = []
+    for directory, folders, names in os.walk(folder, onerror=refuse):
+        folders[:] = [name for name in folders if not name.startswith(".")]
+        found.extend(Path(directory) / name for name in names if not name.startswith(".")
+                     and Path(name).suffix.lower() in suffixes and os.path.isfile(os.path.join(directory, name)))
+    return sorted(found)
+
+
 def special_kind(path: str | Path) -> str | None:
     """"a device" (/dev/zero, a terminal), "a pipe" (a FIFO, a pipe such as /dev/stdin or <(...), a socket), or None
     for anything else (a regular file, a directory, nothing there)."""

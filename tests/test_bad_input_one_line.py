@@ -286,3 +286,76 @@ def test_an_output_directory_that_is_a_file_is_refused_before_any_work(capsys, t
     line = refused(capsys, "prepare", ROOT / "recipes" / "tiny.yaml", "--out", blocker / "sub", status=2)
     assert line.endswith(f"--out {blocker / 'sub'}: cannot create it (Not a directory)")
     assert blocker.read_text() == "mine" and sorted(p.name for p in tmp_path.iterdir()) == ["a-file", "corpus"]
+
+
+# permissions -----------------------------------------------------------------------------------------------------
+RUN_EACH = """import contextlib, io, json, sys
+from speechattn.cli import main
+results = []
+for argv in json.loads(sys.argv[1]):
+    err = io.StringIO()
+    with contextlib.redirect_stderr(err), contextlib.redirect_stdout(io.StringIO()):
+        results.append((main(argv), err.getvalue()))
+print(json.dumps(results))
+"""
+
+
+def as_a_user_who_cannot_enter(folder: Path, commands: list[list]) -> list[tuple[int, str]]:
+    """Runs each command line in one Python process as a user who cannot enter `folder`: as root (who enters every
+    folder), the user nobody with `folder` kept 0700; as anyone else, this user with `folder` made 0000."""
+    import subprocess
+    import sys
+
+    root = os.geteuid() == 0
+    if root and shutil.which("setpriv") is None:
+        pytest.skip("setpriv (util-linux) is not installed: no way to run as another user")
+    folder.chmod(0o700 if root else 0)
+    nobody = ["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups"] if root else []
+    try:
+        done = subprocess.run([*nobody, sys.executable, "-c", RUN_EACH,
+                               json.dumps([[str(a) for a in c] for c in commands])],
+                              capture_output=True, text=True, timeout=120, cwd="/", env={**os.environ, "HOME": "/tmp"})
+    finally:
+        folder.chmod(0o755)
+    assert done.returncode == 0, done.stderr
+    return [(code, err) for code, err in json.loads(done.stdout)]
+
+
+def test_a_model_or_input_in_a_folder_the_user_cannot_enter_is_one_line_naming_the_folder():
+    """serve, transcribe and align --model in such a folder said 'internal error: PermissionError'; a corpus with
+    such a folder inside read as if the folder were empty (or 'a directory with no audio files')."""
+    import tempfile
+
+    with tempfile.TemporaryDirectory() as place:
+        corpus = Path(place) / "corpus"
+        locked = corpus / "locked"
+        (locked / "more").mkdir(parents=True)
+        Path(place).chmod(0o777)  # the other user reaches it and writes there (--output-dir), not the folder below
+        corpus.chmod(0o755)
+        shutil.copy(ROOT / "export" / "models" / "default-int8.onnx", locked / "m.onnx")
+        for wav in (corpus / "a.wav", locked / "more" / "b.wav"):
+            shutil.copy(SAMPLE, wav)
+            wav.with_suffix(".txt").write_text("please enter your password\n")
+        model = locked / "m.onnx"
+        results = as_a_user_who_cannot_enter(locked, [
+            ["serve", "--model", model, "--port", 0],
+            ["transcribe", "--model", model, SAMPLE],
+            ["align", "--model", model, SAMPLE, "please enter your password"],
+            ["train", locked / "recipe.yaml"],
+            ["transcribe", locked / "more" / "b.wav"],
+            ["transcribe", corpus],
+            ["align", corpus, "--output-dir", Path(place) / "out"],
+        ])
+    enter = f"permission denied: this user cannot enter the folder {locked}"
+    listing = f"{locked}: permission denied: this user cannot list the folder {locked}"
+    expected = [f"speechattn serve: error: {model}: {enter}",
+                f"speechattn transcribe: error: {model}: {enter}",
+                f"speechattn align: error: {model}: {enter}",
+                f"speechattn train: error: {locked / 'recipe.yaml'}: {enter}",
+                f"speechattn transcribe: error: {locked / 'more' / 'b.wav'}: cannot read ({enter})",
+                f"speechattn transcribe: error: {listing}",
+                f"speechattn align: error: {listing}"]
+    assert len(results) == len(expected)
+    for (code, err), line in zip(results, expected):
+        lines = [text for text in err.splitlines() if "onnxruntime" not in text]  # its telemetry warning, as nobody
+        assert (code, lines) == (1, [line]), (code, err)

@@ -160,6 +160,13 @@ def _run(argv: list[str], prefix: str) -> int:
         except (OSError, ValueError, AttributeError):  # a stdout with no descriptor (a test's capture)
             sys.stdout = open(os.devnull, "w")
         return 0
+    except PermissionError as error:  # a file or folder this user may not reach: the system's answer, not a bug
+        if error.filename is None:
+            return _unexpected(error, prefix, argv)
+        from speechattn.files import permission_problem
+
+        print(f"{prefix}: error: {error.filename}: {permission_problem(error.filename)}", file=sys.stderr)
+        return 1
     except ModuleNotFoundError as error:
         package = (error.name or "").split(".")[0]
         if package not in INSTALL_HINTS or debug_wanted(argv):

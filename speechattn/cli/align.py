@@ -19,11 +19,11 @@ NOT_HEARD_SHOWN = 30  # words named on stderr; the JSON lists every one  # speec
 def corpus_pairs(folder: Path) -> tuple[list[tuple[Path, Path]], list[Path]]:
     """MFA's layout: each audio file with a .lab or .txt of the same stem beside it.  (pairs, audio without one)."""
     from speechattn.audio import AUDIO_SUFFIXES
+    from speechattn.files import audio_files_below
     from speechattn.runtime.align import TEXT_SUFFIXES
 
     pairs, lonely = [], []
-    for audio in sorted(p for p in folder.rglob("*") if p.suffix.lower() in AUDIO_SUFFIXES and p.is_file()
-                        and not any(part.startswith(".") for part in p.relative_to(folder).parts)):
+    for audio in audio_files_below(folder, AUDIO_SUFFIXES):
         text = next((audio.with_suffix(s) for s in TEXT_SUFFIXES if audio.with_suffix(s).is_file()), None)
         if text is None:
             lonely.append(audio)

@@ -121,11 +121,14 @@ def load_onnx(model_path: Path, threads: int | None = None, provider: str | None
     """The portable client's model, or one line saying why not; `provider` "cpu" or "cuda" (None: onnxruntime's
     first available, as the client's default)."""
     from speechattn.audio import HOP_SAMPLES, SAMPLE_RATE
-    from speechattn.files import refuse_special
+    from speechattn.files import permission_problem, refuse_special
     from speechattn_export.stream_client import StreamingModel, providers_for
 
-    if not Path(model_path).exists():
-        raise SpeechattnError(f"{model_path}: no such model file")
+    try:
+        if not Path(model_path).exists():
+            raise SpeechattnError(f"{model_path}: no such model file")
+    except PermissionError:  # in a folder this user cannot enter
+        raise SpeechattnError(f"{model_path}: {permission_problem(model_path)}") from None
     refuse_special(model_path, "model")
     try:
         providers = providers_for(provider)

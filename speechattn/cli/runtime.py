@@ -50,7 +50,7 @@ def expand_inputs(arguments, files_from: Path | None = None) -> list[Path]:
     folders and files skipped; a directory with none is a usage error), each lhotse manifest (.jsonl.gz) by its
     recordings' files, then the files --files-from lists."""
     from speechattn.audio import AUDIO_SUFFIXES
-    from speechattn.files import is_directory
+    from speechattn.files import audio_files_below, is_directory
     from speechattn.runtime.batch import files_from as listed, is_manifest, manifest_audio
 
     files: list[Path] = []
@@ -58,8 +58,7 @@ def expand_inputs(arguments, files_from: Path | None = None) -> list[Path]:
         if str(argument) != "-" and is_manifest(argument):
             files.extend(manifest_audio(argument))
         elif str(argument) != "-" and is_directory(argument):
-            found = sorted(p for p in argument.rglob("*") if p.suffix.lower() in AUDIO_SUFFIXES and p.is_file()
-                           and not any(part.startswith(".") for part in p.relative_to(argument).parts))
+            found = audio_files_below(argument, AUDIO_SUFFIXES)
             if not found:
                 raise UsageError(f"{argument}: a directory with no audio files ({', '.join(AUDIO_SUFFIXES)}) in it")
             files.extend(found)

@@ -12,6 +12,7 @@ import functools
 import hashlib
 import json
 import logging
+import os
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable, Iterator
@@ -21,7 +22,7 @@ import numpy as np
 from speechattn.audio import (FRAME_SHIFT_MS, FRAMES_PER_SECOND, SAMPLE_RATE, AudioError, DecoderMessages, check_file_rate,
                               not_audio, to_mono_16k)
 from speechattn.errors import SpeechattnError
-from speechattn.files import refuse_special
+from speechattn.files import permission_problem, refuse_special
 from speechattn_export.registry import bundled_names, resolve
 from speechattn_export.pipeline import DecodingOptions, PhoneStream
 from speechattn_export.segments import Segment, segment_dicts
@@ -49,6 +50,8 @@ def resolve_model(name: str | None) -> Path:
     """--model: a path to an ONNX file, or the name of a bundled model (the kit's table, export/models/models.json)."""
     try:
         path = resolve(name)
+    except PermissionError:  # Path.exists() of a file in a folder this user cannot enter
+        raise SpeechattnError(f"{name}: {permission_problem(name)}") from None
     except FileNotFoundError as error:
         bundled = name is None or str(name) in bundled_names()
         raise SpeechattnError(f"{error}; reinstall speechattn or give --model MODEL.onnx" if bundled else str(error)) \
@@ -56,6 +59,8 @@ def resolve_model(name: str | None) -> Path:
     if path.suffix == ".pt":
         raise SpeechattnError(f"{path}: a checkpoint; export it first: speechattn export {path} -o model.onnx")
     refuse_special(path, "model")  # onnxruntime would read /dev/zero forever, or wait on a FIFO for a writer
+    if not path.is_dir() and not os.access(path, os.R_OK):
+        raise SpeechattnError(f"{path}: {permission_problem(path)}")
     return path
 
 
@@ -202,6 +207,8 @@ def read_blocks(path: Path, block_seconds: float = BLOCK_SECONDS) -> tuple[int, 
                 raise AudioError(f"{path}: a directory, not an audio file")
             if not os.access(path, os.R_OK):  # said here, as the batch reaches it, so the other files are still done
                 raise AudioError(f"{path}: cannot read (permission denied)")
+    except PermissionError:  # below a folder this user cannot enter
+        raise AudioError(f"{path}: cannot read ({permission_problem(path)})") from None
     except OSError as error:  # a name the file system refuses (too long), a pipe that fails while spooled
         raise AudioError(f"{path}: cannot read ({error.strerror or error})") from None
     decoder = DecoderMessages()  # libmpg123's warnings on a damaged MP3 said in our one line, not among our lines
