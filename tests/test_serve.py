@@ -9,6 +9,7 @@ import asyncio
 import json
 import os
 import signal
+import socket
 import subprocess
 import sys
 import threading
@@ -170,6 +171,57 @@ def test_health_readiness_and_prometheus_metrics_answer_on_the_stream_port(model
     values = dict(line.rsplit(" ", 1) for line in metrics.splitlines() if line and not line.startswith("#"))
     assert abs(float(values["speechattn_audio_seconds_total"]) - 0.5) < 1e-6
     assert float(values["speechattn_batch_streams_count"]) >= 1
+
+
+def raw_request(port: int, request: bytes) -> bytes:
+    """Sends `request` whole (a body of megabytes too) and reads the answer until the server closes."""
+    with socket.create_connection(("127.0.0.1", port), timeout=10) as sock:
+        sock.sendall(request)
+        answer = b""
+        while chunk := sock.recv(65536):
+            answer += chunk
+    return answer
+
+
+def test_the_stream_port_answers_only_get_and_every_other_request_gets_an_http_answer(model):
+    """PUT and DELETE /healthz answered 200; POST /stream (any request with a body, which websockets refuses) had
+    the connection dropped without a word.  Every method but GET is 405 with Allow: GET, on every path (a HEAD
+    without a body), a GET with a body 400, a line that is not HTTP/1.x 400; a 2 MB POST gets its 405 whole (its
+    body is read and dropped, not reset under the answer); GET still works beside them."""
+    big = b"\0" * (2 << 20)
+    requests = {
+        "PUT /healthz": b"PUT /healthz HTTP/1.1\r\nHost: x\r\nContent-Length: 0\r\n\r\n",
+        "DELETE /healthz": b"DELETE /healthz HTTP/1.1\r\nHost: x\r\n\r\n",
+        "HEAD /metrics": b"HEAD /metrics HTTP/1.1\r\nHost: x\r\n\r\n",
+        "POST /stream": b"POST /stream HTTP/1.1\r\nHost: x\r\nContent-Length: 5\r\n\r\nhello",
+        "POST /stream 2 MB": b"POST /stream HTTP/1.1\r\nHost: x\r\nContent-Length: %d\r\n\r\n" % len(big) + big,
+        "POST /nothing chunked": b"POST /nothing HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n5\r\nhello"
+                                 b"\r\n0\r\n\r\n",
+        "GET with a body": b"GET /healthz HTTP/1.1\r\nHost: x\r\nContent-Length: 5\r\n\r\nhello",
+        "not HTTP": b"HELLO\r\n\r\n",
+        "GET /healthz": b"GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n",
+    }
+
+    async def main():
+        server, task, url = await running(model)
+        try:
+            answers = {name: await asyncio.to_thread(raw_request, server.address[1], request)
+                       for name, request in requests.items()}
+            result, code, _ = await stream_one(url, audio_at(16000, 0.5, 1), 16000, "int16", 800, {})
+        finally:
+            await stop(server, task)
+        return answers, result, code
+
+    answers, result, code = asyncio.run(main())
+    heads = {name: answer.split(b"\r\n\r\n", 1)[0].decode().split("\r\n") for name, answer in answers.items()}
+    for name in ("PUT /healthz", "DELETE /healthz", "HEAD /metrics", "POST /stream", "POST /stream 2 MB",
+                 "POST /nothing chunked"):
+        assert heads[name][0] == "HTTP/1.1 405 Method Not Allowed" and "Allow: GET" in heads[name], (name, heads[name])
+    assert answers["HEAD /metrics"].endswith(b"Content-Length: 0\r\nConnection: close\r\n\r\n")
+    assert answers["POST /stream 2 MB"].endswith(b"whole files are POSTed to the server's --http-port\n")
+    assert heads["GET with a body"][0] == heads["not HTTP"][0] == "HTTP/1.1 400 Bad Request"
+    assert heads["GET /healthz"][0] == "HTTP/1.1 200 OK" and answers["GET /healthz"].endswith(b"\r\n\r\nok\n")
+    assert result["type"] == "result" and code == 1000
 
 
 def test_a_stream_past_max_streams_is_closed_1013_with_a_reason_and_the_open_ones_go_on(model):

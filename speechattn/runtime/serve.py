@@ -23,7 +23,8 @@ HTTP on the same port: /healthz, /readyz, /metrics (Prometheus).
 Close codes: 1000 done; 1001 the server is shutting down (after the final result); 1003 a text frame where audio
 belongs; 1007 a start message or audio that cannot be read; 1008 idle, or the client stopped reading its results;
 1009 a frame over max_frame_bytes (websockets); 1011 a bug; 1013 the server is full (max_streams) or draining.
-HTTP 401 a wrong or missing token; 408 a request or handshake not done within handshake_timeout_seconds.
+HTTP 401 a wrong or missing token; 405 any method but GET (Allow: GET), on every path; 400 a GET with a body, or a
+request line that is not HTTP/1.x; 408 a request or handshake not done within handshake_timeout_seconds.
 """
 
 from __future__ import annotations
@@ -64,6 +65,9 @@ BATCH_BUCKETS = (1, 2, 4, 8, 16, 32, 64, 128, 256)
 # Replies the protocol writes by itself (pongs, close frames) to a client that does not read them: past this many
 # bytes it is closed (1008).  A flood of pings, never reading the pongs, grew the server by 17 MiB a second.
 MAX_UNREAD_REPLY_BYTES = 64 << 10
+# The request head looked at before websockets sees it (request_refusal): longer heads go to websockets unjudged, which
+# refuses past its own limits (8 KiB a line, 128 headers) with 414 or 431.
+MAX_JUDGED_HEAD_BYTES = 16 << 10
 # Audio frames websockets holds read but not yet taken, per connection, in bytes: its queue is counted in frames
 # (16 by default, so 16 x --max-frame-bytes: 17 MiB a connection), so the frames are as many as fit this.
 QUEUE_BYTES = 1 << 20
@@ -825,6 +829,43 @@ class Server:
         self._stop.set()
 
 
+def _http_response(status: int, reason: str, text: str, headers: str = "", body: bool = True) -> bytes:
+    data = text.encode() if body else b""
+    return (f"HTTP/1.1 {status} {reason}\r\n{headers}Content-Type: text/plain; charset=utf-8\r\n"
+            f"Content-Length: {len(data)}\r\nConnection: close\r\n\r\n").encode() + data
+
+
+def request_refusal(head: bytes) -> tuple[bool, bytes | None]:
+    """The stream port's judgement of a request's first bytes, before websockets parses them: (decided, response).
+    (False, None): not enough bytes yet; (True, None): websockets takes it (a GET without a body, or a head too long
+    to judge); (True, response): the HTTP answer, and the connection closes.
+
+    websockets answers every method alike (PUT /healthz got 200) and drops a request with a body without a word
+    (POST /stream: the client saw the connection close); here each gets its status."""
+    line_end = head.find(b"\n")
+    if line_end < 0:
+        return (len(head) > MAX_JUDGED_HEAD_BYTES), None
+    method, _, rest = head[:line_end].rstrip(b"\r").partition(b" ")
+    target, _, protocol = rest.partition(b" ")
+    if not target or protocol not in (b"HTTP/1.1", b"HTTP/1.0"):
+        return True, _http_response(400, "Bad Request", "not an HTTP/1.1 request: the stream is at "
+                                    "ws://HOST:PORT/stream (a WebSocket), with /healthz /readyz /metrics\n")
+    if method != b"GET":
+        return True, _http_response(405, "Method Not Allowed",
+                                    f"{method.decode('ascii', 'replace')}: this port answers GET only (the stream at "
+                                    "/stream, /healthz /readyz /metrics); whole files are POSTed to the server's "
+                                    "--http-port\n", headers="Allow: GET\r\n", body=method != b"HEAD")
+    head_end = head.find(b"\r\n\r\n")
+    if head_end < 0:
+        return (len(head) > MAX_JUDGED_HEAD_BYTES), None
+    fields = [line.partition(b":") for line in head[line_end + 1:head_end].split(b"\r\n")]
+    body = any(name.strip().lower() == b"transfer-encoding" or
+               (name.strip().lower() == b"content-length" and value.strip() != b"0") for name, _, value in fields)
+    if body:
+        return True, _http_response(400, "Bad Request", "a GET with a body: this port takes none\n")
+    return True, None
+
+
 def _bounded_connection(server: Server):
     """websockets' ServerConnection with the server's bounds on what a client can make it hold or wait for.
 
@@ -838,7 +879,11 @@ def _bounded_connection(server: Server):
     pings still go out: a vanished peer makes the write fail and the connection is lost at once.
 
     Replies the protocol writes by itself (pongs) to a client that reads none of them are bounded by
-    MAX_UNREAD_REPLY_BYTES: past it the client is closed 1008 and the socket dropped."""
+    MAX_UNREAD_REPLY_BYTES: past it the client is closed 1008 and the socket dropped.
+
+    The request's head is judged before websockets reads it (request_refusal): a method other than GET, or a body,
+    is answered (405, 400) and the rest of what the client sends is read and dropped until it closes or the
+    handshake's time is up, so the answer is not lost to a reset while its body still arrives."""
     from websockets.asyncio.server import ServerConnection
 
     class BoundedConnection(ServerConnection):
@@ -846,8 +891,30 @@ def _bounded_connection(server: Server):
         unread_replies = 0  # bytes the protocol answered since the client last read everything we wrote
         closed_by_server = False  # a bound closed it and said so in a log line
 
+        head = b""  # the request's first bytes while request_refusal has not decided
+        judged = False
+        refused = False  # answered by request_refusal: what follows is dropped
+
         def data_received(self, data: bytes) -> None:
             self.heard_at = self.loop.time()
+            if self.refused:
+                return
+            if not self.judged:
+                self.head += data
+                self.judged, response = request_refusal(self.head)
+                if not self.judged:
+                    return
+                data, self.head = self.head, b""
+                if response is not None:
+                    self.refused = True
+                    status = response.split(b" ", 2)[1].decode()
+                    server.metrics.refusals.labels(status).inc()
+                    log.info("event=refused peer=%s reason=http_%s request=%s", _peer(self), status,
+                             json.dumps(data.split(b"\r\n", 1)[0][:200].decode("ascii", "replace")))
+                    self.transport.write(response)
+                    if self.transport.can_write_eof():
+                        self.transport.write_eof()  # the answer is whole; the client's body is read and dropped
+                    return
             waiting = self.transport.get_write_buffer_size()
             if not waiting:  # everything written before has been taken by the client
                 self.unread_replies = 0
@@ -898,6 +965,8 @@ def _bounded_connection(server: Server):
             try:
                 await asyncio.wait_for(super().handshake(*args, **kwargs), seconds)
             except asyncio.TimeoutError:
+                if self.refused:  # answered already; the client still sends or holds the socket
+                    raise
                 server.metrics.refusals.labels("408").inc()
                 log.info("event=refused peer=%s reason=handshake_timeout seconds=%g", _peer(self), seconds)
                 self.transport.write(b"HTTP/1.1 408 Request Timeout\r\nConnection: close\r\nContent-Length: 0\r\n\r\n")
