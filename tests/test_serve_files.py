@@ -89,6 +89,42 @@ def test_a_file_posted_to_transcribe_gets_the_json_transcribe_writes(server, tin
     assert {k: v for k, v in answer.items() if k != "file"} == {k: v for k, v in expected.items() if k != "file"}
 
 
+def test_a_client_expecting_100_continue_gets_it_after_the_head_passes_and_a_refused_one_its_status_at_once(
+        tiny_onnx, tmp_path):
+    """curl sends `Expect: 100-continue` for a body over 1 MB and waits a second for 100 Continue, which never came.
+    Now a head that passes the checks gets 100 at once, then the body brings the JSON; a head refused by its
+    Content-Length (413) or token (401) gets that status at once and the body is never sent."""
+    import socket
+
+    body, _ = wav_bytes(tmp_path, 1.0)
+
+    def expecting(server, length: int, token: str = "s3cret", body: bytes | None = None) -> tuple[bytes, bytes]:
+        """(what arrived within 0.5 s of the head, what arrived after the body was sent, to the close)."""
+        with socket.create_connection(server.http_address, timeout=30) as sock:
+            sock.sendall(f"POST /transcribe?name=a.wav HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer {token}\r\n"
+                         f"Content-Length: {length}\r\nExpect: 100-continue\r\n\r\n".encode())
+            sock.settimeout(0.5)
+            try:
+                first = sock.recv(65536)
+            except socket.timeout:
+                first = b""
+            rest = b""
+            if body is not None and not first.startswith(b"HTTP/1.1 4"):
+                sock.settimeout(30)
+                sock.sendall(body)
+                while chunk := sock.recv(65536):
+                    rest += chunk
+            return first, rest
+
+    with serving(tiny_onnx, token="s3cret", max_file_bytes=1 << 20) as server:
+        first, rest = expecting(server, len(body), body=body)
+        too_big, _ = expecting(server, 2 << 20)
+        wrong_token, _ = expecting(server, len(body), token="wrong")
+    assert first == b"HTTP/1.1 100 Continue\r\n\r\n", first
+    assert rest.startswith(b"HTTP/1.1 200 ") and json.loads(rest.split(b"\r\n\r\n", 1)[1])["file"] == "a.wav"
+    assert too_big.startswith(b"HTTP/1.1 413 ") and wrong_token.startswith(b"HTTP/1.1 401 "), (too_big, wrong_token)
+
+
 def test_align_takes_phases_as_the_command_line_does(tmp_path):
     """phases=2 (the bundled model steps 4 frames a position): the JSON of `align --phases 2`."""
     from pathlib import Path

@@ -7,9 +7,9 @@ each answering with the JSON the command line writes (`transcribe --format json`
 Why a second listener: websockets parses only a WebSocket handshake (a GET with no body), so uploads go to a small
 HTTP/1.1 server on the same event loop, parsed by h11 (python-hyper's sans-I/O HTTP/1.1 parser, the one under
 httpcore and uvicorn: pure Python, no dependencies, strict about framing).  One request per connection
-(Connection: close).  Bounds: the request head (line and headers, so also align's text) within MAX_HEAD_BYTES and
-the handshake timeout (else 408); the body at most max_file_bytes (413, said before it is read when
-Content-Length gives it away), the whole of it by a deadline that its length sets at the slowest rate taken
+(Connection: close); `Expect: 100-continue` is answered 100 once the head passes its checks.  Bounds: the request
+head (line and headers, so also align's text) within MAX_HEAD_BYTES and the handshake timeout (else 408); the body
+at most max_file_bytes (413, said before it is read when Content-Length gives it away), the whole of it by a deadline that its length sets at the slowest rate taken
 (upload_bytes_per_second; else 408: eight uploads of a byte every 10 s held every slot, indefinitely), at most
 MAX_UPLOADS arriving at once; at most MAX_FILE_JOBS whole files queued or running, one at a time on a thread of its
 own (503 past it), so live streams keep the batcher's thread and an upload still arriving holds no file's slot.  Every request gets
@@ -85,7 +85,7 @@ class FileServer:
                     upload = Path(folder) / name
                     self.uploads += 1
                     try:
-                        await self._receive(connection, reader, request, upload)
+                        await self._receive(connection, reader, writer, request, upload)
                     finally:
                         self.uploads -= 1
                     if self.jobs >= MAX_FILE_JOBS:
@@ -195,10 +195,17 @@ class FileServer:
         if self.uploads >= MAX_UPLOADS:
             raise HttpError(503, f"busy: {MAX_UPLOADS} uploads are arriving; try again later")
 
-    async def _receive(self, connection, reader, request, upload: Path) -> None:
+    async def _receive(self, connection, reader, writer, request, upload: Path) -> None:
         """The body, to a file in a folder of its own, bounded by max_file_bytes, the whole of it within the
-        idle timeout plus its length at upload_bytes_per_second (no length given: the largest file's)."""
+        idle timeout plus its length at upload_bytes_per_second (no length given: the largest file's).
+
+        A client that sent `Expect: 100-continue` (curl does for a body over 1 MB) waits for 100 Continue before
+        the body: it is sent here, once the head has passed _check; a head that fails it gets its final status
+        instead, and the body is never sent (unanswered, curl waited a second, then sent it anyway)."""
         import h11
+
+        if connection.client_is_waiting_for_100_continue:
+            writer.write(connection.send(h11.InformationalResponse(status_code=100, headers=[], reason=b"Continue")))
 
         length = _header(request, b"content-length")
         expected = int(length) if length is not None else self.options.max_file_bytes
