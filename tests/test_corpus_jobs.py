@@ -112,14 +112,14 @@ def mfa_corpus(folder: Path, names=("a.wav", "b.wav"), transcribed=("a", "b"), s
 
 def test_corpus_align_exit_status_follows_its_summary(tmp_path, tiny_onnx, capsys):
     """Exit 0 when every audio file's alignment is in --output-dir at the end, 1 when any is not; a file without a
-    transcript is counted in the summary, not reported as '0 failed' beside exit 1."""
+    transcript is counted as failed in the summary, not reported as '0 failed' beside exit 1."""
     corpus = mfa_corpus(tmp_path / "c", names=("a.wav", "b.wav", "lonely.wav"))
     out = tmp_path / "out"
     code = main(["align", str(corpus), "--output-dir", str(out), "--model", str(tiny_onnx), "--force"])
     err = capsys.readouterr().err
     assert code == 1, err
     assert "lonely.wav: no .lab or .txt beside it; skipped" in err
-    assert "2 file(s) aligned, 0 failed, 0 skipped as done, 1 skipped with no transcript;" in err
+    assert "2 file(s) aligned, 1 failed (1 with no transcript beside it), 0 skipped as done;" in err
     (corpus / "lonely.lab").write_text(WORDS)
     code = main(["align", str(corpus), "--output-dir", str(out), "--model", str(tiny_onnx), "--force"])
     err = capsys.readouterr().err

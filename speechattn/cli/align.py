@@ -240,8 +240,10 @@ def _align_corpus(folder: Path, model, fmt: str, output_dir: Path, dictionary, j
     if not quiet:
         wall = time.perf_counter() - started
         speed = f", {seconds / wall:.0f} x real time" if wall > 0 and seconds else ""
-        without = f", {len(lonely)} skipped with no transcript" if lonely else ""
-        print(f"speechattn align: {len(todo) - len(failed)} file(s) aligned, {len(failed)} failed, {done} skipped as "
-              f"done{without}; {seconds / 3600:.2f} h of audio in {wall:.1f} s{speed}; {not_heard} word(s) not "
-              f"heard; written to {output_dir}", file=sys.stderr)
+        # "failed" counts every file whose alignment is not there (the exit status's rule): a file with no
+        # transcript too, said apart ("0 failed" beside exit status 1 read as a bug)
+        without = f" ({len(lonely)} with no transcript beside it)" if lonely else ""
+        print(f"speechattn align: {len(todo) - len(failed)} file(s) aligned, {len(failed) + len(lonely)} "
+              f"failed{without}, {done} skipped as done; {seconds / 3600:.2f} h of audio in {wall:.1f} s{speed}; "
+              f"{not_heard} word(s) not heard; written to {output_dir}", file=sys.stderr)
     return 1 if failed or lonely else 0
