@@ -110,6 +110,24 @@ def test_a_malformed_vmc_address_is_a_usage_error_before_any_device(capsys, addr
     assert f"--vmc {address}" in line and message in line
 
 
+def test_no_input_device_at_all_points_to_the_readmes_null_sink_recipe(capsys):
+    """With no microphone the message said only that there was none; it now names the README's recipe (a PulseAudio
+    null sink), in the one line of `mic` and under `mic --list-devices`.  Runs where PortAudio sees no input device
+    (a server, a container; the test's PulseAudio is started by tests/test_mic.py alone)."""
+    needs_portaudio()
+    from speechattn.runtime.mic import input_devices
+
+    if input_devices():
+        pytest.skip("this machine has an input device")
+    hint = 'a PulseAudio null sink is one: what is played into it is what mic hears (speechattn\'s README, "No microphone")'
+    line = refused(capsys, "mic", "--seconds", 1, status=1)
+    assert line == (f"speechattn mic: error: no input device found (PortAudio sees none; `speechattn mic --list-devices` "
+                    f"shows what there is); no microphone here (a server, a container)? {hint}")
+    assert main(["mic", "--list-devices"]) == 0 and capsys.readouterr().out.strip().endswith(hint)
+    readme = (ROOT / "README.md").read_text()
+    assert "No microphone (a server, a container, a test)? A PulseAudio null sink" in readme
+
+
 def test_mic_with_a_file_that_is_no_onnx_model_is_one_line(capsys, tmp_path):
     needs_portaudio()
     (tmp_path / "m.onnx").write_bytes(b"\x08\x07not a model")

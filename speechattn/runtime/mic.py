@@ -44,6 +44,9 @@ from speechattn_export.visemes import SETS, VRM, Cue, CueMaker, VisemeSet, frame
 BLOCK_SECONDS = 0.02  # capture block: 20 ms
 STALL_SECONDS = 3.0  # no audio for this long while the stream claims to run: the device is gone
 STARTUP_SECONDS = 10.0  # the same, before the first block
+# where to turn with no microphone: the README's recipe (a PulseAudio null sink whose monitor is the default source)
+NO_DEVICE_HINT = ("no microphone here (a server, a container)? a PulseAudio null sink is one: what is played into it "
+                  "is what mic hears (speechattn's README, \"No microphone\")")
 
 
 def input_devices() -> list[dict]:
@@ -62,7 +65,7 @@ def input_devices() -> list[dict]:
 
 def format_devices(devices: list[dict]) -> str:
     if not devices:
-        return "no input devices"
+        return f"no input devices; {NO_DEVICE_HINT}"
     lines = [f"{'':1}{'index':>5}  {'channels':>8}  {'rate':>6}  name (host API)"]
     for d in devices:
         lines.append(f"{'*' if d['default'] else ' '}{d['index']:>5}  {d['channels']:>8}  {d['sample_rate']:>6}  "
@@ -72,8 +75,8 @@ def format_devices(devices: list[dict]) -> str:
 
 def choose_device(devices: list[dict], wanted: str | None) -> dict:
     if not devices:
-        raise SpeechattnError("no input device found (no microphone, or PortAudio sees none); "
-                              "`speechattn mic --list-devices` shows what there is")
+        raise SpeechattnError("no input device found (PortAudio sees none; `speechattn mic --list-devices` shows "
+                              f"what there is); {NO_DEVICE_HINT}")
     if wanted is None:
         chosen = [d for d in devices if d["default"]] or devices[:1]
         return chosen[0]
