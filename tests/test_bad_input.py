@@ -481,6 +481,25 @@ def test_mic_json_lines_are_flushed_as_they_are_shown(tmp_path):
         assert (tmp_path / "m.jsonl").read_text().count("\n") == 1  # on disk before the file is closed
 
 
+def test_every_json_line_mic_writes_has_a_type(tmp_path, capsys):
+    """mic --script printed segment lines without a "type" among word lines with one: every line says its type."""
+    from speechattn.phones import PHONES
+    from speechattn.runtime.mic import Display
+    from speechattn_export.segments import Segment
+    from speechattn_export.visemes import SETS, Cue
+
+    with open(tmp_path / "m.jsonl", "w") as handle:
+        Display(tuple(PHONES), live=False, output=handle).segments([Segment(0, 10, 1, 0.9), Segment(10, 14, 0, 0.5)])
+    rhubarb = Display(tuple(PHONES), live=False, output=None, visemes=SETS["rhubarb"])
+    rhubarb.cues([Cue(0, 10, "X")])
+    rhubarb.weights(np.arange(2), np.full((2, len(SETS["rhubarb"].shapes)), 1 / 9))
+    lines = [json.loads(line) for line in (tmp_path / "m.jsonl").read_text().splitlines()]
+    printed = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
+    assert lines == printed[:2] and [line["type"] for line in printed] == ["segment", "segment", "cue", "weights",
+                                                                           "weights"]
+    assert lines[0] == {"type": "segment", "start": 0.0, "end": 0.1, "phone": PHONES[1], "confidence": 0.9}
+
+
 def test_the_web_server_answers_a_nul_in_the_url_with_400_and_survives_hang_ups(monkeypatch, capfd):
     import http.client
     import socket

@@ -341,7 +341,9 @@ def test_mic_follows_a_script_read_into_the_sink(pulse, tmp_path):
         if mic.poll() is None:
             mic.kill()
     assert mic.returncode == 0, stderr
-    words = [json.loads(line) for line in stdout.splitlines() if '"type": "word"' in line]
+    records = [json.loads(line) for line in stdout.splitlines()]
+    assert {record["type"] for record in records} == {"segment", "word"}  # every line says which it is
+    words = [record for record in records if record["type"] == "word"]
     heard = list(dict.fromkeys(w["word"] for w in words))
     assert heard[:9] == ["Please", "enter", "your", "password", "followed", "by", "the", "pound", "key"], heard
     assert all(a["end"] <= b["end"] for a, b in zip(words, words[1:]))

@@ -130,7 +130,8 @@ class SessionSummary:
 
 
 class Display:
-    """Terminal: one rewritten line; elsewhere: JSON lines of confirmed segments."""
+    """Terminal: one rewritten line; elsewhere: JSON lines, each with its "type" (segment, word, cue, weights), so
+    a reader of mic --script's lines (segments and words mixed) tells them apart by one key."""
 
     def __init__(self, phones: tuple, live: bool, output, visemes: VisemeSet | None = None) -> None:
         self.phones, self.live, self.output, self.visemes = phones, live and visemes is None, output, visemes
@@ -154,7 +155,7 @@ class Display:
 
     def segments(self, segments: list[Segment]) -> None:
         for s in segments:
-            record = json.dumps({"start": round(s.start_frame / FRAMES_PER_SECOND, 3),
+            record = json.dumps({"type": "segment", "start": round(s.start_frame / FRAMES_PER_SECOND, 3),
                                  "end": round(s.end_frame / FRAMES_PER_SECOND, 3), "phone": self.phones[s.phone],
                                  "confidence": round(s.confidence, 4)})
             if self.output is not None:  # flushed line by line: a killed session keeps every line it showed
