@@ -446,6 +446,8 @@ def usage_error(argument_id: str, error: str) -> str:
 
 @pytest.mark.parametrize("arguments, argument_id, error", [
     ([SAMPLE, "--bogus"], "Argument: --bogus", "Couldn't find match for argument"),
+    (["--bogus", SAMPLE], "Argument: --bogus", "Couldn't find match for argument"),  # TCLAP names the file
+    (["-x", "-q", SAMPLE], "Argument: -x", "Couldn't find match for argument"),
     ([], " ", "Required argument missing: inputFile"),
     ([SAMPLE, "-o"], "Argument: -o (--output)", "Missing a value for this argument!"),
     (["--threads", "2.5", SAMPLE], "Argument: (--threads)", "Couldn't read argument value from string '2.5'"),

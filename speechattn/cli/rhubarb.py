@@ -8,7 +8,8 @@ Not click: an integration's arguments must mean here what they mean to Rhubarb, 
 and exit 1, where click's parser takes "--" for itself, words its own errors and exits 2.  TCLAP's rules, kept:
 
   - each argument is offered to the options in TCLAP's list order (main.cpp's declarations reversed, then --,
-    --version, -h), the input file last: so an unknown "-x" before the file is taken as the file;
+    --version, -h), the input file last: so an unknown "-x" before the file is taken as the file (and the error
+    names "-x", where Rhubarb names the file that then matches nothing);
   - a value follows its option as the next argument ("-o out.tsv", or "-o out.tsv" as one argument with a space;
     "--output=out.tsv" is not an option); "-qh" sets both switches; "--" makes the rest no options;
   - numbers are read as C++ streams read them (one number, nothing after it); a name not of an option's values
@@ -240,6 +241,10 @@ def parse(arguments: list[str], prog: str, out) -> dict:
         if not matched and (not word or word[0] == "-") and all(c == BLANK for c in word[1:]):
             matched = True  # "-", or what is left of a combined switch
         if not matched and not ignoring:
+            taken_as_file = values.get("inputFile") or ""
+            if taken_as_file[:1] == "-" and len(taken_as_file) > 1 and word[:1] != "-":
+                # "--bogus a.wav": TCLAP took --bogus as the file and names a.wav; the option is the mistake
+                raise ArgError("Couldn't find match for argument", taken_as_file)
             raise ArgError("Couldn't find match for argument", word)
         i += 1
     if "inputFile" not in taken:
