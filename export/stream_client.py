@@ -34,7 +34,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-CONTRACT_VERSION = "1"
+CONTRACT_VERSIONS = ("1", "2")  # the contract versions this client reads (CONTRACT.md): 2 holds a cache a layer
+# (kv_cache_0 ..), 1 all layers' in one tensor (kv_cache); nothing below depends on which, every state is generic
 MAX_CALL_FRAMES = 256  # largest piece of audio (in hops) handed to one graph call
 MAX_THREADS = 256  # num_threads: 1 .. this, as the command line's --threads (None: onnxruntime's default, all cores)
 MAX_CHANNELS = 32  # a batch-1 stream takes (samples, channels) arrays of up to this many channels, averaged
@@ -191,10 +192,9 @@ class StreamingModel:
         meta = self.session.get_modelmeta().custom_metadata_map
         if meta.get("model_type") != "speechattn-streaming-tagger":
             raise ValueError(f"{path}: not a speechattn streaming model (metadata model_type is missing)")
-        if meta.get("contract_version") != CONTRACT_VERSION:
-            raise ValueError(
-                f"{path}: contract version {meta.get('contract_version')} but this client speaks {CONTRACT_VERSION}"
-            )
+        if meta.get("contract_version") not in CONTRACT_VERSIONS:
+            raise ValueError(f"{path}: contract version {meta.get('contract_version')} but this client reads "
+                             f"{' and '.join(CONTRACT_VERSIONS)}")
         self.path = str(path)
         self.metadata = meta
         # where the graph runs: a stream set keeps its streams' state there between calls (run_bound)

@@ -15,7 +15,9 @@
 //   }
 //   const last = await stream.finish();
 
-export const CONTRACT_VERSION = "1";
+// the contract versions this client reads (CONTRACT.md): 2 holds a cache a layer (kv_cache_0 ..), 1 all layers' in one
+// tensor (kv_cache); nothing below depends on which, every state is generic
+export const CONTRACT_VERSIONS = ["1", "2"];
 export const MAX_CALL_FRAMES = 256; // largest piece of audio (in hops) handed to one graph call
 // A file's pre-roll (filePreroll; stream_client.py's file_preroll, the same samples): a model whose streams start
 // from empty caches (metadata stream_start "empty", such as the bundled file-int8) first hears the file's loudest
@@ -90,8 +92,8 @@ export class StreamingModel {
     if (metadata.model_type !== "speechattn-streaming-tagger") {
       throw new Error("not a speechattn streaming model (metadata model_type is missing)");
     }
-    if (metadata.contract_version !== CONTRACT_VERSION) {
-      throw new Error(`contract version ${metadata.contract_version} but this client speaks ${CONTRACT_VERSION}`);
+    if (!CONTRACT_VERSIONS.includes(metadata.contract_version)) {
+      throw new Error(`contract version ${metadata.contract_version} but this client reads ${CONTRACT_VERSIONS.join(" and ")}`);
     }
     const session = await ort.InferenceSession.create(bytes, sessionOptions);
     const model = new StreamingModel(ort, session, metadata);

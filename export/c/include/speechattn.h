@@ -76,7 +76,7 @@ extern "C" {
 SPEECHATTN_API const char *speechattn_version(void);
 /* SPEECHATTN_ABI_VERSION of the library actually loaded (a binding checks it equals the one it was written for). */
 SPEECHATTN_API int32_t speechattn_abi_version(void);
-/* The model contract version this library reads ("1", export/CONTRACT.md). */
+/* The newest model contract version this library reads ("2"; it reads 1 as well, export/CONTRACT.md). */
 SPEECHATTN_API const char *speechattn_contract_version(void);
 
 /* ---- errors ----------------------------------------------------------------------------------------------------- */

@@ -49,7 +49,7 @@ const char *speechattn_version(void) {
     return SA_STR(SPEECHATTN_VERSION_MAJOR) "." SA_STR(SPEECHATTN_VERSION_MINOR) "." SA_STR(SPEECHATTN_VERSION_PATCH);
 }
 int32_t speechattn_abi_version(void) { return SPEECHATTN_ABI_VERSION; }
-const char *speechattn_contract_version(void) { return "1"; }
+const char *speechattn_contract_version(void) { return "2"; }
 
 int sa_reserve_(void **data, int64_t *capacity, int64_t needed, size_t item) {
     if (needed <= *capacity) return 0;

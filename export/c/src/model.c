@@ -238,8 +238,9 @@ static speechattn_status read_metadata(speechattn_model *m) {
     if (!type || strcmp(type, "speechattn-streaming-tagger") != 0)
         META_FAIL("%s: not a speechattn streaming model (metadata model_type is missing)", m->path);
     contract = lookup(m, meta, allocator, "contract_version");
-    if (!contract || strcmp(contract, "1") != 0)
-        META_FAIL("%s: contract version %s but this client speaks 1", m->path, contract ? contract : "None");
+    /* 2 holds a cache a layer (kv_cache_0 ..), 1 all layers' in one tensor (kv_cache): every state is generic here */
+    if (!contract || (strcmp(contract, "1") != 0 && strcmp(contract, "2") != 0))
+        META_FAIL("%s: contract version %s but this client reads 1 and 2", m->path, contract ? contract : "None");
 #define NEED(var, key)                                                                                             \
     do {                                                                                                           \
         free(text);                                                                                                \
