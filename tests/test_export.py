@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import numpy as np
 import onnx
@@ -18,6 +19,8 @@ from speechattn.model.features import FrontendConfig
 from speechattn.phones import PHONES
 from speechattn.model.stream import offline_log_probs
 from speechattn_export.stream_client import StreamingModel
+
+ROOT = Path(__file__).resolve().parent.parent
 
 TOLERANCE = 1e-4
 
@@ -206,8 +209,9 @@ def test_conv_module_exports_with_its_state_and_streams_exactly(tmp_path):
     path = tmp_path / "conv.onnx"
     export_onnx(model, path)
     streaming = StreamingModel(path)
-    conv = [s for s in streaming.states if s["name"] == "conv_cache"]
-    assert conv and conv[0]["shape"] == [model.config.num_layers, "batch", 4, model.config.model_dim]
+    conv = [s for s in streaming.states if s["name"].startswith("conv_cache")]
+    assert [s["name"] for s in conv] == [f"conv_cache_{i}" for i in range(model.config.num_layers)]
+    assert all(s["shape"] == ["batch", 4, model.config.model_dim] for s in conv)  # a tensor a layer, batch first
     audio = speechlike_signal(1.5, seed=14)
     for chunk_frames in (4, 8):
         reference = offline_log_probs(model, torch.from_numpy(audio)[None], chunk_frames)[0].numpy()
@@ -218,22 +222,44 @@ def test_conv_module_exports_with_its_state_and_streams_exactly(tmp_path):
             assert np.array_equal(streamed.argmax(-1), reference.argmax(-1))
 
 
-def test_each_layers_attention_is_one_node_and_the_caches_are_split_and_stacked_once(tiny_model, tiny_onnx, tmp_path):
-    """The graph's shape, which the streaming speed rests on (bench/streaming_speed.py): one com.microsoft
-    MultiHeadAttention per layer and no attention left as small ops (Softmax, Transpose), the FFT as matmuls (no
-    DFT operator: onnxruntime's recomputes its twiddle factors on every call), and the keys and values, one cache,
-    split once and stacked once for all layers, each layer's windows one Gather split into keys and values."""
+@pytest.mark.parametrize("which", ["tiny", "bundled default-int8"])
+def test_each_layers_attention_is_one_node_and_its_cache_is_read_where_it_lies(which, tiny_model, tiny_onnx, tmp_path):
+    """The graph's shape, which the streaming speed rests on (bench/streaming_speed.py, bench/model_ops.py): one
+    com.microsoft MultiHeadAttention per layer and no attention left as small ops (Softmax, Transpose), the FFT as
+    matmuls (no DFT operator: onnxruntime's recomputes its twiddle factors on every call), and (contract version 2)
+    each layer's keys and values its own state, read on a running stream's path by one node (the Concat with the
+    new positions; a primed model's stream start If passes it through first), never split from or stacked with the
+    other layers', the new state one Slice of that Concat, the windows' keys and values each one Gather (no Split)."""
+    path = tiny_onnx if which == "tiny" else ROOT / "export/models/default-int8.onnx"
+    layers = tiny_model.config.num_layers if which == "tiny" else 6
     options = ort.SessionOptions()
     options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_EXTENDED
     options.optimized_model_filepath = str(tmp_path / "optimized.onnx")
-    ort.InferenceSession(str(tiny_onnx), options, providers=["CPUExecutionProvider"])
+    ort.InferenceSession(str(path), options, providers=["CPUExecutionProvider"])
     nodes = onnx.load(options.optimized_model_filepath).graph.node
     ops = [node.op_type for node in nodes]
-    layers = tiny_model.config.num_layers
     assert ops.count("MultiHeadAttention") == layers
     assert "Softmax" not in ops and ops.count("Transpose") == 2  # the FFT's, one before each stage
     assert "DFT" not in ops
-    readers = [node.op_type for node in nodes if "kv_cache" in node.input]
-    assert readers == ["Split"], readers
-    windows = [n for n in nodes if n.op_type == "Gather" and n.name.endswith("attention/Gather")]
-    assert len(windows) == layers  # one per layer, keys and values together
+    caches = {f"kv_cache_{i}": f"kv_cache_{i}" for i in range(layers)}  # layer i's cache as the layer reads it
+    start = [n for n in nodes if n.op_type == "If"]
+    assert len(start) == (0 if which == "tiny" else 1)  # the stream start of a primed model
+    if start:
+        running = next(a.g for a in start[0].attribute if a.name == "else_branch")  # a running stream's path
+        assert [n.op_type for n in running.node] == ["Identity"] * layers
+        branch_outputs = [o.name for o in running.output]
+        caches = {n.input[0]: start[0].output[branch_outputs.index(n.output[0])] for n in running.node}
+        assert sorted(caches) == sorted(f"kv_cache_{i}" for i in range(layers))
+    producer = {output: node for node in nodes for output in node.output}
+    readers = {}
+    for node in nodes:
+        for name in node.input:
+            readers.setdefault(name, []).append(node)
+    for i in range(layers):
+        read = readers[caches[f"kv_cache_{i}"]]
+        assert [n.op_type for n in read] == ["Concat"], (i, [n.op_type for n in read])
+        new_state = producer[f"new_kv_cache_{i}"]
+        assert new_state.op_type == "Slice" and new_state.input[0] == read[0].output[0]
+    windows = [n for n in nodes if n.op_type == "Gather" and "/attention/Gather" in n.name]
+    assert len(windows) == 2 * layers  # per layer: its windows' keys, its windows' values
+    assert not any(n.op_type == "Split" and n.input[0] in {w.output[0] for w in windows} for n in nodes)

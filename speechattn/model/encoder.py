@@ -136,10 +136,11 @@ class EncoderState(NamedTuple):
     """Streaming state of the encoder; every tensor starts as zeros (see `initial_state`)."""
 
     pending_features: torch.Tensor  # (B, P, F): frames waiting for their chunk to fill, 0 <= P < C
-    kv_cache: torch.Tensor  # (N, B, L', 2D): attention keys, then values, of the last L' positions, layer first
+    kv_cache: tuple[torch.Tensor, ...]  # N x (B, L', 2D): each layer's attention keys, then values, of the last L'
+    # positions, batch first: one tensor a layer, so a call reads each where it lies and writes it once
     cached_frames: torch.Tensor  # (B,) int64: how many cache slots hold real positions (0..L')
-    conv_cache: torch.Tensor | None = None  # (N, B, W - 1, D): each layer's convolution input at the last W - 1
-    # positions (W = conv_kernel); zeros at the start, as the causal padding of `forward`; None without the module
+    conv_cache: tuple[torch.Tensor, ...] | None = None  # N x (B, W - 1, D): each layer's convolution input at the
+    # last W - 1 positions (W = conv_kernel); zeros at the start, as the causal padding of `forward`; None without it
 
 
 class ChunkLayout(NamedTuple):
@@ -149,12 +150,14 @@ class ChunkLayout(NamedTuple):
     num_chunks: int | torch.Tensor  # K
     chunk_frames: int | torch.Tensor  # C
     key_index: torch.Tensor  # (K, L + C): positions of each chunk's keys in the left-extended sequence
+    kv_rows: tuple | None  # graph path: (2 key_index, 2 key_index + 1), the rows of each chunk's keys and of its
+    # values in the left-extended keys and values seen as (B, 2 (L + T), D); None on the Python-size path
     bias_index: torch.Tensor | None  # (C, L + C): index into the relative-bias table for query i, key j of a chunk
     # (None on the graph path, where _encode slices every layer's biases from one constant table)
     key_mask: torch.Tensor  # (B, K, 1, 1, L + C) float: 0 where the key is visible, a huge negative where not;
     # on the graph path (sizes are tensors, chunks folded into the batch) (B * K, L + C) int32: 1 visible, 0 not
-    shapes: tuple | None = None  # graph path: int64 shapes (-1, C, D), (-1, L + C, 2D), (1, B, -1, D): the folded
-    # queries, the folded key windows and the output (-1 = B * K or T, inferred)
+    shapes: tuple | None = None  # graph path: int64 shapes (-1, C, D), (-1, L + C, D), (B, -1, D): the folded
+    # queries, the folded key (and value) windows and the output (-1 = B * K or T, inferred)
 
 
 class ShapeReshape(torch.autograd.Function):
@@ -168,6 +171,20 @@ class ShapeReshape(torch.autograd.Function):
     @staticmethod
     def symbolic(g, x, shape):
         return g.op("Reshape", x, shape)
+
+
+class Positions(torch.autograd.Function):
+    """x[:, start:end] with start and end (1,) int64 tensors computed once: in the graph one Slice a state, where
+    slicing with traced scalars exported two Unsqueezes of the bounds beside each (N layers' caches share them).  No
+    gradient: the streaming path only."""
+
+    @staticmethod
+    def forward(ctx, x, start, end):
+        return x[:, int(start) : int(end)]
+
+    @staticmethod
+    def symbolic(g, x, start, end):
+        return g.op("Slice", x, start, end, g.op("Constant", value_t=torch.tensor([1], dtype=torch.int64)))
 
 
 class ZeroPadded(torch.autograd.Function):
@@ -199,37 +216,39 @@ def _none(g):  # an omitted optional input of an ONNX node
 class WindowAttention(torch.autograd.Function):
     """Chunked attention with the chunks folded into the batch, as one node in the ONNX graph.
 
-    queries (1, B, T, D); keys_values (1, B, L + T, 2D), each position's key then its value (the left context,
-    then this call's positions: one tensor, so the windows are one Concat, Gather and Reshape, and a Split);
-    key_index (K, L + C); bias (1, H, C, L + C) relative-position bias; key_mask (B * K, L + C) int32, 1 where
-    the key is visible; shapes from the layout.  Returns (1, B, T, D).  Torch computes it with plain ops; the
-    graph gathers each chunk's window and runs onnxruntime's com.microsoft MultiHeadAttention (softmax(q k^T /
-    sqrt(Dh) + bias + mask) v per head; a hidden key's weight is exactly 0 either way: onnxruntime adds -10000,
-    torch the float32 minimum), one node where the plain ops exported as about a dozen small ones."""
+    queries (B, T, D); keys_values (B, L + T, 2D), each position's key then its value (the left context, then this
+    call's positions); key_rows and value_rows (K, L + C), the rows of each chunk's keys and values in keys_values
+    seen as (B, 2 (L + T), D); bias (1, H, C, L + C) relative-position bias; key_mask (B * K, L + C) int32, 1 where
+    the key is visible; shapes from the layout.  Returns (B, T, D).  In the graph the keys and the values of the
+    windows are each one Gather from that free reshape (the windows copied once, no Split), and onnxruntime's
+    com.microsoft MultiHeadAttention (softmax(q k^T / sqrt(Dh) + bias + mask) v per head; a hidden key's weight is
+    exactly 0 either way: onnxruntime adds -10000, torch the float32 minimum) is one node where the plain ops
+    exported as about a dozen small ones; torch computes the same with plain ops."""
 
     @staticmethod
-    def forward(ctx, queries, keys_values, key_index, bias, key_mask, query_shape, window_shape, output_shape,
-                num_heads):
+    def forward(ctx, queries, keys_values, key_rows, value_rows, bias, key_mask, query_shape, window_shape,
+                output_shape, num_heads):
         BK, C, D = query_shape.tolist()
         W = window_shape[1].item()
         H, Dh = num_heads, D // num_heads
         q = queries.reshape(BK, C, H, Dh).transpose(1, 2)  # (B * K, H, C, Dh)
-        windows = keys_values[:, :, key_index].reshape(BK, W, 2 * D)
-        k = windows[..., :D].reshape(BK, W, H, Dh).permute(0, 2, 3, 1)  # (B * K, H, Dh, L + C)
-        v = windows[..., D:].reshape(BK, W, H, Dh).transpose(1, 2)  # (B * K, H, L + C, Dh)
+        rows = keys_values.reshape(output_shape.tolist())  # (B, 2 (L + T), D): a position's key, then its value
+        k = rows[:, key_rows].reshape(BK, W, H, Dh).permute(0, 2, 3, 1)  # (B * K, H, Dh, L + C)
+        v = rows[:, value_rows].reshape(BK, W, H, Dh).transpose(1, 2)  # (B * K, H, L + C, Dh)
         scores = (q @ k) * (1.0 / math.sqrt(Dh)) + bias  # (B * K, H, C, L + C)
         if key_mask is not None:
             scores = scores + torch.where(key_mask.bool(), 0.0, torch.finfo(torch.float32).min)[:, None, None, :]
         weights = torch.softmax(scores, dim=-1)
-        return (weights @ v).transpose(1, 2).reshape(output_shape.tolist())  # (B * K, C, H, Dh) -> (1, B, T, D)
+        return (weights @ v).transpose(1, 2).reshape(output_shape.tolist())  # (B * K, C, H, Dh) -> (B, T, D)
 
     @staticmethod
-    def symbolic(g, queries, keys_values, key_index, bias, key_mask, query_shape, window_shape, output_shape,
-                 num_heads):
+    def symbolic(g, queries, keys_values, key_rows, value_rows, bias, key_mask, query_shape, window_shape,
+                 output_shape, num_heads):
         # allowzero: a call with no complete chunk has B * K = 0 (without it a 0 in a shape copies a dimension)
         query = g.op("Reshape", queries, query_shape, allowzero_i=1)  # (B * K, C, D)
-        windows = g.op("Reshape", g.op("Gather", keys_values, key_index, axis_i=2), window_shape, allowzero_i=1)
-        key, value = g.op("Split", windows, axis_i=2, outputs=2)  # (B * K, L + C, D) each
+        rows = g.op("Reshape", keys_values, output_shape, allowzero_i=1)  # (B, 2 (L + T), D), no copy
+        key, value = (g.op("Reshape", g.op("Gather", rows, index, axis_i=1), window_shape, allowzero_i=1)
+                      for index in (key_rows, value_rows))  # (B * K, L + C, D) each
         mask = _none(g) if key_mask is None or key_mask.node().mustBeNone() else key_mask
         attended = g.op("com.microsoft::MultiHeadAttention", query, key, value, _none(g), mask, bias,
                         num_heads_i=num_heads)  # scale defaults to 1 / sqrt(Dh)
@@ -253,21 +272,21 @@ class ChunkedSelfAttention(nn.Module):
     def forward(
         self, x: torch.Tensor, left: torch.Tensor, layout: ChunkLayout, bias: torch.Tensor | None = None,
     ) -> tuple[torch.Tensor, torch.Tensor]:
-        """x (1, B, T, D), T = K * C; left (1, B, L, 2D) the left context's keys and values (each position's key,
-        then its value); on the graph path `bias` is this layer's relative bias for the layout, (1, H, C, L + C)
+        """x (B, T, D), T = K * C; left (B, L, 2D) the left context's keys and values (each position's key, then
+        its value); on the graph path `bias` is this layer's relative bias for the layout, (1, H, C, L + C)
         (PhoneTagger._encode gathers all layers' at once).
 
-        Returns the attended output (1, B, T, D) and the keys and values of the left context followed by those
-        of x, (1, B, L + T, 2D): the streaming cache is cut from them.
+        Returns the attended output (B, T, D) and the keys and values of the left context followed by those
+        of x, (B, L + T, 2D): the streaming cache is cut from them.
         """
         B, K, C = layout.batch, layout.num_chunks, layout.chunk_frames
         H, Dh = self.num_heads, self.head_dim
         window = layout.key_index.shape[1]  # L + C
         D = H * Dh  # split with constant sizes: `chunk` exports as a chain of shape arithmetic per layer
-        queries, keys_values = self.qkv(x).split([D, 2 * D], dim=-1)  # (1, B, T, D), (1, B, T, 2D)
-        every = torch.cat([left, keys_values], dim=2)  # (1, B, L + T, 2D)
+        queries, keys_values = self.qkv(x).split([D, 2 * D], dim=-1)  # (B, T, D), (B, T, 2D)
+        every = torch.cat([left, keys_values], dim=1)  # (B, L + T, 2D)
         if layout.shapes is not None:  # sizes are tensors: the ONNX graph and torch streaming
-            attended = WindowAttention.apply(queries, every, layout.key_index, bias, layout.key_mask, *layout.shapes, H)
+            attended = WindowAttention.apply(queries, every, *layout.kv_rows, bias, layout.key_mask, *layout.shapes, H)
             return self.out(attended), every
         all_keys, all_values = every[..., :D], every[..., D:]
         bias = self.relative_bias[:, layout.bias_index]  # (H, C, L + C)
@@ -275,13 +294,13 @@ class ChunkedSelfAttention(nn.Module):
         # sequence, so there is no gather whose backward is a slow scatter (bench/train_speed.py: ~25 % of
         # a training step).
         q = queries.reshape(B, K, C, H, Dh).transpose(2, 3)  # (B, K, H, C, Dh)
-        k = all_keys[0].unfold(1, window, C).reshape(B, K, H, Dh, window)  # (B, K, D, L + C) -> (B, K, H, Dh, L + C)
-        v = all_values[0].unfold(1, window, C).reshape(B, K, H, Dh, window).transpose(3, 4)  # (B, K, H, L + C, Dh)
+        k = all_keys.unfold(1, window, C).reshape(B, K, H, Dh, window)  # (B, K, D, L + C) -> (B, K, H, Dh, L + C)
+        v = all_values.unfold(1, window, C).reshape(B, K, H, Dh, window).transpose(3, 4)  # (B, K, H, L + C, Dh)
         scores = (q @ k) * (1.0 / math.sqrt(Dh))  # (B, K, H, C, L + C)
         if layout.key_mask is not None:
             scores = scores + layout.key_mask
         weights = self.dropout(torch.softmax(scores + bias, dim=-1))
-        attended = (weights @ v).transpose(2, 3).reshape(1, B, K * C, H * Dh)  # (B, K, C, H, Dh) -> (1, B, T, D)
+        attended = (weights @ v).transpose(2, 3).reshape(B, K * C, H * Dh)  # (B, K, C, H, Dh) -> (B, T, D)
         return self.out(attended), every
 
 
@@ -299,16 +318,16 @@ class ConvModule(nn.Module):
         self.pointwise = nn.Linear(D, D)
 
     def forward(self, x: torch.Tensor, left: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
-        """x (1, B, T, D), left (1, B, W - 1, D) -> output (1, B, T, D) and the convolution input of the left
-        context followed by this call's, (1, B, W - 1 + T, D): the streaming state is cut from it."""
+        """x (B, T, D), left (B, W - 1, D) -> output (B, T, D) and the convolution input of the left context
+        followed by this call's, (B, W - 1 + T, D): the streaming state is cut from it."""
         y = self.norm(x)
-        sequence = torch.cat([left, y], dim=2)  # (1, B, W - 1 + T, D)
-        T, W = y.shape[2], self.depthwise.shape[0]
+        sequence = torch.cat([left, y], dim=1)  # (B, W - 1 + T, D)
+        T, W = y.shape[1], self.depthwise.shape[0]
         # Shifted slices, not conv1d: a call with T = 0 positions gives an empty result (onnxruntime's Conv
         # rejects an input shorter than its kernel), and there is no Python branch on sizes.
-        total = self.depthwise_bias + sequence[:, :, 0:T] * self.depthwise[0]
+        total = self.depthwise_bias + sequence[:, 0:T] * self.depthwise[0]
         for j in range(1, W):
-            total = total + sequence[:, :, j : j + T] * self.depthwise[j]
+            total = total + sequence[:, j : j + T] * self.depthwise[j]
         return self.pointwise(nn.functional.silu(total)), sequence
 
 
@@ -328,7 +347,7 @@ class EncoderLayer(nn.Module):
         self.dropout = nn.Dropout(config.dropout)
 
     def forward(self, x, left, layout: ChunkLayout, left_conv=None, bias=None):
-        """x (1, B, T, D) and this layer's left context (1, B, L, D) each -> x and the left-extended keys,
+        """x (B, T, D) and this layer's left contexts (B, L, 2D) and (B, W - 1, D) -> x and the left-extended keys,
         values and convolution inputs (see ChunkedSelfAttention, ConvModule)."""
         attended, keys_values = self.attention(self.attention_norm(x), left, layout, bias)
         x = x + self.dropout(attended)
@@ -375,28 +394,32 @@ class PhoneTagger(nn.Module):
         self.eval()
         device = self.classifier.weight.device
         receptive = c.num_layers * (c.left_context_frames + max(c.chunk_frames_choices)) + max(c.chunk_frames_choices)
-        start = EncoderState(*(t.to(device) if t is not None else None for t in self.initial_state(1)))
+        start = self.initial_state(1)
+        start = start._replace(pending_features=start.pending_features.to(device),
+                               kv_cache=tuple(t.to(device) for t in start.kv_cache),
+                               cached_frames=start.cached_frames.to(device),
+                               conv_cache=tuple(t.to(device) for t in start.conv_cache) if c.conv_kernel else None)
         kv, conv = [], []
         for C in c.chunk_frames_choices:
             frames = -(-receptive // C) * C + C
             silence = self.frontend(torch.zeros(1, frames * HOP_SAMPLES, device=device))
             _, state = self.step(silence, start, C)
-            kv.append(state.kv_cache)
-            conv.append(state.conv_cache)
+            kv.append(torch.stack(state.kv_cache))  # (N, 1, L', 2D)
+            conv.append(torch.stack(state.conv_cache) if c.conv_kernel else None)
         self.primed_kv = torch.stack(kv)
         self.primed_conv = torch.stack(conv) if c.conv_kernel else None
         return self.train(training)
 
-    def _primed_caches(self, chunk_frames) -> tuple[torch.Tensor, torch.Tensor | None]:
-        """The primed (N, 1, L', 2D) keys and values and (N, 1, W - 1, D) convolution inputs for chunk size C (an
-        int, or a tensor in the graph: a C the model does not list gets the first listed size's)."""
+    def _primed_caches(self, chunk_frames) -> tuple[tuple[torch.Tensor, ...], tuple[torch.Tensor, ...] | None]:
+        """The primed keys and values, N x (1, L', 2D), and convolution inputs, N x (1, W - 1, D), for chunk size C
+        (an int, or a tensor in the graph: a C the model does not list gets the first listed size's)."""
         choices = self.config.chunk_frames_choices
         if isinstance(chunk_frames, int):
             index = choices.index(chunk_frames) if chunk_frames in choices else 0
         else:
             index = (torch.tensor(choices) == chunk_frames).to(torch.int32).argmax()
-        conv = self.primed_conv[index] if self.primed_conv is not None else None
-        return self.primed_kv[index], conv
+        conv = self.primed_conv[index].unbind(0) if self.primed_conv is not None else None
+        return self.primed_kv[index].unbind(0), conv
 
     def level_direction(self) -> torch.Tensor:
         """(S * F,): how the input projection's input moves per unit of log input gain: 1 / std on every log-mel bin
@@ -434,7 +457,7 @@ class PhoneTagger(nn.Module):
             hidden = torch.finfo(torch.float32).min
             key_mask = None if key_valid is None else \
                 torch.where(key_valid[:, key_index], 0.0, hidden)[:, :, None, None, :]  # (B, K, 1, 1, L + C)
-            return ChunkLayout(batch, num_chunks, C, key_index, self._bias_index(C, L, device), key_mask)
+            return ChunkLayout(batch, num_chunks, C, key_index, None, self._bias_index(C, L, device), key_mask)
         # Sizes are tensors (the ONNX graph, torch streaming): the chunks fold into the batch of one attention
         # node per layer, with the shapes it needs computed here once for all layers (-1 for the sizes that
         # follow from the others: fewer nodes to compute them).
@@ -442,12 +465,14 @@ class PhoneTagger(nn.Module):
         one = torch.ones(1, dtype=torch.int64)
         chunk, width = torch.as_tensor(C).unsqueeze(0), torch.as_tensor(span).unsqueeze(0)  # C, L + C as slices' bounds
         folded = torch.cat([-one, chunk, one * D])  # (B * K, C, D)
-        window_shape = torch.cat([-one, width, one * (2 * D)])  # (B * K, L + C, 2D): keys and values
+        window_shape = torch.cat([-one, width, one * D])  # (B * K, L + C, D): the keys, or the values
         batch = batch if torch.is_tensor(batch) else torch.tensor([batch])  # a call with no chunk: torch's int
-        output_shape = torch.cat([one, batch, -one, one * D])  # (1, B, T, D)
+        output_shape = torch.cat([batch, -one, one * D])  # (B, T, D)
+        key_rows = key_index * 2  # a position's key and value are rows 2 j and 2 j + 1 of the (B, 2 (L + T), D) view
+        kv_rows = (key_rows, key_rows + 1)
         key_mask = None if key_valid is None else \
             ShapeReshape.apply(key_valid[:, key_index].to(torch.int32), torch.cat([-one, width]))  # (B * K, L + C)
-        return ChunkLayout(batch, num_chunks, C, key_index, None, key_mask, (folded, window_shape, output_shape))
+        return ChunkLayout(batch, num_chunks, C, key_index, kv_rows, None, key_mask, (folded, window_shape, output_shape))
 
     def _bias_index(self, C: int, L: int, device=None) -> torch.Tensor:
         """(C, L + C) index into the relative-bias table: query i of a chunk sits at window position L + i, so its
@@ -457,25 +482,25 @@ class PhoneTagger(nn.Module):
         return offset.clamp(-c.max_relative_future, c.max_relative_past) + c.max_relative_future
 
     def _encode(self, feats, left, key_valid, chunk_frames, left_conv=None, sizes=None):
-        """feats (B, T, F), T a multiple of C; left (N, B, L', 2D) the left context's keys and values; key_valid
-        (B, L' + T');
-        left_conv (N, B, W - 1, D) with the convolution module; `sizes` (streaming): the (1,) int64 tensor of B
-        and the number of chunks, where the caller has them (fewer graph nodes than reading feats' shape).
+        """feats (B, T, F), T a multiple of C; left, N x (B, L', 2D): each layer's left context's keys and values;
+        key_valid (B, L' + T'); left_conv, N x (B, W - 1, D), with the convolution module; `sizes` (streaming): the
+        (1,) int64 tensor of B and the number of chunks, where the caller has them (fewer graph nodes than reading
+        feats' shape).
 
         Returns log-probabilities (B, T, classes) and, per layer, the left context followed by this call's
-        positions: keys and values (N, B, L' + T', 2D) and convolution inputs (N, B, W - 1 + T', D) (None without
-        the module).  Hidden states are (1, B, T', D) so that each layer's slice of the stacked state is used
-        as it comes (one Split for all layers in the graph, no squeezing) and the layers restack in one Concat.
+        positions: keys and values N x (B, L' + T', 2D) and convolution inputs N x (B, W - 1 + T', D) (None
+        without the module).  Each layer's state is its own tensor, batch first: a layer reads its cache where it
+        lies (one Concat with the new positions) and nothing restacks the layers.
         """
         S = self.config.frame_subsampling
         B, T, F = feats.shape[0], feats.shape[1], self.config.frontend.feature_dim  # F a plain int, even when traced
-        L = int(left.shape[2])  # L': a constant of the graph (the cache's size), not a computed shape
+        L = int(left[0].shape[1])  # L': a constant of the graph (the cache's size), not a computed shape
         batch, num_chunks = sizes if sizes is not None else (B, T // chunk_frames)
         layout = self._layout(batch, num_chunks, L, key_valid, chunk_frames // S, feats.device)
-        x = self.input_projection(CopyReshape.apply(feats, 0, -1, S * F))[None]  # (B, T', S * F) -> (1, B, T', D)
+        x = self.input_projection(CopyReshape.apply(feats, 0, -1, S * F))  # (B, T', S * F) -> (B, T', D)
         N = len(self.layers)
         new_kv, new_conv = [], []
-        lefts = left_conv.split(1) if left_conv is not None else [None] * N
+        lefts = left_conv if left_conv is not None else [None] * N
         biases = [None] * N
         if layout.shapes is not None:  # every layer's relative bias: N x (1, H, C', L' + C')
             # For the largest chunk the biases are a constant of the graph; a smaller chunk's are its top-left
@@ -484,14 +509,14 @@ class PhoneTagger(nn.Module):
             table = torch.stack([layer.attention.relative_bias for layer in self.layers])[:, :, index]
             C = layout.chunk_frames
             biases = table[:, :, :C, : C + L].split(1)
-        for layer, layer_left, conv, bias in zip(self.layers, left.split(1), lefts, biases):
+        for layer, layer_left, conv, bias in zip(self.layers, left, lefts, biases):
             x, layer_kv, conv_sequence = layer(x, layer_left, layout, conv, bias)
             new_kv.append(layer_kv)
             new_conv.append(conv_sequence)
-        logits = self.classifier(self.final_norm(x[0]))  # (B, T', S * classes)
+        logits = self.classifier(self.final_norm(x))  # (B, T', S * classes)
         logits = CopyReshape.apply(logits, 0, -1, self.config.num_classes)  # (B, T, classes)
-        conv_sequences = torch.cat(new_conv) if left_conv is not None else None
-        return torch.log_softmax(logits, dim=-1), torch.cat(new_kv), conv_sequences
+        conv_sequences = new_conv if left_conv is not None else None
+        return torch.log_softmax(logits, dim=-1), new_kv, conv_sequences
 
     def forward(self, feats: torch.Tensor, lengths: torch.Tensor, chunk_frames: int | None) -> torch.Tensor:
         """Batched, padded: feats (B, T, F), lengths (B,) -> log-probs (B, T, classes).
@@ -513,12 +538,12 @@ class PhoneTagger(nn.Module):
         # query but those of its last chunk, which see them as `step`'s flush sees its padding (zeros)
         key_valid = None if primed else \
             torch.cat([torch.full((B, L), False, dtype=torch.bool, device=feats.device), position_valid], 1)
-        left = feats.new_zeros(self.config.num_layers, B, L, 2 * self.config.model_dim)
+        left = [feats.new_zeros(B, L, 2 * self.config.model_dim)] * self.config.num_layers
         left_conv = self._zero_conv_state(B, feats)
         if primed:  # the stream starts after silence, as `step` starts a primed stream
             kv, conv = self._primed_caches(C)
-            left = kv.expand(-1, B, -1, -1)
-            left_conv = conv.expand(-1, B, -1, -1) if conv is not None else None
+            left = [layer_kv.expand(B, -1, -1) for layer_kv in kv]
+            left_conv = [layer_conv.expand(B, -1, -1) for layer_conv in conv] if conv is not None else None
         log_probs, _, _ = self._encode(feats, left, key_valid, C, left_conv)
         return log_probs[:, :T]
 
@@ -531,18 +556,20 @@ class PhoneTagger(nn.Module):
         log_probs = self(self.frontend(audio), lengths + R, chunk_frames)
         return log_probs[:, R:]
 
-    def _zero_conv_state(self, batch_size: int, like: torch.Tensor) -> torch.Tensor | None:
+    def _zero_conv_state(self, batch_size: int, like: torch.Tensor) -> tuple[torch.Tensor, ...] | None:
         c = self.config
-        return like.new_zeros(c.num_layers, batch_size, c.conv_kernel - 1, c.model_dim) if c.conv_kernel else None
+        if not c.conv_kernel:
+            return None
+        return tuple(like.new_zeros(batch_size, c.conv_kernel - 1, c.model_dim) for _ in range(c.num_layers))
 
     def initial_state(self, batch_size: int = 1) -> EncoderState:
         c = self.config
-        cache = torch.zeros(c.num_layers, batch_size, c.left_context_positions, 2 * c.model_dim)
+        cache = tuple(torch.zeros(batch_size, c.left_context_positions, 2 * c.model_dim) for _ in range(c.num_layers))
         return EncoderState(
             pending_features=torch.zeros(batch_size, 0, c.frontend.feature_dim),
             kv_cache=cache,
             cached_frames=torch.zeros(batch_size, dtype=torch.int64),
-            conv_cache=self._zero_conv_state(batch_size, cache),
+            conv_cache=self._zero_conv_state(batch_size, cache[0]),
         )
 
     def step(
@@ -564,12 +591,13 @@ class PhoneTagger(nn.Module):
         L = self.config.left_context_positions
         if self.primed:  # a stream's first call (nothing cached yet) starts from the caches silence leaves
             kv, conv = self._primed_caches(C)
-            start = state.cached_frames == 0  # (B,)
+            start = (state.cached_frames == 0)[:, None, None]  # (B, 1, 1)
             state = EncoderState(
                 state.pending_features,
-                torch.where(start[None, :, None, None], kv, state.kv_cache),
+                tuple(torch.where(start, primed, cache) for primed, cache in zip(kv, state.kv_cache)),
                 state.cached_frames,  # every slot holds a position from here on (silence's, then the stream's)
-                torch.where(start[None, :, None, None], conv, state.conv_cache) if conv is not None else None,
+                tuple(torch.where(start, primed, cache) for primed, cache in zip(conv, state.conv_cache))
+                if conv is not None else None,
             )
         frames = torch.cat([state.pending_features, feats], dim=1)  # (B, n, F)
         n = frames.shape[1]
@@ -591,14 +619,16 @@ class PhoneTagger(nn.Module):
             cached_frames = torch.clamp(state.cached_frames + ready_positions, max=L)
         sizes = (torch._shape_as_tensor(frames)[:1], chunks) if torch.is_tensor(chunks) else None
         log_probs, every, all_conv = self._encode(chunk_input, state.kv_cache, key_valid, C, state.conv_cache, sizes)
-        # every (N, B, L' + padded', 2D) and all_conv hold the old state followed by this call's positions; the new
-        # state is the last L' (W - 1) of them that are real: positions ready' - L' .. ready' - 1, cache included.
+        # every, N x (B, L' + padded', 2D), and all_conv hold the old state followed by this call's positions; the
+        # new state is the last L' (W - 1) of them that are real: positions ready' - L' .. ready' - 1, cache included.
+        first = torch.as_tensor(ready_positions).reshape(1)  # (1,) int64, shared by every layer's Slice
         new_conv = None
         if state.conv_cache is not None:
-            new_conv = all_conv[:, :, ready_positions : ready_positions + (self.config.conv_kernel - 1)]
+            W = self.config.conv_kernel
+            new_conv = tuple(Positions.apply(sequence, first, first + (W - 1)) for sequence in all_conv)
         new_state = EncoderState(
             pending_features=frames[:, ready:],
-            kv_cache=every[:, :, ready_positions : ready_positions + L],
+            kv_cache=tuple(Positions.apply(layer_kv, first, first + L) for layer_kv in every),
             cached_frames=cached_frames,
             conv_cache=new_conv,
         )

@@ -57,7 +57,7 @@ def build_metadata(model: PhoneTagger, default_chunk_frames: int, quantization: 
     lookahead = DecoderConfig().lookahead_frames
     return {
         "model_type": "speechattn-streaming-tagger",
-        "contract_version": "1",
+        "contract_version": "2",
         "model_version": __version__,
         "quantization": quantization,
         "sample_rate": str(SAMPLE_RATE),
@@ -123,7 +123,7 @@ def _trace(model: PhoneTagger, path: Path) -> None:
         _gate_stream_start(path)
 
 
-CACHE_STATES = ("kv_cache", "conv_cache")
+CACHE_STATES = ("kv_cache", "conv_cache")  # the caches' names start so: kv_cache_0 .. (version 2), kv_cache (1)
 
 
 def _gate_stream_start(path: Path) -> None:
@@ -144,7 +144,7 @@ def _gate_stream_start(path: Path) -> None:
     proto = onnx.load(str(path))
     graph = proto.graph
     nodes = list(graph.node)  # positions, not protobuf wrappers, identify nodes below
-    wheres = [i for i, n in enumerate(nodes) if n.op_type == "Where" and n.input[2] in CACHE_STATES]
+    wheres = [i for i, n in enumerate(nodes) if n.op_type == "Where" and n.input[2].startswith(CACHE_STATES)]
     if not wheres:
         return
     consumers: dict[str, list[int]] = {}

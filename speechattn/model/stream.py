@@ -9,11 +9,15 @@ State (all zeros at the start of a stream; B batch, N layers, L left context, D 
                                               float32s, then the float32 of each one's remainder), only
                                               with level normalisation (frontend.level_target_dbfs)
   pending_features  (B, P, F)        float32  frames waiting for their chunk to fill (P grows 0..C-1)
-  kv_cache          (N, B, L', 2D)   float32  attention keys, then values, of the last L' = L / S encoder positions,
-                                              layer first
+  kv_cache_i        (B, L', 2D)      float32  layer i's attention keys, then values, of the last L' = L / S encoder
+                                              positions (i = 0 .. N - 1: one tensor a layer, batch first)
   cached_frames     (B,)             int64    how many of the L' cache slots hold real positions
-  conv_cache        (N, B, W-1, D)   float32  each layer's convolution input at the last W - 1 positions (only
-                                              with the convolution module, model.conv_kernel = W)
+  conv_cache_i      (B, W-1, D)      float32  layer i's convolution input at the last W - 1 positions (only with
+                                              the convolution module, model.conv_kernel = W)
+
+This is contract version 2 (export/CONTRACT.md).  Version 1 files held each cache as one tensor, layer first
+((N, B, L', 2D) `kv_cache`, (N, B, W-1, D) `conv_cache`); the graph then split it into layers, joined each with the
+new positions and restacked them every call, and the clients still read such files.
 """
 
 from __future__ import annotations
@@ -41,13 +45,13 @@ def state_specs(model: PhoneTagger) -> list[dict]:
         specs.append({"name": "level_estimate", "shape": [BATCH, *LEVEL_STATE], "dtype": "float32"})
     specs += [
         {"name": "pending_features", "shape": [BATCH, 0, frontend.feature_dim], "dtype": "float32"},
-        {"name": "kv_cache", "shape": [c.num_layers, BATCH, c.left_context_positions, 2 * c.model_dim],
-         "dtype": "float32"},
+        *({"name": f"kv_cache_{i}", "shape": [BATCH, c.left_context_positions, 2 * c.model_dim], "dtype": "float32"}
+          for i in range(c.num_layers)),
         {"name": "cached_frames", "shape": [BATCH], "dtype": "int64"},
     ]
     if c.conv_kernel:
-        specs.append({"name": "conv_cache", "shape": [c.num_layers, BATCH, c.conv_kernel - 1, c.model_dim],
-                      "dtype": "float32"})
+        specs += [{"name": f"conv_cache_{i}", "shape": [BATCH, c.conv_kernel - 1, c.model_dim], "dtype": "float32"}
+                  for i in range(c.num_layers)]
     for spec in specs:
         spec["output"] = "new_" + spec["name"]
     return specs
@@ -80,13 +84,16 @@ class StreamingGraph(nn.Module):
         outputs = self.model.frontend.step(audio, state["audio_tail"], history, state.get("level_estimate"))
         feats, new_tail, new_history = outputs[:3]
         new_level = outputs[3] if len(outputs) > 3 else None
+        N = self.model.config.num_layers
         encoder_state = EncoderState(
-            state["pending_features"], state["kv_cache"], state["cached_frames"],
-            state.get("conv_cache"),
+            state["pending_features"], tuple(state[f"kv_cache_{i}"] for i in range(N)), state["cached_frames"],
+            tuple(state[f"conv_cache_{i}"] for i in range(N)) if self.model.config.conv_kernel else None,
         )
         log_probs, encoder_state = self.model.step(feats, encoder_state, chunk_frames, flush)
         new_state = {"audio_tail": new_tail, "feature_history": new_history, "level_estimate": new_level,
-                     **encoder_state._asdict()}
+                     "pending_features": encoder_state.pending_features, "cached_frames": encoder_state.cached_frames,
+                     **{f"kv_cache_{i}": cache for i, cache in enumerate(encoder_state.kv_cache)},
+                     **{f"conv_cache_{i}": cache for i, cache in enumerate(encoder_state.conv_cache or ())}}
         return (log_probs, *(new_state[name] for name in self.state_names))
 
 

@@ -115,9 +115,15 @@ def same_architecture(model, torch_model, onnx_path: Path, checkpoint: Path) -> 
     differs (another number of layers, width or left context), instead of a comparison that fails everywhere."""
     state = torch_model.initial_state(1)
     theirs = {spec["name"]: [d for d in spec["shape"] if d != "batch"] for spec in model.states}
-    ours = {"kv_cache": [state.kv_cache.shape[0], *state.kv_cache.shape[2:]]}
-    if state.conv_cache is not None:
-        ours["conv_cache"] = [state.conv_cache.shape[0], *state.conv_cache.shape[2:]]
+    caches = {"kv_cache": state.kv_cache, "conv_cache": state.conv_cache or ()}
+    ours = {}
+    for name, layers in caches.items():  # N x (1, ...) in torch
+        if not layers:
+            continue
+        if name in theirs:  # contract version 1: all layers in one tensor, layer first
+            ours[name] = [len(layers), *layers[0].shape[1:]]
+        else:  # version 2: a tensor a layer
+            ours.update({f"{name}_{i}": list(layer.shape[1:]) for i, layer in enumerate(layers)})
     differences = [f"{name} {theirs.get(name)} against {shape}" for name, shape in ours.items()
                    if list(theirs.get(name, [])) != list(shape)]
     delay = int(model.metadata.get("output_delay_frames", 0))
