@@ -30,6 +30,34 @@ def test_the_readme_is_a_product_page_with_the_two_commands_first():
         assert (ROOT / link).exists(), link
 
 
+def test_the_readmes_first_command_prints_what_the_readme_shows_beside_the_words_phones(capsys, monkeypatch):
+    """The first thing a newcomer sees: the block under the first command is what it prints (the timing aside), and
+    the dictionary's phones shown beside it are the kit lexicon's first pronunciation of each word said, under it."""
+    import shlex
+
+    from speechattn.runtime.align import load_lexicon
+
+    blocks = (ROOT / "README.md").read_text().split("```")
+    command = shlex.split(blocks[1].strip().splitlines()[0].split(" && ")[-1])
+    assert command[0] == "speechattn" and Path(command[-1]).name == SAMPLE.name
+    monkeypatch.chdir(ROOT)
+    assert main(command[1:]) == 0
+    printed = capsys.readouterr()
+    shown = blocks[3].strip().splitlines()
+    assert printed.out.splitlines() == shown[:1]
+    timing = r"[\d.]+ s of audio in [\d.]+ s, \d+ x real time"
+    assert re.fullmatch(timing, shown[1].split("1 file, ")[1])
+    assert [re.sub(timing, "T", line) for line in printed.err.splitlines() if "onnxruntime" not in line] == \
+        [re.sub(timing, "T", shown[1])]
+    introduction = " ".join(blocks[2].split())
+    dictionary = re.search(r"the phones heard from the sound alone, to set beside CMUdict's phones of the words said "
+                           r"\(the kit's lexicon\): `([A-Z ·]+)`", introduction).group(1)
+    said = re.search(rf'`{SAMPLE.name}` \("([^"]+)"', (SAMPLE.parent / "README.md").read_text()).group(1)
+    assert f'("{said}",' in introduction  # the words named where the command is introduced
+    assert [word.split() for word in dictionary.split(" · ")] == \
+        [list(word.pronunciations[0]) for word in load_lexicon().words(said)]
+
+
 def test_the_package_says_what_it_is_and_its_licence(tmp_path):
     import tomllib
 
