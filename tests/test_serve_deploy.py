@@ -55,3 +55,93 @@ def test_the_kubernetes_manifest_fits_the_server_it_runs():
     target = autoscaler["spec"]["scaleTargetRef"]
     assert (target["kind"], target["name"]) == ("Deployment", deployment["metadata"]["name"])
     assert autoscaler["spec"]["metrics"][0]["resource"]["name"] == "cpu"
+
+
+def test_the_nginx_configuration_in_docs_server_md_passes_nginx_t_as_written(tmp_path):
+    """It had `listen 443 ssl` and no certificate: `nginx -t` refused it.  The block is included, unchanged, in an
+    http block as Debian's nginx.conf includes conf.d/*.conf, beside a self-signed certificate where it says."""
+    import re
+    import shutil
+    import subprocess
+
+    nginx = shutil.which("nginx") or ("/usr/sbin/nginx" if Path("/usr/sbin/nginx").exists() else None)
+    if nginx is None or shutil.which("openssl") is None:
+        pytest.skip("nginx and openssl are not installed (the README's test command installs nginx)")
+    server_md = (MANIFEST.parent.parent / "docs" / "server.md").read_text()
+    blocks = re.findall(r"^```[a-z]*\n(.*?)^```$", server_md, re.S | re.M)
+    (block,) = [b for b in blocks if "upstream speechattn" in b]
+    (tmp_path / "conf.d").mkdir()
+    (tmp_path / "conf.d" / "speechattn.conf").write_text(block)
+    (tmp_path / "tls").mkdir()
+    subprocess.run(["openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "1", "-subj",
+                    "/CN=speech.example.com", "-keyout", str(tmp_path / "tls" / "speechattn.key"),
+                    "-out", str(tmp_path / "tls" / "speechattn.crt")], check=True, capture_output=True, timeout=60)
+    (tmp_path / "nginx.conf").write_text(f"pid {tmp_path / 'nginx.pid'};\nerror_log stderr;\nevents {{}}\n"
+                                         "http { include conf.d/*.conf; }\n")
+    checked = subprocess.run([nginx, "-t", "-e", "stderr", "-p", str(tmp_path), "-c", str(tmp_path / "nginx.conf")],
+                             capture_output=True, text=True, timeout=60)
+    assert checked.returncode == 0 and "test is successful" in checked.stderr, checked.stderr
+
+
+DOCKER_INSTRUCTIONS = {"FROM", "RUN", "CMD", "LABEL", "EXPOSE", "ENV", "ADD", "COPY", "ENTRYPOINT", "VOLUME", "USER",
+                       "WORKDIR", "ARG", "ONBUILD", "STOPSIGNAL", "HEALTHCHECK", "SHELL"}
+
+
+def dockerfile_instructions(text: str) -> list[tuple[str, str]]:
+    """(INSTRUCTION, arguments) of a Dockerfile: comments dropped, backslash continuations joined."""
+    instructions, pending = [], ""
+    for line in text.splitlines():
+        if not pending and (not line.strip() or line.lstrip().startswith("#")):
+            continue
+        pending += line.rstrip()
+        if pending.endswith("\\"):
+            pending = pending[:-1] + " "
+            continue
+        keyword, _, arguments = pending.strip().partition(" ")
+        instructions.append((keyword.upper(), arguments.strip()))
+        pending = ""
+    assert not pending, "a continuation runs off the end"
+    return instructions
+
+
+def test_the_dockerfile_parses_copies_what_exists_and_runs_the_server_the_manifest_runs():
+    """No hadolint here (not packaged for Debian or PyPI): the file is parsed, every COPY source is in the build
+    context and not left out by .dockerignore, the wheel's sources (pyproject's package folders, readme, licence)
+    are all copied, and the image's command is the manifest's server on the port it exposes."""
+    import fnmatch
+    import json
+    import tomllib
+
+    from speechattn.cli.serve import serve
+
+    root = MANIFEST.parent.parent
+    instructions = dockerfile_instructions((MANIFEST.parent / "Dockerfile").read_text())
+    assert all(keyword in DOCKER_INSTRUCTIONS for keyword, _ in instructions), instructions
+    assert instructions[0][0] == "FROM" and sum(keyword == "FROM" for keyword, _ in instructions) == 2
+    ignored = [line.strip().rstrip("/") for line in (root / ".dockerignore").read_text().splitlines()
+               if line.strip() and not line.startswith("#")]
+    copied = []
+    for keyword, arguments in instructions:
+        if keyword != "COPY" or arguments.startswith("--from="):
+            continue
+        *sources, _destination = arguments.split()
+        for source in sources:
+            assert (root / source).exists(), f"COPY {source}: not in the build context"
+            parts = Path(source.rstrip("/")).parts
+            assert not any(fnmatch.fnmatch("/".join(parts[:n]), pattern) for pattern in ignored
+                           for n in range(1, len(parts) + 1)), f"COPY {source}: left out by .dockerignore"
+            copied.append(source.rstrip("/"))
+    project = tomllib.loads((root / "pyproject.toml").read_text())
+    needed = {*project["tool"]["setuptools"]["package-dir"].values(), project["project"]["readme"],
+              *project["project"]["license-files"], "pyproject.toml", "setup.py"}
+    assert needed <= set(copied), needed - set(copied)
+    commands = {keyword: json.loads(arguments) for keyword, arguments in instructions if keyword in ("ENTRYPOINT", "CMD")}
+    assert commands["ENTRYPOINT"] == ["speechattn"] and commands["CMD"][0] == "serve"
+    context = serve.make_context("serve", commands["CMD"][1:])
+    assert context.params["host"] == "0.0.0.0"
+    assert [arguments for keyword, arguments in instructions if keyword == "EXPOSE"] == [str(context.params["port"])]
+    assert [arguments for keyword, arguments in instructions if keyword == "USER"] != ["root"]
+    (container,) = documents()["Deployment"]["spec"]["template"]["spec"]["containers"]
+    assert container["command"] == commands["ENTRYPOINT"] and container["ports"][0]["containerPort"] == \
+        context.params["port"]
+    assert "deploy/Dockerfile" in MANIFEST.read_text()  # the manifest says where its image comes from
