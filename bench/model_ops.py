@@ -7,6 +7,7 @@ key/value cache is full (its size is the model's, whatever the audio); the audio
 
     python bench/model_ops.py                                  # default-int8, B = 1, 16, 64, 40 ms chunks
     python bench/model_ops.py --model default --batches 32 --chunk-frames 32
+    python bench/model_ops.py --model default-int8 --against OLD.onnx --calls 400   # side by side, no profile
 
 Read the shares together with docs/server.md's Capacity: the model's calls are about half of a loaded server's CPU.
 """
@@ -47,12 +48,48 @@ def calls(model, session, batch: int, chunk: int, count: int) -> float:
     return (time.process_time() - started) / count
 
 
+def side_by_side(models, batches: list[int], chunk: int, count: int, rounds: int) -> None:
+    """CPU per second of one stream's audio for each file at each batch size, the files interleaved (each round
+    times every file once at a batch size; the fastest round kept), and each file's against the first's."""
+    import onnxruntime as ort
+
+    print(f"chunk {chunk} frames ({chunk * 10} ms), one onnxruntime thread, {count} calls a round, best of {rounds} "
+          "rounds; CPU ms per second of one stream's audio (% of a core a live stream)\n")
+    names = [f"{Path(m.path).parent.name}/{Path(m.path).name} (contract {m.metadata['contract_version']})"
+             for m in models]
+    width = max(len(n) for n in names)
+    print(f"{'file':{width}}  " + "  ".join(f"{'B = ' + str(b):>16}" for b in batches))
+    best = {}
+    sessions = []
+    for model in models:
+        options = ort.SessionOptions()
+        options.intra_op_num_threads, options.inter_op_num_threads = 1, 1
+        sessions.append(ort.InferenceSession(model.path, sess_options=options, providers=["CPUExecutionProvider"]))
+    for batch in batches:
+        for _ in range(rounds):
+            for index, (model, session) in enumerate(zip(models, sessions)):
+                seconds = calls(model, session, batch, chunk, count)
+                best[index, batch] = min(best.get((index, batch), seconds), seconds)
+    for index, name in enumerate(names):
+        cells = []
+        for batch in batches:
+            per_second = 1000 * best[index, batch] / batch * (1000 / (chunk * 10))  # ms CPU a stream-second
+            ratio = f" {best[index, batch] / best[0, batch]:.2f}x" if index else ""
+            cells.append(f"{per_second:7.2f}{ratio:>6}" if index else f"{per_second:7.2f}      ")
+        print(f"{name:{width}}  " + "  ".join(f"{c:>16}" for c in cells))
+    print(f"\n(the ratio: that file's CPU against {names[0]}'s, at the same batch size)")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--model", default="default-int8", help="a bundled model's name or an ONNX file")
     parser.add_argument("--batches", default="1,16,64", help="streams a call, comma-separated")
     parser.add_argument("--chunk-frames", type=int, default=None, help="the chunk (default: the model's live chunk)")
     parser.add_argument("--calls", type=int, default=200, help="calls timed at each batch size")
+    parser.add_argument("--against", action="append", default=[], metavar="FILE",
+                        help="another file of the same model (an earlier export, another contract version): each "
+                             "batch size timed for both, interleaved in rounds, instead of the operator profile")
+    parser.add_argument("--rounds", type=int, default=5, help="with --against: rounds, the fastest round kept")
     args = parser.parse_args()
     import onnxruntime as ort
 
@@ -66,6 +103,13 @@ def main() -> None:
         chunk = model.check_chunk(args.chunk_frames or model.default_chunk_frames)
     except ValueError as error:
         raise SystemExit(f"model_ops.py: {error}") from None
+    if args.against:
+        try:
+            others = [load_model(name, threads=1) for name in args.against]
+        except ValueError as error:
+            raise SystemExit(f"model_ops.py: {error}") from None
+        side_by_side([model, *others], batches, chunk, args.calls, args.rounds)
+        return
     print(f"{Path(model.path).name}, chunk {chunk} frames ({chunk * 10} ms), one onnxruntime thread, "
           f"{args.calls} calls a batch size\n")
     rows = []

@@ -100,6 +100,20 @@ def drop_sample(browser) -> None:
     }})""")
 
 
+@pytest.mark.parametrize(("model", "version"), [("default-int8", "2"), ("file-int8", "1")])
+def test_the_page_opens_both_contract_versions_and_streams_a_dropped_file(browser, server, model, version):
+    """The page's client reads a file of either contract version (CONTRACT.md, Versions): the bundled default-int8
+    (a cache a layer) and file-int8 (still version 1, one cache for all layers) open, pass the metadata check and
+    the probe, and stream a dropped file to segments (the labels themselves: the test below, for version 2)."""
+    browser.get(server + f"?model={model}.onnx")
+    assert wait_for(browser, {"ready"}) == "ready", browser.find_element("id", "status").text
+    assert browser.execute_script("return window.speechattn.model.metadata.contract_version") == version
+    names = browser.execute_script("return window.speechattn.model.states.map((s) => s.name)")
+    assert ("kv_cache" in names) == (version == "1") and ("kv_cache_0" in names) == (version == "2")
+    drop_sample(browser)
+    assert len(browser.execute_script("return window.speechattn.dropped")) > 5
+
+
 @pytest.mark.parametrize("model", ["default", "default-int8"])
 def test_the_page_passes_the_segmenter_vector_and_a_dropped_file_gives_pythons_segments(browser, server, model):
     """fp32 gives exactly what it gives in Python; int8 (onnxruntime's MatMulNBits in the WASM build) within 2 % of
