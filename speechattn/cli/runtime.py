@@ -181,16 +181,52 @@ def transcribe(files, model, output_format, output_dir, output_file, quiet, vise
     Exit status, for one file or a corpus: 0 when every input was done (or skipped by --resume as done before), 1
     when any was not (each is named), 2 for a wrong command line, before any work.  A reader that stops early
     (| head) is not a failure: 0."""
-    from speechattn.audio import AudioError
-    from speechattn.runtime.align import offline_chunk
-    from speechattn.runtime.transcribe import PLOT_MAX_SECONDS, plot_transcript, resolve_model, transcribe_file
-
     import time
 
     started = time.perf_counter()
     if not files and files_from is None:
         raise UsageError("give the audio: FILE..., a folder, a lhotse manifest or --files-from LIST")
     files = expand_inputs(files, files_from)
+    _check_outputs(files, output_file, output_dir, plot, resume, overwrite, jobs, ray_address, dialog)
+    output_format, spec, rhubarb = _output_format(output_format, output_file, visemes, extended_shapes, dat_frame_rate,
+                                                  dat_preston_blair)
+    _check_written(files, output_file, plot, output_format, spec, output_dir)
+    if plot:
+        _check_plot(plot)
+    stream_model, model, phases = _file_model(model, chunk_frames, dialog, threads, phases)
+    from speechattn.runtime.align import offline_chunk
+
+    options = decoding_options(stream_model, decoder, min_frames, chunk_frames or offline_chunk(stream_model),
+                               (visemes or "vrm") if spec.takes_visemes else None)
+    script = _dialog_script(dialog, dictionary, files, plot)
+    if output_dir:
+        output_directory(output_dir)
+    names = output_names(files)
+    if output_dir and dialog is None and not plot and all(str(f) != "-" for f in files):  # a corpus, any --jobs
+        return _transcribe_job(files, names, model, output_format, output_dir, options, rhubarb, jobs, ray_address,
+                               overwrite, resume, threads, quiet, started, stream_model, phases)
+    failed, seconds = 0, 0.0
+    for path in files:
+        target = output_dir / (names[path] + spec.extension) if output_dir else output_file
+        done = _transcribe_one(path, target, names[path], files, stream_model, options, script, phases, output_format,
+                               rhubarb, plot, output_file, overwrite, resume, quiet)
+        if done is None:  # failed, said in its line
+            failed += 1
+        else:
+            seconds += done
+    if not quiet and (len(files) > 1 or not failed):  # one file that failed: its error is the one line
+        print(f"speechattn transcribe: {summary_line(len(files) - failed, seconds, time.perf_counter() - started)}",
+              file=sys.stderr)
+    if failed:
+        if len(files) > 1:  # one input: its error line says it all
+            print(f"speechattn transcribe: {failed} of {len(files)} file(s) could not be transcribed", file=sys.stderr)
+        return 1
+    return 0
+
+
+def _check_outputs(files, output_file, output_dir, plot, resume, overwrite, jobs, ray_address, dialog) -> None:
+    """Where the results go (-o, --output-dir, --resume, --overwrite) and how a corpus runs (--jobs, --ray), checked
+    together before anything is read: one line each."""
     if resume and overwrite:
         raise UsageError("--resume skips the outputs that exist, --overwrite replaces them: give one of them")
     if (resume or jobs > 1 or ray_address) and output_dir is None:
@@ -211,6 +247,11 @@ def transcribe(files, model, output_format, output_dir, output_file, quiet, vise
         check_writable(output_file)  # a missing or read-only folder: one line now, not after the work
     if [str(f) for f in files].count("-") > 1:
         raise UsageError("- (standard input) can be given once")
+
+
+def _output_format(output_format, output_file, visemes, extended_shapes, dat_frame_rate, dat_preston_blair):
+    """--format (or the one -o's extension names; text otherwise), its table entry, and the options that shape it
+    (--visemes, Rhubarb's --extended-shapes and .dat settings), checked against it: (name, spec, RhubarbOptions)."""
     if output_format is None:  # -o phones.json writes JSON, a.TextGrid a TextGrid (it wrote text whatever the name)
         from speechattn.runtime.formats import EXTENSIONS, format_of
 
@@ -222,118 +263,125 @@ def transcribe(files, model, output_format, output_dir, output_file, quiet, vise
     if visemes and not spec.takes_visemes and not spec.rhubarb_shapes:
         raise UsageError(f"--visemes {visemes} chooses the shapes of --format visemes-json (or rhubarb-*), "
                          f"not of --format {output_format}")
-    rhubarb = rhubarb_options(output_format, extended_shapes, dat_frame_rate, dat_preston_blair)
+    return output_format, spec, rhubarb_options(output_format, extended_shapes, dat_frame_rate, dat_preston_blair)
+
+
+def _check_written(files, output_file, plot, output_format: str, spec, output_dir) -> None:
+    """No file written (-o, --plot) is an input, and a format of one file per input has a folder for several."""
     for written in (output_file, plot):
         clash = next((f for f in files if written is not None and same_file(f, written)), None)
         if clash is not None:
             raise UsageError(f"{written} is one of the inputs: it would be overwritten; write elsewhere")
     if spec.one_file_each and len(files) > 1 and not output_dir:
         raise UsageError(f"--format {output_format} with several files needs --output-dir (one file each)")
-    if plot:
-        import importlib.util
 
-        from speechattn.cli.common import check_writable
 
-        if plot.suffix.lower() != ".png":
-            raise UsageError(f"--plot {plot}: give a .png file name")
-        check_writable(plot)
-        if importlib.util.find_spec("matplotlib") is None:
-            raise SpeechattnError("--plot needs matplotlib, which is not installed: pip install '.[plot]' in a clone "
-                                  "of speechattn, or pip install matplotlib scipy")  # exit 1, as any missing package
+def _check_plot(plot: Path) -> None:
+    """--plot: a .png that can be written, and matplotlib there to draw it."""
+    import importlib.util
+
+    from speechattn.cli.common import check_writable
+
+    if plot.suffix.lower() != ".png":
+        raise UsageError(f"--plot {plot}: give a .png file name")
+    check_writable(plot)
+    if importlib.util.find_spec("matplotlib") is None:
+        raise SpeechattnError("--plot needs matplotlib, which is not installed: pip install '.[plot]' in a clone "
+                              "of speechattn, or pip install matplotlib scipy")  # exit 1, as any missing package
+
+
+def _file_model(model, chunk_frames, dialog, threads, phases):
+    """--model (default: the files' own, unless a live --chunk-frames or --dialog keeps the default) loaded, and
+    --phases (default: two for a file at its largest chunk, one for a live chunk or a script), checked against it:
+    (the loaded model, the name or path it was loaded from, phases)."""
+    from speechattn.runtime.transcribe import file_phases, resolve_model
+
     if model is None and chunk_frames is None and dialog is None:
         model = files_name()  # a file's own model; --chunk-frames (a live chunk) and alignment keep the default
     stream_model = load_onnx(resolve_model(model), threads)
-    if phases is None:  # a file at its largest chunk: two phases; a live chunk or a script: one
-        from speechattn.runtime.transcribe import file_phases
-
+    if phases is None:
         phases = file_phases(stream_model, chunk_named=chunk_frames is not None) if dialog is None else 1
     check_phases(stream_model, phases)
     if phases != 1 and dialog is not None:
         raise UsageError("--phases averages the recognition of a file; --dialog aligns its script: give one of them "
                          "(speechattn align --phases aligns a script over the phases)")
-    options = decoding_options(stream_model, decoder, min_frames, chunk_frames or offline_chunk(stream_model),
-                               (visemes or "vrm") if spec.takes_visemes else None)
-    script = None
-    if dialog is not None:
-        if len(files) != 1:
-            raise UsageError(f"--dialog gives the words of one recording; {len(files)} inputs (speechattn align "
-                             "aligns a corpus)")
-        if plot:
-            raise UsageError("--plot draws the recognised phones; give it without --dialog")
-        from speechattn.runtime.align import load_lexicon, read_text, script_words
+    return stream_model, model, phases
 
-        refuse_special_texts(dialog=dialog, dictionary=dictionary)
-        text, name = read_text(dialog, "dialog")
-        script = script_words(text, name, load_lexicon(dictionary))
-    elif dictionary is not None:
-        raise UsageError("--dictionary gives pronunciations for --dialog's words; give --dialog too")
-    if output_dir:
-        output_directory(output_dir)
-    names = output_names(files)
-    if output_dir and dialog is None and not plot and all(str(f) != "-" for f in files):  # a corpus, any --jobs
-        return _transcribe_job(files, names, model, output_format, output_dir, options, rhubarb, jobs, ray_address,
-                               overwrite, resume, threads, quiet, started, stream_model, phases)
-    failed, seconds = 0, 0.0
-    for path in files:
-        target = output_dir / (names[path] + spec.extension) if output_dir else output_file
-        try:
-            if target is not None and target.exists():
-                if resume:
-                    if not quiet:
-                        print(f"speechattn transcribe: {target} exists: skipped (--resume)", file=sys.stderr)
-                    continue
-                if any(same_file(f, target) for f in files):
-                    raise AudioError(f"{path}: its output {target} is one of the inputs; give another --output-dir")
-                if not overwrite and output_file is None:  # -o FILE names its output: replacing it is asked for
-                    raise AudioError(f"{target} exists (an earlier run?): not replaced; --overwrite replaces it, "
-                                     "--resume skips its input")
-            if script is not None:
-                from speechattn.runtime.align import dialog_mismatch, dialog_transcript
 
-                transcript, aligned = dialog_transcript(stream_model, path, *script, options,
-                                                        progress=progress_wanted() and not quiet)
-                if mismatch := dialog_mismatch(aligned):  # said even with --quiet: not the output asked for
-                    print(f"speechattn transcribe: {path}: {mismatch}", file=sys.stderr)
-                elif aligned.not_heard and not quiet:
-                    print(f"speechattn transcribe: {path}: not heard (from --dialog): {' '.join(aligned.not_heard)}",
-                          file=sys.stderr)
-            else:
-                transcript = transcribe_file(stream_model, path, options, keep=bool(plot),
-                                             progress=progress_wanted() and not quiet, phases=phases)
-            if str(path) != "-" and names[path] != path.stem:  # inputs sharing a stem: CTM ids apart, as their files
-                transcript.name = names[path]
-            write_transcript(transcript, output_format, target, rhubarb)
-            seconds += transcript.duration
-        except (AudioError, ValueError) as error:  # ValueError: what the client refuses to stream
-            print(f"speechattn transcribe: error: {one_line(error)}", file=sys.stderr)
-            failed += 1
-            continue
-        except BrokenPipeError:  # the reader of our output stopped early (| head): not an error; main() ends quietly
-            raise
-        except OSError as error:
-            where = target if target is not None else "standard output"
-            print(f"speechattn transcribe: error: {one_line(path)}: cannot write {where} ({error.strerror})", file=sys.stderr)
-            failed += 1
-            continue
-        if target is not None and not quiet:
-            print(f"wrote {target}", file=sys.stderr)
-        if plot:
-            if transcript.audio is None:
-                print(f"speechattn transcribe: {path}: {transcript.duration:.0f} s is longer than the "
-                      f"{PLOT_MAX_SECONDS} s a picture can show; no plot", file=sys.stderr)
-                continue
-            plot_path = plot if len(files) == 1 else plot.with_name(f"{plot.stem}-{names[path]}.png")
-            plot_transcript(transcript, plot_path)
-            if not quiet:
-                print(f"wrote {plot_path}", file=sys.stderr)
-    if not quiet and (len(files) > 1 or not failed):  # one file that failed: its error is the one line
-        print(f"speechattn transcribe: {summary_line(len(files) - failed, seconds, time.perf_counter() - started)}",
-              file=sys.stderr)
-    if failed:
-        if len(files) > 1:  # one input: its error line says it all
-            print(f"speechattn transcribe: {failed} of {len(files)} file(s) could not be transcribed", file=sys.stderr)
-        return 1
-    return 0
+def _dialog_script(dialog, dictionary, files, plot):
+    """--dialog (the words of the one recording, with --dictionary's pronunciations) as script_words gives them, or
+    None."""
+    if dialog is None:
+        if dictionary is not None:
+            raise UsageError("--dictionary gives pronunciations for --dialog's words; give --dialog too")
+        return None
+    if len(files) != 1:
+        raise UsageError(f"--dialog gives the words of one recording; {len(files)} inputs (speechattn align "
+                         "aligns a corpus)")
+    if plot:
+        raise UsageError("--plot draws the recognised phones; give it without --dialog")
+    from speechattn.runtime.align import load_lexicon, read_text, script_words
+
+    refuse_special_texts(dialog=dialog, dictionary=dictionary)
+    text, name = read_text(dialog, "dialog")
+    return script_words(text, name, load_lexicon(dictionary))
+
+
+def _transcribe_one(path, target, name, files, stream_model, options, script, phases, output_format, rhubarb, plot,
+                    output_file, overwrite, resume, quiet) -> float | None:
+    """One input of a run in this process, written to `target` (None: standard output), its picture drawn:
+    the seconds of audio it had (0 for one skipped by --resume), or None when it failed (said in one line)."""
+    from speechattn.audio import AudioError
+    from speechattn.runtime.transcribe import PLOT_MAX_SECONDS, plot_transcript, transcribe_file
+
+    try:
+        if target is not None and target.exists():
+            if resume:
+                if not quiet:
+                    print(f"speechattn transcribe: {target} exists: skipped (--resume)", file=sys.stderr)
+                return 0.0
+            if any(same_file(f, target) for f in files):
+                raise AudioError(f"{path}: its output {target} is one of the inputs; give another --output-dir")
+            if not overwrite and output_file is None:  # -o FILE names its output: replacing it is asked for
+                raise AudioError(f"{target} exists (an earlier run?): not replaced; --overwrite replaces it, "
+                                 "--resume skips its input")
+        if script is not None:
+            from speechattn.runtime.align import dialog_mismatch, dialog_transcript
+
+            transcript, aligned = dialog_transcript(stream_model, path, *script, options,
+                                                    progress=progress_wanted() and not quiet)
+            if mismatch := dialog_mismatch(aligned):  # said even with --quiet: not the output asked for
+                print(f"speechattn transcribe: {path}: {mismatch}", file=sys.stderr)
+            elif aligned.not_heard and not quiet:
+                print(f"speechattn transcribe: {path}: not heard (from --dialog): {' '.join(aligned.not_heard)}",
+                      file=sys.stderr)
+        else:
+            transcript = transcribe_file(stream_model, path, options, keep=bool(plot),
+                                         progress=progress_wanted() and not quiet, phases=phases)
+        if str(path) != "-" and name != path.stem:  # inputs sharing a stem: CTM ids apart, as their files
+            transcript.name = name
+        write_transcript(transcript, output_format, target, rhubarb)
+    except (AudioError, ValueError) as error:  # ValueError: what the client refuses to stream
+        print(f"speechattn transcribe: error: {one_line(error)}", file=sys.stderr)
+        return None
+    except BrokenPipeError:  # the reader of our output stopped early (| head): not an error; main() ends quietly
+        raise
+    except OSError as error:
+        where = target if target is not None else "standard output"
+        print(f"speechattn transcribe: error: {one_line(path)}: cannot write {where} ({error.strerror})", file=sys.stderr)
+        return None
+    if target is not None and not quiet:
+        print(f"wrote {target}", file=sys.stderr)
+    if plot:
+        if transcript.audio is None:
+            print(f"speechattn transcribe: {path}: {transcript.duration:.0f} s is longer than the "
+                  f"{PLOT_MAX_SECONDS} s a picture can show; no plot", file=sys.stderr)
+            return transcript.duration
+        plot_path = plot if len(files) == 1 else plot.with_name(f"{plot.stem}-{name}.png")
+        plot_transcript(transcript, plot_path)
+        if not quiet:
+            print(f"wrote {plot_path}", file=sys.stderr)
+    return transcript.duration
 
 
 def _transcribe_job(files, names, model, output_format, output_dir, options, rhubarb, jobs, ray_address, overwrite,
