@@ -38,12 +38,12 @@ os.environ.setdefault("OMP_NUM_THREADS", "1")
 import numpy as np  # noqa: E402
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from real_edges import log_posteriors, phone_class  # noqa: E402
+from alignment_common import (TOLERANCES_MS, ScriptWord, log_posteriors, phone_class,  # noqa: E402
+                              words_between_pauses)
 
 AGGREGATE = ("all", "speech→silence", "silence→speech", "vowel→stop", "consonant→stop", "vowel→vowel",
              "vowel→consonant", "consonant→vowel", "consonant→consonant")
 ALIGNERS = ("speechattn", "pocketsphinx", "praat")
-TOLERANCES_MS = (10, 20, 50)
 OFFSET_WINDOW_MS = 100.0  # how far a boundary may be from pocketsphinx's to count as the same one (where they sit)
 # eSpeak NG's English phoneme mnemonics (what Praat's aligner writes) by kind; anything else not a pause is a vowel
 ESPEAK = {
@@ -228,7 +228,6 @@ def validate(count: int, args) -> None:
     from speechattn_export.align import AlignOptions, align
     from speechattn_export.pipeline import load_model
 
-    from align import ScriptWord, words_between_pauses
 
     from speechattn.data.labels import frame_labels
 

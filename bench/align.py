@@ -42,42 +42,11 @@ import numpy as np  # noqa: E402
 from speechattn.data.align import PhoneAligner  # noqa: E402
 from speechattn.data.labels import frame_labels  # noqa: E402
 from speechattn.data.synth import SynthConfig, engine, engine_of, plan, with_edge_silence  # noqa: E402
-from speechattn.phones import PHONE_TO_INDEX, PHONES  # noqa: E402
 from speechattn_export.align import AlignOptions, align  # noqa: E402
 from speechattn_export.pipeline import load_model  # noqa: E402
 from speechattn_export.segments import label_intervals  # noqa: E402
-from real_edges import log_posteriors  # noqa: E402  (bench/: the script's own folder)
-
-SIL = PHONE_TO_INDEX["sil"]
-TOLERANCES_MS = (10, 20, 50)
-
-
-class ScriptWord:
-    def __init__(self, text: str, phones: tuple[str, ...]) -> None:
-        self.text, self.pronunciations = text, (phones,)
-
-
-def words_between_pauses(labels: np.ndarray) -> list[list[str]]:
-    words, current = [], []
-    for _, _, phone in label_intervals(labels):
-        if phone == SIL:
-            if current:
-                words.append(current)
-            current = []
-        else:
-            current.append(PHONES[phone])
-    if current:
-        words.append(current)
-    return words
-
-
-def ours_labels(alignment, frames: int) -> np.ndarray:
-    labels = np.full(frames, SIL, dtype=np.int64)
-    for word in alignment.words:
-        for p in word.phones:
-            labels[p.start_frame:min(p.end_frame, frames)] = PHONE_TO_INDEX[p.phone]
-    return labels
-
+from alignment_common import (SIL, TOLERANCES_MS, ScriptWord, log_posteriors, ours_labels,  # noqa: E402,F401
+                              words_between_pauses)  # (bench/: the script's own folder)
 
 def boundary_errors_ms(truth: np.ndarray, hypothesis: np.ndarray) -> list[int]:
     truth_edges = [s for s, _, _ in label_intervals(truth)][1:]

@@ -45,21 +45,13 @@ os.environ.setdefault("OMP_NUM_THREADS", "1")
 
 import numpy as np  # noqa: E402
 
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from alignment_common import (TOLERANCES_MS, log_posteriors, ours_labels, phone_class,  # noqa: E402,F401
+                              ScriptWord, words_between_pauses)
+
 HOP = 40  # 2.5 ms at 16 kHz
 WINDOW = 160  # 10 ms
 RATE = 16000
-TOLERANCES_MS = (10, 20, 50)
-CLASSES = {
-    "stop": {"P", "B", "T", "D", "K", "G"}, "affricate": {"CH", "JH"},
-    "fricative": {"F", "V", "TH", "DH", "S", "Z", "SH", "ZH", "HH"}, "nasal": {"M", "N", "NG"},
-    "liquid/glide": {"L", "R", "W", "Y"},
-}
-
-
-def phone_class(phone: str) -> str:
-    return next((name for name, members in CLASSES.items() if phone in members), "vowel")
-
-
 def energy_db(audio: np.ndarray) -> np.ndarray:
     """Short-time energy in dB: 10 ms Hann windows every 2.5 ms (window i centred at i * 2.5 ms + 5 ms)."""
     if len(audio) < WINDOW:
@@ -143,24 +135,6 @@ def nearest(found: list[tuple[float, str]], ms: float) -> tuple[float, str] | No
     return min(found, key=lambda f: abs(f[0] - ms)) if found else None
 
 
-def log_posteriors(model, audio: np.ndarray, frames: int, chunk_frames: int, torch_model=None,
-                   torch_chunk: str | None = None, phases: int = 1) -> np.ndarray:
-    """(frames, phones) log-probabilities: the ONNX file streamed at `chunk_frames`, or with `torch_model` (weights
-    in PyTorch: the bundled ones or --weights) the recording in one pass at `torch_chunk` frames a chunk, or "full": the whole
-    recording seen at once (no streaming, no look-ahead bound).  phases > 1: the ONNX file's posteriors averaged over
-    that many shifts of the audio (the kit's PhaseStream, as `speechattn align --phases`)."""
-    if torch_model is None:
-        stream = model.new_stream(chunk_frames, phases=phases)
-        return np.concatenate([stream.push(audio).log_probs, stream.finish().log_probs])[:frames]
-    import torch
-
-    with torch.no_grad():
-        samples = torch.from_numpy(np.ascontiguousarray(audio, dtype=np.float32))[None]
-        lengths = torch.tensor([-(-len(audio) // 160)])
-        chunk = None if torch_chunk == "full" else int(torch_chunk)
-        return torch_model.tag(samples, lengths, chunk)[0, :frames].numpy()
-
-
 def torch_model(args):
     """The bundled weights (or --weights) as a PyTorch model, for --torch (None without it)."""
     if not args.torch:
@@ -230,7 +204,6 @@ def synthetic_edges(count: int, args) -> None:
     """Both aligners' speech edges against the exact ones on synthetic voices: is a bias on real speech the
     aligner's own, or something real speech has?"""
     sys.path.insert(0, str(Path(__file__).resolve().parent))
-    from align import ScriptWord, ours_labels, words_between_pauses
 
     from speechattn.data.align import PhoneAligner
     from speechattn.data.labels import frame_labels
@@ -327,7 +300,6 @@ def check(name: str, items, model, options, peer, args, full=None) -> None:
     from speechattn_export.words import Lexicon
 
     sys.path.insert(0, str(Path(__file__).resolve().parent))
-    from align import ours_labels
 
     from speechattn_export.resample import resample
 

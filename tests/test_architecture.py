@@ -100,6 +100,35 @@ def test_no_import_cycle():
             visit(node)
 
 
+def test_no_import_cycle_among_the_bench_scripts():
+    """bench/align.py, agreed_boundaries.py and real_edges.py imported each other's pieces in a circle; what they
+    share is in bench/alignment_common.py.  Scripts import their neighbours by file name (bench/ on the path), inside
+    functions too."""
+    bench = PACKAGE.parent / "bench"
+    scripts = {path.stem: path for path in bench.glob("*.py")}
+    graph = {}
+    for name, path in scripts.items():
+        found = set()
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.Import):
+                found |= {alias.name for alias in node.names}
+            elif isinstance(node, ast.ImportFrom) and node.level == 0:
+                found.add(node.module)
+        graph[name] = {module for module in found if module in scripts and module != name}
+
+    def cycle_from(node, stack):
+        for nxt in sorted(graph[node]):
+            if nxt in stack:
+                return stack[stack.index(nxt):] + [nxt]
+            if (found := cycle_from(nxt, stack + [nxt])) is not None:
+                return found
+        return None
+
+    cycles = [" -> ".join(c) for name in sorted(graph) if (c := cycle_from(name, [name])) is not None]
+    assert not cycles, "import cycles in bench/: " + "; ".join(cycles)
+    assert graph["alignment_common"] == set() and "alignment_common" in graph["agreed_boundaries"]
+
+
 def test_core_and_runtime_import_only_runtime_packages():
     stray = []
     for name, path in MODULES.items():
