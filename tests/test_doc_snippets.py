@@ -38,3 +38,23 @@ def test_every_python_snippet_in_the_docs_runs_as_written(page, tmp_path):
     result = subprocess.run([sys.executable, str(script)], cwd=ROOT, capture_output=True, text=True, timeout=300)
     assert result.returncode == 0, f"{page.name}:\n{result.stderr[-2000:]}"
     assert result.stdout.strip()  # each page's snippets print what they show
+
+
+def github_anchor(heading: str) -> str:
+    """A Markdown heading's anchor as GitHub makes it: lower case, punctuation dropped, spaces to hyphens."""
+    return re.sub(r"[^\w\- ]", "", heading.strip().lower()).replace(" ", "-")
+
+
+def test_the_benchmarks_results_name_scripts_that_exist_and_sections_that_are_there():
+    """docs/benchmarks.md opens with the results (how right, how fast, against whom), each with its command and
+    the section that holds its table: every bench script named there exists, every link in the page's own sections
+    finds its heading, and the Speed section that new graphs' figures go to is there."""
+    page = (ROOT / "docs" / "benchmarks.md").read_text()
+    headings = {github_anchor(h) for h in re.findall(r"^#+ (.+)$", page, re.M)}
+    results = page.split("## Results\n", 1)[1].split("\n## ", 1)[0]
+    assert {"### How right", "### How fast", "### Against whom"} <= set(re.findall(r"^### .+$", results, re.M))
+    scripts = re.findall(r"(?:python|bash) (bench/[\w/]+\.(?:py|sh))", results)
+    assert len(scripts) >= 8 and all((ROOT / s).exists() for s in scripts), scripts
+    anchors = re.findall(r"\]\(#([\w-]+)\)", page)
+    assert anchors and not [a for a in anchors if a not in headings], [a for a in anchors if a not in headings]
+    assert "speed" in headings
