@@ -4,7 +4,7 @@
     serve.py     serve                         (websockets, prometheus-client, h11: the [serve] extra)
     align.py     align                         (numpy + onnxruntime)
     model.py     init, export, stream-check    (torch)
-    training.py  train, eval, pseudo-label     (torch, lhotse)
+    training.py  train, eval, pseudo-label, train-hmm     (torch, lhotse; train-hmm numpy)
     data.py      prepare, data-stats, show-item (lhotse)
     common.py    options and helpers several commands share
 
@@ -107,7 +107,8 @@ def cli(debug) -> None:
 
 
 for command in (runtime.transcribe, align.align, runtime.mic, runtime.web, serve.serve, training.evaluate, training.train, model.export,
-                model.stream_check, model.init, model.average, data.prepare, training.pseudo_label, data.data_stats, data.show_item):
+                model.stream_check, model.init, model.average, data.prepare, training.pseudo_label, training.train_hmm,
+                data.data_stats, data.show_item):
     cli.add_command(command)
 
 
