@@ -57,10 +57,14 @@ def test_the_file_is_aligned_with_its_own_prior_whether_its_frames_wait_in_memor
     log_probs = np.concatenate([stream.push(np.concatenate(list(blocks))).log_probs, stream.finish().log_probs])
     expected = align(log_probs.astype(np.float32), words, model.phones)
     assert expected.words != align(log_probs.astype(np.float32), words, model.phones, prior_scale=0.0).words
-    in_memory = runtime.align_file(model, CASE, words).alignment
+    in_memory = runtime.align_file(model, CASE, words, boundaries="neural").alignment
+    refined_in_memory = runtime.align_file(model, CASE, words).alignment
     monkeypatch.setattr(runtime, "SPOOL_BYTES", 1000)
-    on_disk = runtime.align_file(model, CASE, words).alignment
+    on_disk = runtime.align_file(model, CASE, words, boundaries="neural").alignment
     assert in_memory == on_disk == expected
+    # the HMM-GMM boundary stage (the default) reads the same samples and posteriors back from either spool
+    assert runtime.align_file(model, CASE, words).alignment == refined_in_memory
+    assert [w.text for w in refined_in_memory.words] == [w.text for w in expected.words]
 
 
 def test_json_follows_its_schema(capsys):
@@ -250,6 +254,7 @@ def test_phases_average_the_posteriors_in_one_file_and_in_a_corpus_alike(capsys,
     one file and through the corpus workers alike; past the model's encoder step it is a usage error."""
     import numpy as np
 
+    from speechattn.runtime.align import hmm_boundaries
     from speechattn.runtime.transcribe import read_blocks
     from speechattn_export import load_model
     from speechattn_export.align import align
@@ -261,6 +266,9 @@ def test_phases_average_the_posteriors_in_one_file_and_in_a_corpus_alike(capsys,
     audio = np.concatenate(list(read_blocks(CASE)[2]))
     log_probs = np.concatenate([stream.push(audio).log_probs, stream.finish().log_probs])
     expected = align(log_probs, Lexicon.load().words(CASE_TEXT), model.phones)
+    # then the HMM-GMM boundary stage, on the samples as align_file spools them (16 bits)
+    samples = (np.round(np.clip(audio, -1.0, 1.0) * 32767).astype(np.int16) * (1 / 32767)).astype(np.float32)
+    expected = hmm_boundaries(expected, samples, log_probs, model.phones)
     code, out, err = run(capsys, CASE, CASE_TEXT, "--format", "json", "--model", "default-int8", "--phases", "2")
     assert code == 0, err
     phones = [(p["phone"], round(p["start"] * 100), round(p["end"] * 100))

@@ -3,7 +3,10 @@
 A file is read in blocks (transcribe.read_blocks), streamed through the model, and its frame log-posteriors go
 to the kit's ScriptAligner (export/align.py) as they come, which commits the path 3 s behind: memory does not
 grow with the length.  The words come from the kit's lexicon (CMUdict, its variants, numbers and abbreviations
-normalised, a grapheme-to-phoneme model for the rest; a user dictionary on top).
+normalised, a grapheme-to-phoneme model for the rest; a user dictionary on top).  The boundaries are then
+moved by the HMM-GMM boundary stage (runtime/hmm.py, `boundaries="hmm"`, the default), each at most 20 ms, where it
+measured better on real speech (docs/benchmarks.md, "HMM-GMM boundaries"); `boundaries="neural"` keeps the neural
+aligner's own.
 """
 
 from __future__ import annotations
@@ -165,18 +168,25 @@ def offline_chunk(model) -> int:
 SPOOL_BYTES = 64 << 20  # align_file's log posteriors held in memory before they go to a temporary file
 
 
+BOUNDARIES = ("hmm", "neural")  # align_file's boundary stages: the HMM-GMM's refinement, or the neural aligner's own
+
+
 def align_file(model, path: Path, words, sentence_starts=None, options: AlignOptions = AlignOptions(),
                decoding=None, progress: bool = False, on_progress=None,
-               block_seconds: float | None = None, phases: int = 1) -> AlignedFile:
+               block_seconds: float | None = None, phases: int = 1, boundaries: str = "hmm") -> AlignedFile:
     """Stream one file through `model` (a StreamingModel) and align it to `words`; with `decoding` (the kit's
     DecodingOptions), also keep the decoder's free recognition of the same frames (what --dialog falls back to
     where the speech departs from the script); on_progress(fraction done) every `block_seconds` of audio
     (default: transcribe's BLOCK_SECONDS).  `phases` > 1: the posteriors aligned are averaged over that many shifts
-    of the audio (the kit's PhaseStream; `align --phases`); not with `decoding`."""
+    of the audio (the kit's PhaseStream; `align --phases`); not with `decoding`.  boundaries: "hmm" (the bundled
+    HMM-GMM moves each phone's edges, runtime/hmm.py; the file's samples wait in a spool as the posteriors do) or
+    "neural" (the neural aligner's own)."""
     from tqdm import tqdm
 
     from speechattn.runtime.transcribe import BLOCK_SECONDS, primed, read_blocks
 
+    if boundaries not in BOUNDARIES:
+        raise ValueError(f"boundaries must be one of {', '.join(BOUNDARIES)}, not {boundaries!r}")
     stream = model.new_stream(offline_chunk(model), phases=phases)  # a wrong phases: refused before the file is read
     rate, channels, blocks = read_blocks(path, block_seconds or BLOCK_SECONDS)
     segmenter = None
@@ -192,6 +202,7 @@ def align_file(model, path: Path, words, sentence_starts=None, options: AlignOpt
     # bundled model's 40 phones), beyond that in a temporary file, so memory stays bounded at any length
     spool, counts, P = tempfile.SpooledTemporaryFile(max_size=SPOOL_BYTES), [], len(model.phones)
     sums = PriorSums(P)
+    samples_spool = tempfile.SpooledTemporaryFile(max_size=SPOOL_BYTES) if boundaries == "hmm" else None
 
     def keep(log_probs: np.ndarray) -> None:
         piece = np.ascontiguousarray(log_probs, dtype="<f4")
@@ -206,6 +217,8 @@ def align_file(model, path: Path, words, sentence_starts=None, options: AlignOpt
               if total else "{desc}: {n:.0f} s of audio [{elapsed}]") as bar:
         for block in primed(stream, model, blocks):
             samples += len(block)
+            if samples_spool is not None:  # 16-bit: 115 MB an hour, in memory up to SPOOL_BYTES
+                samples_spool.write(np.round(np.clip(block, -1.0, 1.0) * 32767).astype("<i2").tobytes())
             frames = stream.push(np.clip(block, -1.0, 1.0))
             keep(frames.log_probs)
             if segmenter is not None:
@@ -224,12 +237,43 @@ def align_file(model, path: Path, words, sentence_starts=None, options: AlignOpt
     with spool:
         for count in counts:
             aligner.push(np.frombuffer(spool.read(count * 4 * P), dtype="<f4").reshape(count, P))
+        alignment = aligner.finish()
+        if samples_spool is not None:
+            with samples_spool:
+                alignment = hmm_boundaries(alignment, spool_reader(samples_spool, samples, 1, "<i2", 1 / 32767),
+                                           spool_reader(spool, sum(counts), P, "<f4"), model.phones)
     duration = samples / SAMPLE_RATE
     if len(words) > 10 * max(duration, 0.1):
         log.warning("%s: %d words for %.2f s of audio: most will be reported as not heard", path, len(words),
                     duration)
-    return AlignedFile(str(path), rate, channels, duration, str(model.path), words, aligner.finish(),
+    return AlignedFile(str(path), rate, channels, duration, str(model.path), words, alignment,
                        tuple(model.phones), recognised)
+
+
+def spool_reader(spool, rows: int, width: int, dtype: str, scale: float = 1.0):
+    """(first row, end row) -> float32 rows of a spooled array, zero beyond its ends; a row of width 1 is a
+    scalar."""
+    item = np.dtype(dtype).itemsize * width
+
+    def read(first: int, end: int) -> np.ndarray:
+        out = np.zeros((end - first, width), dtype=np.float32)
+        a, b = max(first, 0), min(end, rows)
+        if b > a:
+            spool.seek(a * item)
+            out[a - first:b - first] = np.frombuffer(spool.read((b - a) * item), dtype=dtype).reshape(-1, width) * scale
+        return out[:, 0] if width == 1 else out
+
+    return read
+
+
+def hmm_boundaries(alignment: Alignment, samples, log_probs, phones) -> Alignment:
+    """The alignment with its boundaries moved by the bundled HMM-GMM (runtime/hmm.py); samples and log_probs as
+    hmm.refine takes them.  Unalignable or empty alignments are left as they are."""
+    from speechattn.runtime.hmm import bundled, refine
+
+    if alignment.unalignable or not alignment.words:
+        return alignment
+    return refine(bundled(), samples, alignment, log_probs, phones)
 
 
 # --- output formats -----------------------------------------------------------------------------------------
