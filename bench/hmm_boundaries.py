@@ -1,0 +1,268 @@
+"""The HMM-GMM boundary stage (speechattn/runtime/hmm.py) on the real-speech agreed-boundaries check
+(bench/agreed_boundaries.py) and on synthetic voices with exact phone times, beside today's neural aligner and
+pocketsphinx's aligner in the same run.
+
+Two steps, so that arms of the boundary stage are scored on the same peers:
+  1. --cache FILE --manifests …: per utterance, ours (the default model at its largest chunk, `align`'s
+     options), pocketsphinx's and Praat's boundaries, the features, and each aligner's CPU seconds; written once.
+  2. --cache FILE --hmm MODEL.npz [--band N]: the neural alignment refined by the HMM-GMM, and every aligner
+     scored on the boundaries the other two agree on (within 20 ms, their mean), by kind of boundary.  The HMM
+     arm is scored on pocketsphinx ∩ Praat, as ours is; pocketsphinx on ours ∩ Praat and on hmm ∩ Praat.
+--synthetic N (with --hmm): bench/align.py's N synthetic utterances (espeak-ng, flite, festival), whose phone times
+are exact, each aligner against them, on bench/align.py's frame grid and continuous.
+--timing --manifests …: CPU of `align` with the HMM-GMM stage and of pocketsphinx's aligner, in the same run.
+
+    python bench/hmm_boundaries.py --cache /tmp/dev.pkl --manifests data/real-dev/real-dev_supervisions_dev.jsonl.gz \
+        data/speechocean762/speechocean762_supervisions_dev.jsonl.gz data/ljspeech/ljspeech_supervisions_dev.jsonl.gz
+    python bench/hmm_boundaries.py --cache /tmp/dev.pkl --hmm export/models/boundaries-hmm.npz
+    python bench/hmm_boundaries.py --hmm export/models/boundaries-hmm.npz --synthetic 150
+    python bench/hmm_boundaries.py --timing --limit 60 --manifests …  (the three dev sets)
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import os
+import pickle
+import sys
+import time
+from collections import defaultdict
+from pathlib import Path
+
+os.environ.setdefault("OMP_NUM_THREADS", "1")
+
+import numpy as np  # noqa: E402
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from agreed_boundaries import (Praat, agreed, boundaries, errors_against, exact_intervals, ours_intervals,  # noqa: E402
+                               peer_intervals, table)
+from alignment_common import ScriptWord, log_posteriors, ours_labels, words_between_pauses  # noqa: E402
+
+
+def cpu() -> float:
+    return time.process_time()
+
+
+def cache_dev(manifests, path: Path, limit=None) -> None:
+    from speechattn.data.align import PhoneAligner
+    from speechattn.data.dataset import cuts_from_manifests
+    from speechattn.data.manifests import recordings_beside
+    from speechattn.phones import PHONES
+    from speechattn.training.evaluate import utterances
+    from speechattn_export.align import AlignOptions, align
+    from speechattn_export.pipeline import load_model
+    from speechattn_export.words import Lexicon
+
+    model, peer, praat, lexicon = load_model("default", threads=1), PhoneAligner(), Praat(), Lexicon.load()
+    chunk = max(model.allowed_chunk_frames)
+    items = []
+    for manifest in map(Path, manifests):
+        cuts = list(cuts_from_manifests(recordings_beside(manifest), manifest))[:limit]
+        texts = {cut.supervisions[0].id: cut.supervisions[0].text or "" for cut in cuts}
+        name = manifest.name.split("_supervisions")[0]
+        for item_id, audio, labels in utterances(cuts):
+            frames, words = len(labels), lexicon.words(texts[item_id])
+            if not words:
+                continue
+            item = {"set": name, "id": item_id, "frames": frames, "seconds": len(audio) / 16000}
+            t = cpu()
+            log_probs = log_posteriors(model, audio, frames, chunk)
+            item["ours"] = align(log_probs, words, model.phones, AlignOptions())
+            item["cpu_ours"] = cpu() - t
+            item["log_probs"] = log_probs.astype(np.float16)
+            t = cpu()
+            theirs = peer.align_words(audio, [w.spoken for w in words])
+            item["cpu_pocketsphinx"] = cpu() - t
+            item["pocketsphinx"] = boundaries(peer_intervals(theirs, PHONES)) if theirs is not None else None
+            grid = praat.align(audio, " ".join(w.text for w in words))
+            item["praat"] = boundaries(grid) if grid is not None else None
+            item["audio"] = audio.astype(np.float32)
+            items.append(item)
+        print(f"{name}: {sum(i['set'] == name for i in items)} utterances", flush=True)
+    with open(path, "wb") as f:
+        pickle.dump(items, f)
+
+
+def score_dev(path: Path, hmm_path: Path, band: int | None, neural_weight: float | None, agree_ms: float = 20.0) -> None:
+    from speechattn.phones import PHONES
+    from speechattn.runtime.hmm import HmmGmm, refine
+
+    with open(path, "rb") as f:
+        items = pickle.load(f)
+    model = HmmGmm.load(hmm_path)
+    model = dataclasses.replace(model, band_frames=model.band_frames if band is None else band,
+                                neural_weight=model.neural_weight if neural_weight is None else neural_weight)
+    band, neural_weight = model.band_frames, model.neural_weight
+    per_set: dict = defaultdict(lambda: defaultdict(list))
+    kept: dict = defaultdict(lambda: defaultdict(lambda: [0, 0]))
+    seconds, cpu_hmm, cpu_ours, cpu_peer = 0.0, 0.0, 0.0, 0.0
+    for item in items:
+        t = cpu()
+        refined = refine(model, item["audio"], item["ours"], item["log_probs"], PHONES)
+        cpu_hmm += cpu() - t
+        seconds += item["seconds"]
+        cpu_ours += item["cpu_ours"]
+        cpu_peer += item["cpu_pocketsphinx"]
+        found = {"speechattn": boundaries(ours_intervals(item["ours"], item["frames"])),
+                 "hmm": boundaries(ours_intervals(refined, item["frames"]))}
+        if item["pocketsphinx"] is None or item["praat"] is None:
+            continue
+        found["pocketsphinx"], found["praat"] = item["pocketsphinx"], item["praat"]
+        arms = {"speechattn": ("pocketsphinx", "praat"), "hmm": ("pocketsphinx", "praat"),
+                "pocketsphinx (on ours ∩ Praat)": ("speechattn", "praat"),
+                "pocketsphinx (on hmm ∩ Praat)": ("hmm", "praat")}
+        for arm, (a, b) in arms.items():
+            reference = agreed(found[a], found[b], agree_ms)
+            scored = arm.split(" ")[0]
+            for name in (item["set"], "all"):
+                per_set[name][arm] += errors_against(reference, found[scored])
+                kept[name][arm][0] += len(reference)
+                kept[name][arm][1] += (len(found[a]) + len(found[b])) // 2
+    for name, scored in per_set.items():
+        table(f"{name}: agreed boundaries (HMM {hmm_path.name}, band {band} frames, neural weight {neural_weight})", dict(scored),
+              {a: tuple(v) for a, v in kept[name].items()})
+    print("\nwithin 10 / 20 / 50 ms, one decimal:")
+    for name, scored in per_set.items():
+        print(f"  {name}: " + "; ".join(
+            f"{arm} " + " / ".join(f"{100 * np.mean(np.abs([e for _, e in errors]) <= ms):.1f}" for ms in (10, 20, 50))
+            for arm, errors in scored.items()))
+    hours = seconds / 3600
+    print(f"\nCPU per hour of audio ({seconds / 60:.1f} min): neural aligner {cpu_ours / hours:.1f} s, "
+          f"HMM stage {cpu_hmm / hours:.1f} s, both {(cpu_ours + cpu_hmm) / hours:.1f} s; "
+          f"pocketsphinx {cpu_peer / hours:.1f} s ({cpu_peer / (cpu_ours + cpu_hmm):.1f} × ours with the HMM)")
+
+
+def synthetic(count: int, hmm_path: Path, band: int | None, neural_weight: float | None, arms=()) -> None:
+    """bench/align.py's synthetic utterances (its plan, all three synthesizers), each aligner against the exact
+    phone times: on bench/align.py's frame grid (any boundary, the nearest), and continuous (agreed_boundaries'
+    kinds); CPU of each in the same run."""
+    from speechattn.data.align import PhoneAligner
+    from speechattn.data.labels import frame_labels
+    from speechattn.data.synth import SynthConfig, engine, engine_of, plan, with_edge_silence
+    from speechattn.phones import PHONES
+    from speechattn.runtime.hmm import HmmGmm, refine
+    from speechattn_export.align import AlignOptions, align
+    from speechattn_export.pipeline import load_model
+
+    from align import boundary_errors_ms
+
+    model, peer, hmm = load_model("default", threads=1), PhoneAligner(), HmmGmm.load(hmm_path)
+    hmm = dataclasses.replace(hmm, band_frames=hmm.band_frames if band is None else band,
+                              neural_weight=hmm.neural_weight if neural_weight is None else neural_weight)
+    chunk = max(model.allowed_chunk_frames)
+    jobs = plan(SynthConfig(hours=count * 4.2 / 3600))[:count]
+    grid, continuous, cpu_used, seconds = defaultdict(list), defaultdict(list), defaultdict(float), 0.0
+    for job in jobs:
+        u = engine(engine_of(job.voice)).synthesize(job.text, job.voice, job.rate_wpm, job.pitch, job.pitch_range)
+        u = with_edge_silence(u, job.lead_seconds, job.trail_seconds)
+        frames = len(u.audio) // 160
+        seconds += len(u.audio) / 16000
+        truth = frame_labels(u.intervals, frames)
+        exact = boundaries(exact_intervals(u.intervals, PHONES))
+        stretches = words_between_pauses(truth)
+        t = cpu()
+        log_probs = log_posteriors(model, u.audio, frames, chunk)
+        ours = align(log_probs, [ScriptWord(" ".join(w), tuple(w)) for w in stretches], model.phones, AlignOptions())
+        cpu_used["speechattn"] += cpu() - t
+        t = cpu()
+        refined = refine(hmm, u.audio, ours, log_probs, model.phones)
+        cpu_used["hmm"] += cpu() - t
+        t = cpu()
+        theirs = peer.align(u.audio, stretches)
+        cpu_used["pocketsphinx"] += cpu() - t
+        found = {"speechattn": ours, "hmm": refined}
+        for band_frames, weight in arms:  # other settings of the boundary stage, on the same utterances
+            arm = dataclasses.replace(hmm, band_frames=band_frames, neural_weight=weight)
+            found[f"hmm band {band_frames} weight {weight:g}"] = refine(arm, u.audio, ours, log_probs, model.phones)
+        for name, alignment in found.items():
+            grid[name] += boundary_errors_ms(truth, ours_labels(alignment, frames))
+            continuous[name] += errors_against(exact, boundaries(ours_intervals(alignment, frames)))
+        if theirs is not None:
+            grid["pocketsphinx"] += boundary_errors_ms(truth, frame_labels(theirs, frames))
+            continuous["pocketsphinx"] += errors_against(exact, boundaries(peer_intervals(theirs, PHONES)))
+    print(f"{len(jobs)} synthetic utterances ({seconds / 60:.1f} min), within 10 / 20 / 50 ms of the exact times:")
+    for name in grid:
+        g, c = np.abs(grid[name]), np.abs([e for _, e in continuous[name]])
+        print(f"  {name}: frame grid " + " / ".join(f"{100 * np.mean(g <= ms):.1f}" for ms in (10, 20, 50)) +
+              " %; continuous " + " / ".join(f"{100 * np.mean(c <= ms):.1f}" for ms in (10, 20, 50)) + " %")
+    hours = seconds / 3600
+    print("  CPU per hour of audio: " + ", ".join(f"{k} {v / hours:.1f} s" for k, v in cpu_used.items()) +
+          " (hmm: the boundary stage alone, after speechattn's)")
+    table("the same, continuous, by kind of boundary", dict(continuous), {})
+
+
+def timing(manifests, limit: int | None) -> None:
+    """CPU per hour of audio of `align` (posteriors, the aligner, the bundled HMM-GMM stage) and of pocketsphinx's
+    aligner, utterance by utterance in the same run (the dev sets' first `limit` utterances each)."""
+    from speechattn.data.align import PhoneAligner
+    from speechattn.data.dataset import cuts_from_manifests
+    from speechattn.data.manifests import recordings_beside
+    from speechattn.runtime.hmm import bundled, refine
+    from speechattn.training.evaluate import utterances
+    from speechattn_export.align import AlignOptions, align
+    from speechattn_export.pipeline import load_model
+    from speechattn_export.words import Lexicon
+
+    model, peer, lexicon, hmm = load_model("default", threads=1), PhoneAligner(), Lexicon.load(), bundled()
+    chunk = max(model.allowed_chunk_frames)
+    used, seconds = defaultdict(float), 0.0
+    for manifest in map(Path, manifests):
+        cuts = list(cuts_from_manifests(recordings_beside(manifest), manifest))[:limit]
+        texts = {cut.supervisions[0].id: cut.supervisions[0].text or "" for cut in cuts}
+        for item_id, audio, labels in utterances(cuts):
+            words = lexicon.words(texts[item_id])
+            if not words:
+                continue
+            seconds += len(audio) / 16000
+            t = cpu()
+            log_probs = log_posteriors(model, audio, len(labels), chunk)
+            ours = align(log_probs, words, model.phones, AlignOptions())
+            used["neural"] += cpu() - t
+            t = cpu()
+            refine(hmm, audio, ours, log_probs, model.phones)
+            used["hmm"] += cpu() - t
+            t = cpu()
+            peer.align_words(audio, [w.spoken for w in words])
+            used["pocketsphinx"] += cpu() - t
+    hours = seconds / 3600
+    ours = used["neural"] + used["hmm"]
+    print(f"CPU per hour of audio, {seconds / 60:.1f} min: neural aligner {used['neural'] / hours:.1f} s, HMM-GMM "
+          f"stage {used['hmm'] / hours:.1f} s, align with both {ours / hours:.1f} s; pocketsphinx's aligner "
+          f"{used['pocketsphinx'] / hours:.1f} s ({used['pocketsphinx'] / ours:.2f} x align's, "
+          f"{used['pocketsphinx'] / used['neural']:.2f} x the neural aligner's alone)")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--cache", type=Path, help="the peers' boundaries on the dev sets (written by --manifests)")
+    parser.add_argument("--manifests", nargs="*", default=[], help="dev sets to cache (supervisions manifests)")
+    parser.add_argument("--limit", type=int, default=None, help="first N utterances of each manifest")
+    parser.add_argument("--hmm", type=Path, help="the HMM-GMM parameter file to score")
+    parser.add_argument("--band", type=int, default=None, help="frames a boundary may move (default: the file's)")
+    parser.add_argument("--neural-weight", type=float, default=None,
+                        help="each state's emission gains this x its phone's neural log-posterior (default: the file's)")
+    parser.add_argument("--synthetic", type=int, default=0, metavar="N", help="N synthetic utterances")
+    parser.add_argument("--arms", default="", metavar="BAND:WEIGHT,...",
+                        help="--synthetic: more settings of the boundary stage scored on the same utterances")
+    parser.add_argument("--timing", action="store_true",
+                        help="with --manifests: CPU of align and of pocketsphinx's aligner in the same run, no cache")
+    args = parser.parse_args()
+    if args.timing:
+        timing(args.manifests, args.limit)
+        return
+    if args.manifests:
+        if not args.cache:
+            parser.error("--manifests needs --cache FILE to write")
+        cache_dev(args.manifests, args.cache, args.limit)
+    if args.hmm and args.cache:
+        score_dev(args.cache, args.hmm, args.band, args.neural_weight)
+    if args.hmm and args.synthetic:
+        arms = [(int(a.split(':')[0]), float(a.split(':')[1])) for a in args.arms.split(',') if a]
+        synthetic(args.synthetic, args.hmm, args.band, args.neural_weight, arms)
+    if not (args.manifests or args.hmm):
+        parser.error("give --manifests (with --cache) and/or --hmm")
+
+
+if __name__ == "__main__":
+    main()
