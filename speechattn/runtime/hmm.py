@@ -4,7 +4,8 @@ The neural aligner (the kit's export/align.py) says which phones were spoken and
 each boundary to where a hidden Markov model with Gaussian-mixture emissions over MFCC frames puts it, as the
 aligners people trust for boundaries (HTK, Kaldi, MFA, pocketsphinx) draw them, helped by the neural posteriors
 (a hybrid: each state's emission is its mixture's log-likelihood plus neural_weight x its phone's neural
-log-posterior; the HMM-GMM alone, weight 0, measured 6 points worse at 20 ms on real speech).  The model is
+log-posterior; the HMM-GMM alone, weight 0, was level with it on real speech and 5 points behind it within 20 ms
+on the synthetic voices' exact times).  The model is
 trained on this project's own speech (speechattn/training/hmm.py, `speechattn train-hmm`); its parameter file
 ships beside the bundled ONNX models (export/models/boundaries-hmm.npz).
 
