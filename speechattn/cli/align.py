@@ -33,14 +33,14 @@ def corpus_pairs(folder: Path) -> tuple[list[tuple[Path, Path]], list[Path]]:
 
 
 def _align_one(model, audio: Path, words, starts, output_format: str, target: Path | None, progress: bool = False,
-               force: bool = False, phases: int = 1):
+               force: bool = False, phases: int = 1, boundaries: str = "hmm"):
     """Align one recording to its words (runtime.align.script_words) and write it (or return the text for stdout):
     (the AlignedFile, text).  A text that does not match the speech is an Unalignable error, nothing written, unless
     `force`.  A corpus goes through runtime/workers.py's AlignWorker instead."""
     from speechattn.files import atomic_write_text
     from speechattn.runtime.align import align_file, render
 
-    aligned = align_file(model, audio, words, starts, progress=progress, phases=phases)
+    aligned = align_file(model, audio, words, starts, progress=progress, phases=phases, boundaries=boundaries)
     if not force:
         aligned.check_alignable()
     rendered = render(output_format, aligned)
@@ -77,9 +77,13 @@ def _align_one(model, audio: Path, words, starts, output_format: str, target: Pa
              "models, whose encoder steps four 10 ms frames at a time (2: shifts of 0 and 20 ms; 4: 0, 10, 20, 30 "
              "ms).  Boundaries a little more exact, at N times the model's CPU (docs/benchmarks.md, \"Alignment "
              "over the phases\")")
+@option("--boundaries", type=click.Choice(["hmm", "neural"]), default="hmm",
+        help="hmm: each boundary moved (at most 20 ms) by the HMM-GMM boundary stage trained here, which measured "
+             "closer on real speech; neural: the neural aligner's own, as the Node.js, browser and C kits draw them "
+             "(docs/benchmarks.md, \"HMM-GMM boundaries\")")
 @option("-q", "--quiet", is_flag=True, help="no progress bar and no summary; errors only")
 def align(audio, text, model, output_format, output_dir, output_file, dictionary, jobs, ray_address, overwrite, force,
-          phases, quiet):
+          phases, boundaries, quiet):
     """Word and phone boundaries of speech whose words you know (forced alignment).
 
     AUDIO TEXT: one recording and its words (TEXT: a file, or the words themselves in quotes; a TEXT ending in
@@ -118,7 +122,7 @@ def align(audio, text, model, output_format, output_dir, output_file, dictionary
         if output_dir is None:
             raise UsageError("a corpus is written to --output-dir DIR")
         return _align_corpus(audio, model, output_format or "textgrid", output_dir, dictionary, jobs, ray_address,
-                             overwrite, quiet, started, force, phases)
+                             overwrite, quiet, started, force, phases, boundaries)
     if ray_address:
         raise UsageError("--ray aligns a corpus (a folder of audio files beside their .lab or .txt)")
     if text is None:
@@ -149,7 +153,8 @@ def align(audio, text, model, output_format, output_dir, output_file, dictionary
     stream_model = load_onnx(model_path)
     check_phases(stream_model, phases)
     aligned, rendered = _align_one(stream_model, Path(audio), words, starts, fmt, target,
-                                   progress=progress_wanted() and not quiet, force=force, phases=phases)
+                                   progress=progress_wanted() and not quiet, force=force, phases=phases,
+                                   boundaries=boundaries)
     seconds, not_heard = aligned.duration, aligned.not_heard
     if rendered is not None:
         print(rendered, end="", flush=True)
@@ -168,7 +173,8 @@ def align(audio, text, model, output_format, output_dir, output_file, dictionary
 
 
 def _align_corpus(folder: Path, model, fmt: str, output_dir: Path, dictionary, jobs: int, ray_address: str | None,
-                  overwrite: bool, quiet: bool, started: float, force: bool = False, phases: int = 1) -> int:
+                  overwrite: bool, quiet: bool, started: float, force: bool = False, phases: int = 1,
+                  boundaries: str = "hmm") -> int:
     """A corpus in MFA's layout through the batch runner (runtime/batch.py): in this process (--jobs 1), worker
     processes or Ray actors, the files already aligned skipped, one progress bar, a summary.  Exit status 0 when
     every audio file's alignment is in output_dir at the end (written now or by an earlier run), 1 when any is not
@@ -233,7 +239,7 @@ def _align_corpus(folder: Path, model, fmt: str, output_dir: Path, dictionary, j
             tqdm.write(f"speechattn align: error: {result.error}", file=sys.stderr)
 
     settings = AlignSettings(None if model is None else str(model), fmt, str(dictionary) if dictionary else None, force,
-                             phases)
+                             phases, boundaries)
     results = run_job(todo, AlignWorker, settings, jobs, ray_address, progress=progress_wanted() and not quiet,
                       description="aligning", on_result=report)
     seconds, not_heard = sum(r.seconds for r in results), sum(r.not_heard for r in results)

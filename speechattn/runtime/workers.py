@@ -65,6 +65,7 @@ class AlignSettings:
     dictionary: str | None = None
     force: bool = False  # write recordings whose text does not match the speech (otherwise each fails, unalignable)
     phases: int = 1  # align --phases: the posteriors averaged over that many shifts of the audio
+    boundaries: str = "hmm"  # align --boundaries: the HMM-GMM boundary stage ("hmm") or the neural aligner's own
 
 
 class AlignWorker:
@@ -83,7 +84,8 @@ class AlignWorker:
         try:
             text, name = (job.words, f"{job.source}'s supervisions") if job.words else read_text(job.text)
             words, starts = script_words(text, name, self.lexicon)
-            aligned = align_file(self.model, Path(job.source), words, starts, phases=self.settings.phases)
+            aligned = align_file(self.model, Path(job.source), words, starts, phases=self.settings.phases,
+                                 boundaries=self.settings.boundaries)
             if not self.settings.force:
                 aligned.check_alignable()
             atomic_write_text(job.target, render(self.settings.output_format, aligned))
