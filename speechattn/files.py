@@ -116,6 +116,22 @@ def permission_problem(path: str | Path) -> str:
     return "permission denied: this user cannot read it"
 
 
+def listed_below(root: str | Path, pattern: str = "*") -> Iterator[Path]:
+    """Path.rglob(pattern) (what is below `root`, its names matched by `pattern`, symbolic links to folders not
+    followed, nothing for a root that is not there) with one difference: a folder on the way that this user cannot
+    list is one line naming it, where rglob leaves it out in silence (a corpus read as smaller than it is)."""
+    import fnmatch
+
+    def refuse(error: OSError) -> None:
+        if isinstance(error, PermissionError):
+            raise SpeechattnError(f"{error.filename}: {permission_problem(error.filename)}")
+
+    for directory, folders, names in os.walk(root, onerror=refuse):
+        for name in [*folders, *names]:
+            if fnmatch.fnmatchcase(name, pattern):
+                yield Path(directory) / name
+
+
 def audio_files_below(folder: Path, suffixes) -> list[Path]:
     """The files below `folder` whose suffix (lower-cased) is one of `suffixes`, recursively, sorted; hidden folders
     and files skipped.  A folder on the way that this user cannot list is one line naming it, not skipped in silence

@@ -341,7 +341,8 @@ def as_a_user_who_cannot_enter(folder: Path, commands: list[list]) -> list[tuple
 
 def test_a_model_or_input_in_a_folder_the_user_cannot_enter_is_one_line_naming_the_folder():
     """serve, transcribe and align --model in such a folder said 'internal error: PermissionError'; a corpus with
-    such a folder inside read as if the folder were empty (or 'a directory with no audio files')."""
+    such a folder inside read as if the folder were empty (or 'a directory with no audio files'), and prepare read
+    such a corpus as smaller than it is."""
     import tempfile
 
     with tempfile.TemporaryDirectory() as place:
@@ -354,6 +355,7 @@ def test_a_model_or_input_in_a_folder_the_user_cannot_enter_is_one_line_naming_t
         for wav in (corpus / "a.wav", locked / "more" / "b.wav"):
             shutil.copy(SAMPLE, wav)
             wav.with_suffix(".txt").write_text("please enter your password\n")
+            wav.with_suffix(".lab").write_text("0 5000000 sil\n5000000 10000000 P\n")  # HTK: 100 ns units
         model = locked / "m.onnx"
         results = as_a_user_who_cannot_enter(locked, [
             ["serve", "--model", model, "--port", 0],
@@ -363,6 +365,7 @@ def test_a_model_or_input_in_a_folder_the_user_cannot_enter_is_one_line_naming_t
             ["transcribe", locked / "more" / "b.wav"],
             ["transcribe", corpus],
             ["align", corpus, "--output-dir", Path(place) / "out"],
+            ["prepare", ROOT / "recipes" / "htk.yaml", "--set", f"data.root={corpus}", "--out", Path(place) / "prep"],
         ])
     enter = f"permission denied: this user cannot enter the folder {locked}"
     listing = f"{locked}: permission denied: this user cannot list the folder {locked}"
@@ -372,7 +375,8 @@ def test_a_model_or_input_in_a_folder_the_user_cannot_enter_is_one_line_naming_t
                 f"speechattn train: error: {locked / 'recipe.yaml'}: {enter}",
                 f"speechattn transcribe: error: {locked / 'more' / 'b.wav'}: cannot read ({enter})",
                 f"speechattn transcribe: error: {listing}",
-                f"speechattn align: error: {listing}"]
+                f"speechattn align: error: {listing}",
+                f"speechattn prepare: error: {listing}"]
     assert len(results) == len(expected)
     for (code, err), line in zip(results, expected):
         lines = [text for text in err.splitlines() if "onnxruntime" not in text]  # its telemetry warning, as nobody

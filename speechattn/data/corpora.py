@@ -20,6 +20,7 @@ from typing import Callable, Iterable
 from speechattn.audio import AUDIO_SUFFIXES as CORE_AUDIO_SUFFIXES
 from speechattn.audio import SAMPLE_RATE
 from speechattn.errors import SpeechattnError
+from speechattn.files import listed_below
 from speechattn.phones import IGNORE, PHONES, from_arpabet, from_festival, from_timit
 
 log = logging.getLogger(__name__)
@@ -98,7 +99,7 @@ def read_timit(root: str | Path):
     Each supervision's custom["corpus_split"] is "train" or "test" from TIMIT's own TRAIN/TEST directories."""
     root = Path(root)
     recordings, supervisions = [], []
-    for wav in sorted(p for p in root.rglob("*") if p.suffix.lower() == ".wav"):
+    for wav in sorted(p for p in listed_below(root) if p.suffix.lower() == ".wav"):
         phn = next((wav.with_suffix(s) for s in (".PHN", ".phn") if wav.with_suffix(s).exists()), None)
         if phn is None:
             continue
@@ -123,7 +124,7 @@ def read_timit(root: str | Path):
 
 
 def _audio_files(root: Path) -> Iterable[Path]:
-    return sorted(p for p in root.rglob("*") if p.suffix.lower() in AUDIO_SUFFIXES)
+    return sorted(p for p in listed_below(root) if p.suffix.lower() in AUDIO_SUFFIXES)
 
 
 def _speaker_of(audio: Path, root: Path) -> str:
@@ -305,7 +306,7 @@ def read_speechocean762(root: str | Path, cache: Path | None = None, workers: in
         for line in (root / "lexicon.txt").read_text().splitlines():
             word, *phones = line.split()
             lexicon.setdefault(word, phones)
-    audio_files = {p.stem: p for p in (root / "audio").rglob("*") if p.suffix.lower() in AUDIO_SUFFIXES}
+    audio_files = {p.stem: p for p in listed_below(root / "audio") if p.suffix.lower() in AUDIO_SUFFIXES}
 
     items = []
     for utterance, text in sorted(texts.items()):
@@ -386,9 +387,9 @@ def read_ljspeech(root: str | Path, dev_chapters: tuple[str, ...] = ("LJ050",), 
     metadata = root / "metadata.csv"
     if not metadata.exists():
         raise CorpusError(f"{root}: no metadata.csv; is this an LJ Speech directory?")
-    audio_files = {p.stem: p for p in (root / "audio").rglob("*") if p.suffix.lower() in AUDIO_SUFFIXES}
+    audio_files = {p.stem: p for p in listed_below(root / "audio") if p.suffix.lower() in AUDIO_SUFFIXES}
     if not audio_files:
-        audio_files = {p.stem: p for p in (root / "wavs").rglob("*.wav")}
+        audio_files = {p.stem: p for p in listed_below(root / "wavs", "*.wav")}
     clips = {}
     for number, line in enumerate(metadata.read_text().splitlines(), 1):
         if not line.strip():
@@ -415,7 +416,7 @@ MANIFEST_DURATION_TOLERANCE_S = 0.05  # a NeMo manifest's duration against the a
 
 def _listed_audio(root: Path, suffixes: tuple[str, ...]) -> list[Path]:
     """Audio files under `root`, without the `._NAME` resource files a copy from macOS leaves beside each file."""
-    return sorted(p for p in root.rglob("*") if p.suffix.lower() in suffixes and not p.name.startswith("._")
+    return sorted(p for p in listed_below(root) if p.suffix.lower() in suffixes and not p.name.startswith("._")
                   and p.is_file())
 
 
@@ -478,7 +479,7 @@ def read_librispeech(root: str | Path, transcripts: str | Path | None = None, ca
             audio[path.stem] = path
     if not audio:
         raise CorpusError(f"{root}: no LibriSpeech clips (SPEAKER-CHAPTER-UTTERANCE.flac, .wav or .opus) under it")
-    sources = [(p, " ", "ID TEXT") for p in sorted(root.rglob("*.trans.txt")) if not p.name.startswith("._")]
+    sources = [(p, " ", "ID TEXT") for p in sorted(listed_below(root, "*.trans.txt")) if not p.name.startswith("._")]
     if transcripts:
         sources.append((Path(transcripts), "\t", "ID<tab>TEXT[<tab>...]"))
     if not sources:

@@ -23,6 +23,7 @@ from pathlib import Path
 import numpy as np
 
 from speechattn.errors import SpeechattnError
+from speechattn.files import listed_below
 
 log = logging.getLogger(__name__)
 
@@ -44,7 +45,7 @@ def read_clip_list(root: Path) -> list[tuple[str, str, Path]]:
     table = root / "utterances.tsv"
     if not table.exists():
         raise SpeechattnError(f"{root}: no utterances.tsv (utterance, speaker columns and a header line)")
-    audio = {p.stem: p for p in (root / "audio").rglob("*") if p.suffix.lower() in AUDIO_SUFFIXES}
+    audio = {p.stem: p for p in listed_below(root / "audio") if p.suffix.lower() in AUDIO_SUFFIXES}
     clips = []
     with table.open(newline="") as handle:
         rows = csv.reader(handle, delimiter="\t")
