@@ -535,7 +535,8 @@ def read_speech_commands(root: str | Path, cache: Path | None = None, workers: i
     root = Path(root)
     clips: dict[str, tuple] = {}
     noise = 0
-    for path in sorted(p for p in root.glob("*/*") if p.suffix.lower() == ".wav" and not p.name.startswith("._")):
+    for path in sorted(p for p in listed_below(root) if len(p.relative_to(root).parts) == 2  # WORD/CLIP.wav
+                       and p.suffix.lower() == ".wav" and not p.name.startswith("._")):
         if path.parent.name in SPEECH_COMMANDS_SKIPPED:
             noise += 1
             continue
