@@ -469,3 +469,33 @@ def test_sigterm_while_a_long_file_is_worked_on_answers_it_503_and_the_server_st
     status, body = answer["result"]
     assert status == 503 and "shutting down" in body["error"], (status, body)
     assert not thread.is_alive() and stopped < 5, stopped
+
+
+def test_a_full_disk_during_an_upload_is_answered_507_in_one_line(tiny_onnx, tmp_path, monkeypatch):
+    """The upload's file is where the disk is full (a name in the server's temporary folder that leads to /dev/full,
+    which answers every write with ENOSPC, as a full disk does): the request gets 507 and one line (it got no
+    answer, and the log a traceback), and the next upload is served."""
+    import contextlib
+    import tempfile
+
+    from speechattn.runtime import serve_files
+    from tests.test_serve_files import post, serving, wav_bytes
+
+    if not os.path.exists("/dev/full"):
+        pytest.skip("no /dev/full on this system")
+    real = tempfile.TemporaryDirectory
+
+    @contextlib.contextmanager
+    def full_disk(prefix=None):
+        with real(prefix=prefix) as folder:
+            os.symlink("/dev/full", os.path.join(folder, "full.wav"))
+            yield folder
+
+    body, _ = wav_bytes(tmp_path)
+    with serving(tiny_onnx) as server:
+        monkeypatch.setattr(serve_files.tempfile, "TemporaryDirectory", full_disk)
+        status, answer = post(server, "/transcribe?name=full.wav", body)
+        monkeypatch.setattr(serve_files.tempfile, "TemporaryDirectory", real)
+        after = post(server, "/transcribe?name=a.wav", body)
+    assert status == 507 and "No space left on device" in answer["error"], (status, answer)
+    assert after[0] == 200
