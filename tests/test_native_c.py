@@ -206,6 +206,10 @@ def test_the_example_says_what_is_wrong_in_one_line(build, tmp_path):
         result = subprocess.run([str(build / "speechattn-c"), *args], capture_output=True, text=True, timeout=60,
                                 cwd=ROOT)
         assert result.returncode == 1 and words in result.stderr and len(result.stderr.splitlines()) == 1, result
+    asked = subprocess.run([str(build / "speechattn-c"), "--help"], capture_output=True, text=True, timeout=60)
+    assert asked.returncode == 0 and asked.stdout.startswith("usage: speechattn-c") and not asked.stderr
+    wrong = subprocess.run([str(build / "speechattn-c"), "--bogus"], capture_output=True, text=True, timeout=60)
+    assert wrong.returncode == 2 and wrong.stderr.startswith("usage: speechattn-c") and not wrong.stdout
 
 
 def test_every_refused_input_has_its_status_and_message_and_threads_share_a_model(build, tmp_path):

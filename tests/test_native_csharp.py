@@ -165,3 +165,14 @@ def test_the_docs_csharp_snippets_compile_and_the_console_one_runs(library, tmp_
         expected and len(expected) >= 2
     mcs(tmp_path / "Unity.dll", CSHARP / "Speechattn.cs", HERE / "csharp" / "UnityEngineStandIn.cs",
         tmp_path / "Unity.cs", target="library")
+
+
+@pytest.mark.parametrize("content", [None, b"", b"not a wav file at all"])
+def test_the_example_says_a_file_it_cannot_read_in_one_line(library, stream_wav, tmp_path, content):
+    """A missing, empty or non-WAV file: one line naming it and exit 1 (it was a stack trace)."""
+    path = tmp_path / "input.wav"
+    if content is not None:
+        path.write_bytes(content)
+    result = mono(library, stream_wav, str(MODEL), str(path))
+    assert result.returncode == 1 and result.stderr.count("\n") == 1, result.stderr
+    assert result.stderr.startswith("StreamWav: ") and "input.wav" in result.stderr

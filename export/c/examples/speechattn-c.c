@@ -141,10 +141,12 @@ int main(int argc, char **argv) {
         else if (!strcmp(arg, "--threads") && value) model_options.num_threads = atoi(argv[++i]);
         else if (!strcmp(arg, "--raw") && value) raw = argv[++i];
         else if (arg[0] == '-' && arg[1]) {
-            fprintf(stderr, "usage: speechattn-c [--model M.onnx] [--decoder bigram|hysteresis] [--min-frames N] "
-                            "[--chunk-frames N] [--visemes SET] [--json] [--threads N] [--raw RATE:s16|f32:CHANNELS] "
-                            "FILE...\n");
-            return 2;
+            int asked = !strcmp(arg, "--help") || !strcmp(arg, "-h");  /* asked: the usage on stdout, exit 0 */
+            fprintf(asked ? stdout : stderr,
+                    "usage: speechattn-c [--model M.onnx] [--decoder bigram|hysteresis] [--min-frames N] "
+                    "[--chunk-frames N] [--visemes SET] [--json] [--threads N] [--raw RATE:s16|f32:CHANNELS] "
+                    "FILE...\n");
+            return asked ? 0 : 2;
         } else {
             first_file = i;
             break;

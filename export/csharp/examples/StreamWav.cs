@@ -39,6 +39,11 @@ static class StreamWav
             Console.Error.WriteLine(error.StatusName + ": " + error.Message);
             return 1;
         }
+        catch (Exception error) when (error is IOException || error is InvalidDataException)  // a missing, empty or
+        {                                                                                     // non-WAV file: one line
+            Console.Error.WriteLine("StreamWav: " + error.Message);
+            return 1;
+        }
     }
 
     static void Print(Speechattn.Update update)
