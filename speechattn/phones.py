@@ -135,3 +135,52 @@ def from_arpabet(symbol: str, source: str = "ARPAbet") -> int:
     if phone not in PHONE_TO_INDEX or phone == SILENCE:
         raise PhoneMappingError(f"{source}: {symbol!r} is not an ARPAbet phone")
     return _index(phone)
+
+
+# espeak-ng's IPA (espeak_TextToPhonemes, any language) -> the nearest one or two of our phones, for words in other
+# languages (speechattn/runtime/languages.py).  Collected from what espeak-ng emits for es, fr, it, de, ru, pt, nl and pl on
+# tests/test_languages.py's sentences.  A phoneme is looked up whole (tʃ, aɪ), then without IPA_MODIFIERS (length,
+# nasality, palatalisation: ɑ̃ is ɑ, rʲ is r), then as the longest entries that spell it (Russian ja: j a; œy: œ y).
+# Front rounded vowels go to the English vowel of the same height (y UW, ø ER), the palatal nasal and lateral to
+# two phones (ɲ N Y, ʎ L Y), the glottal stop to none (its frames belong to the phone before it).
+IPA_TO_PHONES: dict[str, tuple[str, ...]] = {
+    "a": ("AA",), "ɑ": ("AA",), "ɒ": ("AA",), "æ": ("AE",), "ɐ": ("AH",), "ə": ("AH",), "ʌ": ("AH",), "ɜ": ("AH",),
+    "ɘ": ("AH",), "ɤ": ("AH",), "ɞ": ("ER",), "ø": ("ER",), "œ": ("ER",), "ɚ": ("ER",), "ɝ": ("ER",),
+    "e": ("EY",), "ɛ": ("EH",), "i": ("IY",), "ɪ": ("IH",), "ɨ": ("IH",), "o": ("OW",), "ɔ": ("AO",),
+    "ɵ": ("UH",), "u": ("UW",), "ʊ": ("UH",), "y": ("UW",), "ʏ": ("UH",), "ɯ": ("UW",),
+    "aɪ": ("AY",), "aʊ": ("AW",), "eɪ": ("EY",), "ɛɪ": ("EY",), "oɪ": ("OY",), "ɔɪ": ("OY",), "ɔø": ("OY",),
+    "oʊ": ("OW",), "əʊ": ("OW",),
+    "b": ("B",), "β": ("B",), "d": ("D",), "f": ("F",), "ɡ": ("G",), "g": ("G",), "ɣ": ("G",), "h": ("HH",),
+    "ɦ": ("HH",), "x": ("HH",), "χ": ("HH",), "ç": ("HH",), "ħ": ("HH",), "j": ("Y",), "ʝ": ("Y",), "k": ("K",),
+    "c": ("K",), "q": ("K",), "l": ("L",), "ɭ": ("L",), "ɫ": ("L",), "ʎ": ("L", "Y"), "m": ("M",), "ɱ": ("M",),
+    "n": ("N",), "ɳ": ("N",), "ɲ": ("N", "Y"), "ŋ": ("NG",), "p": ("P",), "r": ("R",), "ɾ": ("R",), "ʁ": ("R",),
+    "ʀ": ("R",), "ɹ": ("R",), "s": ("S",), "ʃ": ("SH",), "ɕ": ("SH",), "ʂ": ("SH",), "t": ("T",), "ʈ": ("T",),
+    "ɖ": ("D",), "v": ("V",), "ʋ": ("V",), "w": ("W",), "ʍ": ("W",), "ɰ": ("W",), "z": ("Z",), "ʒ": ("ZH",),
+    "ʑ": ("ZH",), "ʐ": ("ZH",), "θ": ("TH",), "ð": ("DH",), "ɟ": ("JH",),
+    "tʃ": ("CH",), "tɕ": ("CH",), "ʈʂ": ("CH",), "dʒ": ("JH",), "dʑ": ("JH",), "ɖʐ": ("JH",), "ts": ("T", "S"),
+    "dz": ("D", "Z"), "pf": ("P", "F"), "ʔ": (),
+}
+IPA_STRESS = "ˈˌ"
+IPA_MODIFIERS = "ːˑ\u0303ʲʰʷˠˤ\u0329\u032f\u032a\u0306\u0361\u035c‿-'"  # length, nasal ~, palatal, aspirated, ties ...
+_IPA_LONGEST = max(len(symbol) for symbol in IPA_TO_PHONES)
+
+
+def from_ipa(symbol: str, language: str) -> tuple[int, ...]:
+    """One phoneme of espeak-ng's IPA for `language` -> phone indices (see IPA_TO_PHONES); PhoneMappingError naming
+    the symbol and the language for one no entry spells."""
+    bare = symbol.strip(IPA_STRESS)
+    if bare in IPA_TO_PHONES:
+        return tuple(_index(p) for p in IPA_TO_PHONES[bare])
+    bare = "".join(c for c in bare if c not in IPA_MODIFIERS and c not in IPA_STRESS)
+    phones: list[int] = []
+    at = 0
+    while at < len(bare):
+        for size in range(min(_IPA_LONGEST, len(bare) - at), 0, -1):
+            if bare[at:at + size] in IPA_TO_PHONES:
+                phones += [_index(p) for p in IPA_TO_PHONES[bare[at:at + size]]]
+                at += size
+                break
+        else:
+            raise PhoneMappingError(f"espeak-ng {language}: the IPA phoneme {symbol!r} ({bare[at]!r}, "
+                                    f"U+{ord(bare[at]):04X}) has no phone in speechattn.phones.IPA_TO_PHONES")
+    return tuple(phones)

@@ -67,7 +67,8 @@ def test_the_package_says_what_it_is_and_its_licence(tmp_path):
     assert not any(c.startswith("License ::") for c in project["classifiers"])  # the expression says it alone
     assert project["authors"] and any("Typed" in c for c in project["classifiers"])
     assert (ROOT / "speechattn" / "py.typed").exists()
-    assert set(project["optional-dependencies"]) == {"plot", "formats", "cluster", "serve", "train", "test", "bench"}  # no [mic]: it is base
+    assert set(project["optional-dependencies"]) == {"plot", "formats", "cluster", "serve", "train", "test", "bench",
+                                                            "languages"}  # no [mic]: it is base
     assert any(d.startswith("sounddevice") for d in project["dependencies"])
 
 

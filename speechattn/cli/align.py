@@ -50,6 +50,16 @@ def _align_one(model, audio: Path, words, starts, output_format: str, target: Pa
     return aligned, rendered
 
 
+def list_languages(ctx, language: str | None) -> str | None:
+    """--language list: espeak-ng's voice names on stdout, before AUDIO is asked for."""
+    if language == "list":
+        from speechattn.runtime.languages import languages
+
+        click.echo(" ".join(languages()))
+        ctx.exit(0)
+    return language
+
+
 @click.command()
 @click.argument("audio", type=click.Path(path_type=Path, readable=False))  # unreadable: an input that failed (1)
 @click.argument("text", required=False)
@@ -64,6 +74,10 @@ def _align_one(model, audio: Path, words, starts, output_format: str, target: Pa
 @option("--dictionary", type=PATH, default=None, metavar="FILE",
         help="your pronunciations (WORD PH1 PH2 ..., CMUdict or MFA layout, one variant per line): added to and "
              "overriding the bundled CMUdict")
+@option("--language", default=None, metavar="LANG", is_eager=True, callback=lambda ctx, _, value: list_languages(ctx, value),
+        help="the words are in this language (an espeak-ng voice: es, fr, it, de, ru, pt, nl, pl ...; 'list' names "
+             "them): their phones come from espeak-ng, each IPA phoneme as the nearest of the model's English phones "
+             "(pip install espeakng-loader).  Without it: English, through CMUdict")
 @option("--jobs", type=click.IntRange(1, 256), default=1,
         help="worker processes for a corpus (at most one per file, one thread each)")
 @option("--ray", "ray_address", default=None, metavar="ADDRESS",
@@ -82,8 +96,8 @@ def _align_one(model, audio: Path, words, starts, output_format: str, target: Pa
              "closer on real speech; neural: the neural aligner's own, as the Node.js, browser and C kits draw them "
              "(docs/benchmarks.md, \"HMM-GMM boundaries\")")
 @option("-q", "--quiet", is_flag=True, help="no progress bar and no summary; errors only")
-def align(audio, text, model, output_format, output_dir, output_file, dictionary, jobs, ray_address, overwrite, force,
-          phases, boundaries, quiet):
+def align(audio, text, model, output_format, output_dir, output_file, dictionary, language, jobs, ray_address,
+          overwrite, force, phases, boundaries, quiet):
     """Word and phone boundaries of speech whose words you know (forced alignment).
 
     AUDIO TEXT: one recording and its words (TEXT: a file, or the words themselves in quotes; a TEXT ending in
@@ -121,6 +135,8 @@ def align(audio, text, model, output_format, output_dir, output_file, dictionary
                              "manifest with their texts); give no TEXT")
         if output_dir is None:
             raise UsageError("a corpus is written to --output-dir DIR")
+        if language is not None:
+            raise UsageError("--language aligns one recording and its text for now; give AUDIO TEXT")
         return _align_corpus(audio, model, output_format or "textgrid", output_dir, dictionary, jobs, ray_address,
                              overwrite, quiet, started, force, phases, boundaries)
     if ray_address:
@@ -149,7 +165,7 @@ def align(audio, text, model, output_format, output_dir, output_file, dictionary
 
     # the text and its limits first: before the model loads or any audio is read
     text, name = read_text(text)
-    words, starts = script_words(text, name, load_lexicon(dictionary))
+    words, starts = script_words(text, name, load_lexicon(dictionary, language))
     stream_model = load_onnx(model_path)
     check_phases(stream_model, phases)
     aligned, rendered = _align_one(stream_model, Path(audio), words, starts, fmt, target,

@@ -1,19 +1,14 @@
 """Speech synthesized on this machine with exact phone timing: the built-in training corpus.
 
-espeak-ng comes from the `espeakng-loader` wheel (libespeak-ng and its data, no system install)
-and is driven through its C API: with phoneme events switched on, the synthesis callback
-receives, beside the audio, one event per phoneme carrying the output sample where it starts.
-A phone lasts until the next phoneme event; the pause after the last word ends at the last one.
-
-The library is a process-wide singleton, so each worker process holds one `Espeak`.
+espeak-ng is driven by speechattn/runtime/espeak.py (the `espeakng-loader` wheel, its C API, phoneme events);
+flite and festival as programs.  The library is a process-wide singleton, so each worker process holds one `Espeak`.
 """
 
 from __future__ import annotations
 
 import logging
 
-import ctypes
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
 
@@ -21,139 +16,11 @@ import numpy as np
 
 from speechattn.audio import SAMPLE_RATE, to_mono_16k
 from speechattn.errors import SpeechattnError
-from speechattn.phones import from_espeak
-
-ESPEAK_EVENT_END = 0  # espeakEVENT_LIST_TERMINATED
-ESPEAK_EVENT_PHONEME = 7  # espeakEVENT_PHONEME
-AUDIO_OUTPUT_SYNCHRONOUS = 2
-INITIALIZE_PHONEME_EVENTS = 0x0001
-ESPEAK_RATE, ESPEAK_PITCH, ESPEAK_RANGE = 1, 3, 4  # espeak_PARAMETER
-US_ENGLISH_VOICES = ("en-us", "en-us-nyc")
-MAX_ECHO_PERCENT = 100  # voice variants with a louder echo than this are not used
-
+from speechattn.runtime.espeak import Espeak as Espeak  # re-exported: the corpus's and its tests' one name for them
+from speechattn.runtime.espeak import SynthesisError, Utterance, espeak
+from speechattn.runtime.espeak import phone_intervals as phone_intervals
 
 log = logging.getLogger(__name__)
-
-
-class SynthesisError(SpeechattnError):
-    pass
-
-
-@dataclass
-class Utterance:
-    audio: np.ndarray  # (N,) float32, 16 kHz
-    intervals: list[tuple[float, float, int]] = field(default_factory=list)  # (start s, end s, phone index)
-    text: str = ""
-    voice: str = ""
-
-    @property
-    def duration(self) -> float:
-        return len(self.audio) / SAMPLE_RATE
-
-
-class _EventId(ctypes.Union):
-    _fields_ = [("number", ctypes.c_int), ("name", ctypes.c_char_p), ("string", ctypes.c_char * 8)]
-
-
-class _Event(ctypes.Structure):  # espeak_EVENT in speak_lib.h
-    _fields_ = [("type", ctypes.c_int), ("unique_identifier", ctypes.c_uint), ("text_position", ctypes.c_int),
-                ("length", ctypes.c_int), ("audio_position", ctypes.c_int), ("sample", ctypes.c_int),
-                ("user_data", ctypes.c_void_p), ("id", _EventId)]
-
-
-_CALLBACK = ctypes.CFUNCTYPE(ctypes.c_int, ctypes.POINTER(ctypes.c_short), ctypes.c_int, ctypes.POINTER(_Event))
-
-
-def phone_intervals(events: list[tuple[int, str]], total_samples: int, sample_rate: int,
-                    source: str) -> list[tuple[float, float, int]]:
-    """Phoneme events (start sample, espeak name) -> (start s, end s, phone) intervals in our inventory.
-
-    Two-phone symbols split their span in half; a symbol with no phone of its own (the linking glide)
-    extends the phone before it."""
-    intervals: list[list] = []
-    bounds = [start for start, _ in events] + [total_samples]
-    for (start, name), end in zip(events, bounds[1:]):
-        if end <= start:
-            continue
-        phones = from_espeak(name, source)
-        if not phones:
-            if intervals:
-                intervals[-1][1] = end
-            continue
-        step = (end - start) / len(phones)
-        for number, phone in enumerate(phones):
-            intervals.append([start + number * step, start + (number + 1) * step, phone])
-    return [(s / sample_rate, e / sample_rate, p) for s, e, p in intervals]
-
-
-class Espeak:
-    """libespeak-ng through its C API, with phoneme events."""
-
-    def __init__(self) -> None:
-        import espeakng_loader
-
-        self.lib = ctypes.CDLL(espeakng_loader.get_library_path())
-        self.data_path = espeakng_loader.get_data_path()
-        self.sample_rate = self.lib.espeak_Initialize(AUDIO_OUTPUT_SYNCHRONOUS, 0, self.data_path.encode(),
-                                                      INITIALIZE_PHONEME_EVENTS)
-        if self.sample_rate <= 0:
-            raise SynthesisError(f"espeak-ng failed to initialise with data from {self.data_path}")
-        self._chunks: list[np.ndarray] = []
-        self._events: list[tuple[int, str]] = []
-        self._callback = _CALLBACK(self._on_synth)  # kept referenced: the library calls it later
-        self.lib.espeak_SetSynthCallback(self._callback)
-
-    def _on_synth(self, wav, num_samples, events) -> int:
-        if num_samples > 0:
-            self._chunks.append(np.ctypeslib.as_array(wav, shape=(num_samples,)).copy())
-        index = 0
-        while events[index].type != ESPEAK_EVENT_END:
-            event = events[index]
-            if event.type == ESPEAK_EVENT_PHONEME:
-                self._events.append((event.sample, event.id.string.decode("utf-8", "replace")))
-            index += 1
-        return 0  # 0: go on synthesizing
-
-    def voices(self) -> list[str]:
-        """The US English voices with every usable voice variant the data ships (en-us+m3, en-us-nyc+f2 ...).
-
-        Variants whose echo is louder than the voice itself ("echo 10 10000": the robot family, Demonic,
-        RicishayMax) are left out: their echoes fill the pauses, so the audio no longer matches the phone
-        labels (measured up to 23 loud frames inside one labelled pause).  Mild room-like echoes stay."""
-        variants = []
-        for path in sorted((Path(self.data_path) / "voices" / "!v").iterdir()):
-            if not path.is_file():
-                continue
-            echo = [line.split() for line in path.read_text(errors="replace").splitlines()
-                    if line.strip().startswith("echo")]
-            if echo and len(echo[0]) >= 3 and int(echo[0][2]) > MAX_ECHO_PERCENT:
-                continue
-            variants.append(path.name)
-        return [f"espeak:{voice}+{variant}" for voice in US_ENGLISH_VOICES for variant in variants]
-
-    def synthesize(self, text: str, voice: str, rate_wpm: int = 175, pitch: int = 50, pitch_range: int = 50) -> Utterance:
-        import soxr
-
-        if self.lib.espeak_SetVoiceByName(voice.removeprefix("espeak:").encode()) != 0:
-            raise SynthesisError(f"espeak-ng has no voice {voice!r}")
-        for parameter, value in ((ESPEAK_RATE, rate_wpm), (ESPEAK_PITCH, pitch), (ESPEAK_RANGE, pitch_range)):
-            self.lib.espeak_SetParameter(parameter, int(value), 0)
-        self._chunks, self._events = [], []
-        encoded = text.encode("utf-8")
-        status = self.lib.espeak_Synth(encoded, len(encoded) + 1, 0, 0, 0, 0, None, None)
-        self.lib.espeak_Synchronize()
-        if status != 0 or not self._chunks:
-            raise SynthesisError(f"espeak-ng could not synthesize {text[:40]!r} with {voice} (status {status})")
-        raw = np.concatenate(self._chunks).astype(np.float32) / 32768.0
-        intervals = phone_intervals(self._events, len(raw), self.sample_rate, f"espeak-ng {voice}")
-        audio = soxr.resample(raw, self.sample_rate, SAMPLE_RATE, quality="HQ").astype(np.float32)
-        return Utterance(audio=audio, intervals=intervals, text=text, voice=voice)
-
-
-@lru_cache(maxsize=1)
-def espeak() -> Espeak:
-    """The process's espeak-ng (the library keeps global state, so one per process)."""
-    return Espeak()
 
 
 def _segment_intervals(ends: list[tuple[str, float]], duration: float, source: str) -> list[tuple[float, float, int]]:

@@ -88,11 +88,19 @@ def read_text(source: str | Path, what: str = "text") -> tuple[str, str]:
                         "save it as UTF-8") from None
 
 
-def load_lexicon(dictionary: str | Path | None = None):
+def load_lexicon(dictionary: str | Path | None = None, language: str | None = None):
     """The kit's Lexicon with the user's dictionary on top, or a TextError in one line (nothing there, a directory,
-    a device or a pipe, too big, not UTF-8, a bad line)."""
+    a device or a pipe, too big, not UTF-8, a bad line).  With a `language` (an espeak-ng voice name), the words of
+    that language through espeak-ng instead (speechattn/runtime/languages.py)."""
     from speechattn_export.words import Lexicon
 
+    if language is not None:
+        from speechattn.runtime.languages import LexiconOfLanguage
+
+        if dictionary is not None:
+            raise TextError("--dictionary holds English pronunciations (CMUdict's phones); give it or --language, "
+                            "not both")
+        return LexiconOfLanguage(language)
     try:
         return Lexicon.load(dictionary)
     except ValueError as error:

@@ -1,0 +1,88 @@
+"""Words in other languages: espeak-ng's pronunciation of each word as the model's English phones.
+
+`align --language LANG` (and `transcribe --dialog`, `speechattn-rhubarb -d`) take the words' phones from here instead
+of CMUdict: each written word goes to espeak-ng (the `espeakng-loader` wheel, driven by speechattn/runtime/espeak.py) on
+its own, so its phonemes stay its own, in IPA; speechattn.phones.from_ipa turns every phoneme into the nearest of the
+40.  LexiconOfLanguage answers `words(text, max_words)` as the kit's Lexicon does, so the aligner cannot tell them
+apart; each word's source is "espeak-ng".
+
+Words are runs of letters and digits in any script, joined by an apostrophe or hyphen (l'arbre, aujourd'hui);
+espeak-ng reads numbers in the language itself (23: veintitrés).  A word espeak-ng gives no phonemes is left out, as
+the English lexicon leaves out what it cannot say.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+from speechattn.errors import SpeechattnError
+
+WORD = re.compile(r"[^\W_]+(?:['’-][^\W_]+)*")
+LANGUAGES_HINT = "speechattn align --language list names them"
+
+
+class LanguageError(SpeechattnError):
+    pass
+
+
+def _espeak():
+    try:
+        import espeakng_loader  # noqa: F401
+    except ImportError:
+        raise LanguageError("--language needs espeak-ng: pip install espeakng-loader (or pip install "
+                            "'speechattn[languages]')") from None
+    from speechattn.runtime.espeak import espeak
+
+    return espeak()
+
+
+def languages() -> list[str]:
+    """The voice names espeak-ng's data ships (es, fr, de, pt-br, ...): the file names below its lang folder."""
+    root = Path(_espeak().data_path) / "lang"
+    return sorted(path.name for path in root.rglob("*") if path.is_file())
+
+
+class LexiconOfLanguage:
+    """The words of a text in `language` (an espeak-ng voice name) with their phones, as the kit's Lexicon.words."""
+
+    def __init__(self, language: str):
+        from speechattn.runtime.espeak import SynthesisError
+
+        self.language = language
+        self.known: dict[str, tuple[str, ...]] = {}  # written word -> its phones, pronounced once
+        self.engine = _espeak()
+        try:
+            self.engine.set_voice(language)
+        except SynthesisError:
+            raise LanguageError(f"espeak-ng has no language {language!r}: {LANGUAGES_HINT}") from None
+
+    def phones(self, word: str) -> tuple[str, ...]:
+        """One written word -> our phones (PhoneMappingError naming a phoneme with none)."""
+        from speechattn.phones import PHONES, from_ipa
+
+        if word not in self.known:
+            self.known[word] = tuple(PHONES[index] for phoneme in self.engine.ipa(word, self.language)
+                                     for index in from_ipa(phoneme, self.language))
+        return self.known[word]
+
+    def words(self, text: str, max_words: int | None = None) -> list:
+        """The kit's Word for each spoken word (one pronunciation, source "espeak-ng"); the limits of the kit's
+        Lexicon.words, checked before any word is pronounced."""
+        from speechattn_export.words import MAX_TEXT_CHARS, MAX_TOKEN_CHARS, Word, token_too_long, too_many_words
+
+        if len(text) > MAX_TEXT_CHARS:
+            raise ValueError(f"a text of {len(text):,} characters (at most {MAX_TEXT_CHARS:,}): split it")
+        spans = []
+        for match in WORD.finditer(text):
+            if match.end() - match.start() > MAX_TOKEN_CHARS:
+                raise token_too_long(text, match.start(), match.end())
+            spans.append(match.span())
+            if max_words is not None and len(spans) > max_words:
+                raise too_many_words(max_words)
+        words = []
+        for start, end in spans:
+            phones = self.phones(text[start:end])
+            if phones:
+                words.append(Word(text[start:end], text[start:end].lower(), (phones,), "espeak-ng", start, end))
+        return words
