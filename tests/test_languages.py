@@ -4,6 +4,7 @@ Spanish that espeak-ng itself spoke where espeak-ng put them, an unknown languag
 
 from __future__ import annotations
 
+import difflib
 import json
 from pathlib import Path
 
@@ -156,3 +157,23 @@ def test_synthesis_after_many_words_to_phonemes_keeps_its_first_phoneme():
         espeak().ipa("la", "es")
     phones = [PHONES[p] for _, _, p in espeak().synthesize("cat", "en-us", rate_wpm=150).intervals]
     assert phones[:3] == ["K", "AE", "T"]
+
+
+def test_transcribe_dialog_in_spanish_gives_espeaks_phones(tmp_path, capsys):
+    from speechattn.runtime.espeak import espeak
+    from speechattn.runtime.languages import LexiconOfLanguage
+
+    text = SENTENCES["es"][1]
+    audio = tmp_path / "es.wav"
+    sf.write(audio, espeak().synthesize(text, "es", phones=False).audio, 16000)
+    assert main(["transcribe", str(audio), "--format", "json", "--dialog", text, "--language", "es", "-q"]) == 0
+    phones = [s["phone"] for s in json.loads(capsys.readouterr().out)["segments"] if s["phone"] != "sil"]
+    expected = [p for w in LexiconOfLanguage("es").words(text) for p in w.pronunciations[0]]
+    # where the speech departs from the dialog's phones the recognised ones stand (here: "el" heard as AY L)
+    assert difflib.SequenceMatcher(None, phones, expected).ratio() > 0.95, (phones, expected)
+
+
+@pytest.mark.parametrize("command", [["transcribe", "x.wav"], ["mic", "--seconds", "1"]])
+def test_language_without_the_words_is_a_usage_error(command, capsys):
+    assert main([*command, "--language", "es"]) == 2
+    assert "--language" in capsys.readouterr().err

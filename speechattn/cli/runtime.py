@@ -143,6 +143,7 @@ def refuse_special_texts(**texts) -> None:
         help="the words spoken (a file, or the words in quotes): phones and mouth shapes follow the script, aligned "
              "to the audio (speechattn align), and the recognised phones where the speech departs from it")
 @option("--dictionary", type=PATH, default=None, metavar="FILE", help="your pronunciations for --dialog (see align)")
+@option("--language", default=None, metavar="LANG", help="the words of --dialog are in this language (an espeak-ng voice: es, fr, de ...; see align --language)")
 @option("--files-from", type=PATH, default=None, metavar="LIST",
         help="also the audio files LIST names, one per line (relative to LIST's folder)")
 @option("--resume", is_flag=True,
@@ -155,7 +156,7 @@ def refuse_special_texts(**texts) -> None:
              "head; one line if none answers within 30 s), or local (a Ray started for this job); --output-dir "
              "must be a folder every node sees; pip install '.[cluster]' (docs/cluster.md)")
 def transcribe(files, model, output_format, output_dir, output_file, quiet, visemes, overwrite, plot, chunk_frames,
-               min_frames, decoder, threads, phases, dialog, dictionary, extended_shapes, dat_frame_rate,
+               min_frames, decoder, threads, phases, dialog, dictionary, language, extended_shapes, dat_frame_rate,
                dat_preston_blair, files_from, resume, jobs, ray_address):
     """Phone segments of audio files, streamed through the ONNX model.
 
@@ -198,7 +199,7 @@ def transcribe(files, model, output_format, output_dir, output_file, quiet, vise
 
     options = decoding_options(stream_model, decoder, min_frames, chunk_frames or offline_chunk(stream_model),
                                (visemes or "vrm") if spec.takes_visemes else None)
-    script = _dialog_script(dialog, dictionary, files, plot)
+    script = _dialog_script(dialog, dictionary, files, plot, language)
     if output_dir:
         output_directory(output_dir)
     names = output_names(files)
@@ -308,12 +309,14 @@ def _file_model(model, chunk_frames, dialog, threads, phases):
     return stream_model, model, phases
 
 
-def _dialog_script(dialog, dictionary, files, plot):
-    """--dialog (the words of the one recording, with --dictionary's pronunciations) as script_words gives them, or
-    None."""
+def _dialog_script(dialog, dictionary, files, plot, language=None):
+    """--dialog (the words of the one recording, with --dictionary's pronunciations or in --language) as script_words
+    gives them, or None."""
     if dialog is None:
         if dictionary is not None:
             raise UsageError("--dictionary gives pronunciations for --dialog's words; give --dialog too")
+        if language is not None:
+            raise UsageError("--language is the language of --dialog's words; give --dialog too")
         return None
     if len(files) != 1:
         raise UsageError(f"--dialog gives the words of one recording; {len(files)} inputs (speechattn align "
@@ -324,7 +327,7 @@ def _dialog_script(dialog, dictionary, files, plot):
 
     refuse_special_texts(dialog=dialog, dictionary=dictionary)
     text, name = read_text(dialog, "dialog")
-    return script_words(text, name, load_lexicon(dictionary))
+    return script_words(text, name, load_lexicon(dictionary, language))
 
 
 def _transcribe_one(path, target, name, files, stream_model, options, script, phases, output_format, rhubarb, plot,
@@ -459,11 +462,12 @@ def _transcribe_job(files, names, model, output_format, output_dir, options, rhu
         help="follow along: the text being read aloud; shows the words read, the word being read and the words "
              "passed over, live (elsewhere: a JSON line per word)")
 @option("--dictionary", type=PATH, default=None, metavar="FILE", help="your pronunciations for --script (see align)")
+@option("--language", default=None, metavar="LANG", help="the words of --script are in this language (an espeak-ng voice: es, fr, de ...; see align --language)")
 @option("--vmc", default=None, metavar="HOST[:PORT]",
         help="lip sync: send VRM's A I U E O mouth blendshapes over the VMC protocol (OSC/UDP) to an avatar app "
              "such as VSeeFace  [port default: 39540]")
 def mic(model, device, list_devices, chunk_frames, min_frames, decoder, output, save_audio, seconds, visemes, script_file,
-        dictionary, vmc):
+        dictionary, language, vmc):
     """Live phone transcription from a microphone.
 
     Captures from an input device (PortAudio) at its own rate and channel count, downmixes and
@@ -516,9 +520,11 @@ def mic(model, device, list_devices, chunk_frames, min_frames, decoder, output, 
 
         refuse_special_texts(script=script_file, dictionary=dictionary)
         text, name = read_text(script_file, "script")
-        script = (text, *script_words(text, name, load_lexicon(dictionary)))
+        script = (text, *script_words(text, name, load_lexicon(dictionary, language)))
     elif dictionary is not None:
         raise UsageError("--dictionary gives pronunciations for --script's words; give --script too")
+    elif language is not None:
+        raise UsageError("--language is the language of --script's words; give --script too")
     summary = run(stream_model, device, options, output, save_audio, seconds, vmc=sender, script=script)
     print(f"speechattn mic: {summary.text()}", file=sys.stderr)
     for path in (output, save_audio):
