@@ -177,3 +177,9 @@ def test_transcribe_dialog_in_spanish_gives_espeaks_phones(tmp_path, capsys):
 def test_language_without_the_words_is_a_usage_error(command, capsys):
     assert main([*command, "--language", "es"]) == 2
     assert "--language" in capsys.readouterr().err
+
+
+def test_a_word_espeak_says_by_englishs_rules_keeps_its_phonemes_without_the_switch_marks():
+    from speechattn.runtime.espeak import espeak
+
+    assert espeak().ipa("facebook", "it") == ["f", "ˈeɪ", "s", "b", "ʊ", "k"]  # raw: (en)|f|ˈeɪ|s|b|ʊ|k|(it)

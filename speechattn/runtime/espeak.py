@@ -28,6 +28,7 @@ AUDIO_OUTPUT_SYNCHRONOUS = 2
 CHARS_UTF8 = 1  # espeakCHARS_UTF8
 PHONEMES_IPA = 0x02  # espeak_TextToPhonemes: IPA; bits 8-23 the separator between phonemes
 PHONEME_SEPARATOR = "|"
+LANGUAGE_SWITCH = re.compile(r"\([a-z]{2,3}(?:-[a-z0-9]+)*\)")  # (en): the voice's own rules say the word in English
 INITIALIZE_PHONEME_EVENTS = 0x0001
 ESPEAK_RATE, ESPEAK_PITCH, ESPEAK_RANGE = 1, 3, 4  # espeak_PARAMETER
 US_ENGLISH_VOICES = ("en-us", "en-us-nyc")
@@ -142,7 +143,8 @@ class Espeak:
 
     def ipa(self, text: str, voice: str) -> list[str]:
         """The text's phonemes in IPA as the voice says them (espeak_TextToPhonemes), stress marks kept: one list of
-        phonemes for the whole text (clauses joined).  A word at a time keeps each word's phonemes its own."""
+        phonemes for the whole text (clauses joined; the marks of a switch to another language's rules, "(en)",
+        dropped, the phonemes kept).  A word at a time keeps each word's phonemes its own."""
         function = self.lib.espeak_TextToPhonemes
         function.restype = ctypes.c_char_p
         function.argtypes = [ctypes.POINTER(ctypes.c_void_p), ctypes.c_int, ctypes.c_int]
@@ -153,8 +155,8 @@ class Espeak:
         phonemes: list[str] = []
         while position.value:  # one clause a call; the library sets the pointer to NULL after the last
             clause = function(ctypes.byref(position), CHARS_UTF8, PHONEMES_IPA | (ord(PHONEME_SEPARATOR) << 8))
-            phonemes += [p for p in re.split(rf"[{PHONEME_SEPARATOR}\s]", (clause or b"").decode("utf-8", "replace"))
-                         if p]
+            clause = LANGUAGE_SWITCH.sub("", (clause or b"").decode("utf-8", "replace"))
+            phonemes += [p for p in re.split(rf"[{PHONEME_SEPARATOR}\s]", clause) if p]
         return phonemes
 
     def synthesize(self, text: str, voice: str, rate_wpm: int = 175, pitch: int = 50, pitch_range: int = 50,
