@@ -184,3 +184,32 @@ def test_a_word_espeak_says_by_englishs_rules_keeps_its_phonemes_without_the_swi
     from speechattn.runtime.espeak import espeak
 
     assert espeak().ipa("facebook", "it") == ["f", "ˈeɪ", "s", "b", "ʊ", "k"]  # raw: (en)|f|ˈeɪ|s|b|ʊ|k|(it)
+
+
+def test_a_corpus_in_spanish_aligns_every_file(tmp_path, capsys):
+    from speechattn.runtime.espeak import espeak
+
+    corpus = tmp_path / "corpus"
+    corpus.mkdir()
+    for number, text in enumerate(SENTENCES["es"][2:4]):
+        sf.write(corpus / f"es{number}.wav", espeak().synthesize(text, "es", phones=False).audio, 16000)
+        (corpus / f"es{number}.lab").write_text(text)
+    assert main(["align", str(corpus), "--output-dir", str(tmp_path / "out"), "--language", "es", "--format", "json",
+                 "-q"]) == 0
+    for number, text in enumerate(SENTENCES["es"][2:4]):
+        result = json.loads((tmp_path / "out" / f"es{number}.json").read_text())
+        assert result["not_heard"] == [] and len(result["words"]) == len(words_of(text))
+
+
+def words_of(text: str) -> list[str]:
+    from speechattn.runtime.languages import WORD
+
+    return WORD.findall(text)
+
+
+def test_a_corpus_in_an_unknown_language_is_one_line(tmp_path, capsys):
+    (tmp_path / "a.lab").write_text("hola")
+    sf.write(tmp_path / "a.wav", np.zeros(1600, np.float32), 16000)
+    assert main(["align", str(tmp_path), "--output-dir", str(tmp_path / "out"), "--language", "xx"]) == 1
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "'xx'" in err

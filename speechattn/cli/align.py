@@ -135,10 +135,8 @@ def align(audio, text, model, output_format, output_dir, output_file, dictionary
                              "manifest with their texts); give no TEXT")
         if output_dir is None:
             raise UsageError("a corpus is written to --output-dir DIR")
-        if language is not None:
-            raise UsageError("--language aligns one recording and its text for now; give AUDIO TEXT")
         return _align_corpus(audio, model, output_format or "textgrid", output_dir, dictionary, jobs, ray_address,
-                             overwrite, quiet, started, force, phases, boundaries)
+                             overwrite, quiet, started, force, phases, boundaries, language)
     if ray_address:
         raise UsageError("--ray aligns a corpus (a folder of audio files beside their .lab or .txt)")
     if text is None:
@@ -190,7 +188,7 @@ def align(audio, text, model, output_format, output_dir, output_file, dictionary
 
 def _align_corpus(folder: Path, model, fmt: str, output_dir: Path, dictionary, jobs: int, ray_address: str | None,
                   overwrite: bool, quiet: bool, started: float, force: bool = False, phases: int = 1,
-                  boundaries: str = "hmm") -> int:
+                  boundaries: str = "hmm", language: str | None = None) -> int:
     """A corpus in MFA's layout through the batch runner (runtime/batch.py): in this process (--jobs 1), worker
     processes or Ray actors, the files already aligned skipped, one progress bar, a summary.  Exit status 0 when
     every audio file's alignment is in output_dir at the end (written now or by an earlier run), 1 when any is not
@@ -212,7 +210,8 @@ def _align_corpus(folder: Path, model, fmt: str, output_dir: Path, dictionary, j
         from speechattn.runtime.align import TextError
 
         refuse_special(dictionary, "dictionary", TextError)
-        load_lexicon(dictionary)
+    if dictionary is not None or language is not None:
+        load_lexicon(dictionary, language)  # an unknown language, espeak-ng missing: one line, not one per worker
     output_directory(output_dir)  # a read-only place, a file: one line before the work
     everything, lonely = [], []
     if folder.is_dir():
@@ -255,7 +254,7 @@ def _align_corpus(folder: Path, model, fmt: str, output_dir: Path, dictionary, j
             tqdm.write(f"speechattn align: error: {result.error}", file=sys.stderr)
 
     settings = AlignSettings(None if model is None else str(model), fmt, str(dictionary) if dictionary else None, force,
-                             phases, boundaries)
+                             phases, boundaries, language)
     results = run_job(todo, AlignWorker, settings, jobs, ray_address, progress=progress_wanted() and not quiet,
                       description="aligning", on_result=report)
     seconds, not_heard = sum(r.seconds for r in results), sum(r.not_heard for r in results)

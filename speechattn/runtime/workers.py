@@ -66,6 +66,7 @@ class AlignSettings:
     force: bool = False  # write recordings whose text does not match the speech (otherwise each fails, unalignable)
     phases: int = 1  # align --phases: the posteriors averaged over that many shifts of the audio
     boundaries: str = "hmm"  # align --boundaries: the HMM-GMM boundary stage ("hmm") or the neural aligner's own
+    language: str | None = None  # align --language: the words through espeak-ng (runtime/languages.py)
 
 
 class AlignWorker:
@@ -78,7 +79,7 @@ class AlignWorker:
 
         self.settings = settings
         self.model = StreamingModel(resolve_model(settings.model), num_threads=1)
-        self.lexicon = load_lexicon(settings.dictionary)  # a bad one: a TextError in one line
+        self.lexicon = load_lexicon(settings.dictionary, settings.language)  # a bad one: a TextError in one line
 
     def __call__(self, job: FileJob) -> FileResult:
         try:
