@@ -112,7 +112,9 @@ def align(audio, text, model, output_format, output_dir, output_file, dictionary
     command line.
 
     The words become phones through CMUdict (every pronunciation variant; numbers, abbreviations and
-    punctuation normalised) and a grapheme-to-phoneme model for words it lacks; --dictionary adds yours.  The
+    punctuation normalised) and a grapheme-to-phoneme model for words it lacks; --dictionary adds yours.  With
+    --language LANG (es, fr, de ...) each word's phonemes come from espeak-ng instead, as the nearest of the
+    model's English phones (docs/benchmarks.md, "Words in other languages").  The
     alignment tolerates a script the speaker departed from: words left out are reported as not heard, speech
     that is not in the script is marked <unk>, and neither drags the rest off.  Each word and phone has a
     confidence (mean posterior) and a goodness of pronunciation (gop: how far the phone beat its best
