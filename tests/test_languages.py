@@ -213,3 +213,32 @@ def test_a_corpus_in_an_unknown_language_is_one_line(tmp_path, capsys):
     assert main(["align", str(tmp_path), "--output-dir", str(tmp_path / "out"), "--language", "xx"]) == 1
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and "'xx'" in err
+
+
+def run_rhubarb(capsys, *arguments) -> tuple[int, str, str]:
+    from speechattn.cli.rhubarb import main as rhubarb_main
+
+    status = rhubarb_main([*map(str, arguments)])
+    captured = capsys.readouterr()
+    return status, captured.out, captured.err
+
+
+def test_rhubarb_dialog_in_spanish_aligns_every_word(tmp_path, capsys):
+    from speechattn.runtime.espeak import espeak
+
+    text = SENTENCES["es"][0]
+    sf.write(tmp_path / "es.wav", espeak().synthesize(text, "es", phones=False).audio, 16000)
+    (tmp_path / "dialog.txt").write_text(text)
+    status, out, err = run_rhubarb(capsys, "--consoleLevel", "Info", "-d", tmp_path / "dialog.txt", "--language", "es",
+                                   tmp_path / "es.wav")
+    words = len(words_of(text))
+    assert status == 0 and out.startswith("0.00\t") and f"Dialog: {words} of {words} words aligned." in err
+
+
+def test_rhubarb_in_an_unknown_language_is_rhubarbs_failure(tmp_path, capsys):
+    (tmp_path / "dialog.txt").write_text("hola")
+    case = Path(__file__).resolve().parent.parent / "speechattn" / "runtime" / "samples" / \
+        "this-no-longer-appears-to-be-the-case.wav"
+    status, _, err = run_rhubarb(capsys, "-q", "-d", tmp_path / "dialog.txt", "--language", "xx", case)
+    assert status == 1 and err.endswith(f"[Fatal] Application terminating with error: Error processing file {case}.\n"
+                                        "espeak-ng has no language 'xx': speechattn align --language list names them\n")

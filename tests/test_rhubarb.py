@@ -432,7 +432,7 @@ def test_a_missing_or_unreadable_dialog_file_fails_as_rhubarb_says(tmp_path):
 
 def short_usage() -> str:
     return ("rhubarb  [-r <pocketSphinx|phonetic>] [-f <dat|tsv|xml|json>] [--datFrameRate <number>] "
-            "[--datUsePrestonBlair] [-d <string>] [--extendedShapes <string>] [--threads <number>] [-q] "
+            "[--datUsePrestonBlair] [-d <string>] [--language <string>] [--extendedShapes <string>] [--threads <number>] [-q] "
             "[--machineReadable] [--consoleLevel <Trace|Debug|Info|Warn|Error|Fatal>] [--logFile <string>] "
             "[--logLevel <Trace|Debug|Info|Warn|Error|Fatal>] [-o <string>] [--] [--version] [-h] <string>")
 

@@ -75,6 +75,8 @@ ARGS = (
         default=24.0),
     Arg("datUsePrestonBlair", "", "Only for dat exporter: uses the Preston Blair mouth shape names.", "switch"),
     Arg("dialogFile", "d", "A file containing the text of the dialog.", "string", type_desc="string"),
+    Arg("language", "", "Not Rhubarb's: the dialog's language, an espeak-ng voice (es, fr, de ...); English if not "
+        "given.", "string", type_desc="string"),
     Arg("extendedShapes", "", "All extended, optional shapes to use.", "string", type_desc="string", default="GHX"),
     Arg("threads", "", "The maximum number of worker threads to use.", "int", type_desc="number"),
     Arg("quiet", "q", "Suppresses all output to stderr except for warnings and error messages.", "switch"),
@@ -348,7 +350,7 @@ def main(argv: list[str] | None = None, prog: str | None = None) -> int:
             return 1
         request = Request(
             input_file=values["inputFile"], output_file=values["output"],
-            export_format=values["exportFormat"], dialog_file=values["dialogFile"],
+            export_format=values["exportFormat"], dialog_file=values["dialogFile"], language=values["language"],
             extended_shapes=values["extendedShapes"], dat_frame_rate=values["datFrameRate"],
             dat_preston_blair=values["datUsePrestonBlair"], recognizer=values["recognizer"], threads=values["threads"],
             quiet=values["quiet"], machine_readable=values["machineReadable"], console_level=values["consoleLevel"],

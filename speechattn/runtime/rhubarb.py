@@ -14,8 +14,9 @@ sources (github.com/DanielSWolf/rhubarb-lip-sync, v1.14.0):
     rhubarb/src/exporters/*.cpp                  the files: speechattn.runtime.transcribe's as_rhubarb_* writers
 
 What differs: the phones come from speechattn's model (any --recognizer is accepted and logged as unused), the dialog
-text is aligned to the audio as `transcribe --dialog` aligns it (phones_for), and any audio format transcribe reads is
-taken (Rhubarb: .wav and .ogg).  Progress is reported as the model works through the audio, a twentieth of the
+text is aligned to the audio as `transcribe --dialog` aligns it (phones_for), any audio format transcribe reads is
+taken (Rhubarb: .wav and .ogg), and one option is speechattn's own: --language LANG, the dialog's words through
+espeak-ng as `align --language` takes them (Rhubarb's dialog is English; its phonetic recognizer ignores the dialog).  Progress is reported as the model works through the audio, a twentieth of the
 recording at a time (progress_block_seconds), where Rhubarb reports its voice detection's frames and then each
 utterance recognised; the machine-readable sink passes on each whole percent once, as Rhubarb's does.
 
@@ -273,6 +274,7 @@ class Request:
     output_file: str | None = None
     export_format: str = "tsv"  # a key of EXPORT_FORMATS
     dialog_file: str | None = None
+    language: str | None = None  # --language, speechattn's own: the dialog's words through espeak-ng
     extended_shapes: str = "GHX"
     dat_frame_rate: float = 24.0
     dat_preston_blair: bool = False
@@ -314,7 +316,7 @@ def read_dialog(path: str) -> str:
 
 
 def phones_for(model, audio: Path, dialog: str | None, log: Log,
-               on_progress: Callable[[float], None] | None = None) -> Transcript:
+               on_progress: Callable[[float], None] | None = None, lexicon=None) -> Transcript:
     """The phones of one recording, which Rhubarb's mouth cues are made from: with a dialog text (Rhubarb's
     --dialogFile), the text aligned to the audio (`transcribe --dialog`: the recognised phones where the speech
     departs from it); without one, or with nothing speakable in it, the phones recognised from the audio alone.
@@ -329,7 +331,7 @@ def phones_for(model, audio: Path, dialog: str | None, log: Log,
         from speechattn_export.words import Lexicon
 
         try:
-            words, starts = script_words(dialog, "the dialog file", Lexicon.load())
+            words, starts = script_words(dialog, "the dialog file", lexicon or Lexicon.load())
         except TextError as error:
             log.say("Warn", f"{error}; recognizing the phones from the audio alone.")
         else:
@@ -419,6 +421,14 @@ def animate_and_export(request: Request, options: RhubarbOptions, log: Log, stdo
         except SpeechattnError as error:
             raise RhubarbError(f"Could not write output file {request.output_file}.\n{one_line(error)}") from None
     dialog = read_dialog(request.dialog_file) if request.dialog_file is not None else None
+    lexicon = None
+    if request.language is not None:  # an unknown language, espeak-ng missing: Rhubarb's failure, before the work
+        from speechattn.runtime.align import load_lexicon
+
+        try:
+            lexicon = load_lexicon(None, request.language)
+        except SpeechattnError as error:
+            raise RhubarbError(one_line(error)) from None
     log.say("Info", f"Recognizer: speechattn {__version__}'s phone model (the -r/--recognizer option, "
                     f"{request.recognizer}, is accepted and has no effect).")
     model = load_model(request.threads, log, dialog=dialog is not None and bool(dialog.strip()))
@@ -426,7 +436,7 @@ def animate_and_export(request: Request, options: RhubarbOptions, log: Log, stdo
     log(progress_entry(0.0))
     try:
         transcript = phones_for(model, Path(request.input_file), dialog, log,
-                                on_progress=lambda fraction: log(progress_entry(fraction)))
+                                on_progress=lambda fraction: log(progress_entry(fraction)), lexicon=lexicon)
     except (AudioError, ValueError) as error:  # ValueError: what the client refuses to stream
         message = str(error)
         message = message[len(request.input_file) + 2:] if message.startswith(f"{request.input_file}: ") else message
