@@ -58,7 +58,8 @@ def stream_wav(library, tmp_path_factory) -> Path:
 
 
 def kit_run(path: Path):
-    """The Python kit's PhoneStream, pushed what StreamWav pushes: the WAV's int16 samples at its own rate in pieces."""
+    """The Python kit's PhoneStream, pushed what StreamWav and the Godot demo's cues.gd push: the WAV's int16 samples
+    at its own rate in pieces of PIECE_SECONDS."""
     from speechattn_export import DecodingOptions, load_model
 
     audio, rate = sf.read(path, dtype="int16")

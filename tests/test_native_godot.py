@@ -16,14 +16,16 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-import soundfile as sf
+
+from test_native_csharp import PIECE_SECONDS as STREAM_WAV_PIECE_SECONDS
+from test_native_csharp import kit_run, printed
 
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
 SAMPLES = sorted((ROOT / "speechattn" / "runtime" / "samples").glob("*.wav"))
 MODEL = ROOT / "export" / "models" / "default-int8.onnx"
 GODOT = shutil.which("godot3-server")  # Debian's godot3 is the X11 build: "X11 Display is not available", even with --no-window
-PIECE_SECONDS = 0.1  # cues.gd's pieces
+PIECE_SECONDS = STREAM_WAV_PIECE_SECONDS  # cues.gd's pieces (0.1 s): StreamWav's, so the kit's run is the C# test's
 
 
 @pytest.fixture(scope="module")
@@ -51,23 +53,6 @@ def godot(demo: Path, tmp_path: Path, *args: str) -> subprocess.CompletedProcess
     env = {**os.environ, "HOME": str(home), "XDG_DATA_HOME": str(home / "data"), "XDG_CONFIG_HOME": str(home / "config"),
            "XDG_CACHE_HOME": str(home / "cache"), "LANG": "en_US.UTF-8", "LC_ALL": ""}  # "C": Godot warns, falls back
     return subprocess.run([GODOT, "--path", str(demo), *args], capture_output=True, text=True, timeout=60, env=env)
-
-
-def kit_run(path: Path):
-    """The Python kit's PhoneStream, pushed what cues.gd pushes: the WAV's int16 samples at its own rate in pieces."""
-    from speechattn_export import DecodingOptions, load_model
-
-    audio, rate = sf.read(path, dtype="int16")
-    stream = load_model(str(MODEL)).open(DecodingOptions(visemes="rhubarb"))
-    piece = int(PIECE_SECONDS * rate)
-    for at in range(0, len(audio), piece):
-        stream.push(audio[at:at + piece], sample_rate=rate)
-    stream.finish()
-    return stream
-
-
-def printed(stdout: str, kind: str) -> list[list[str]]:
-    return [line.split()[1:] for line in stdout.splitlines() if line.startswith(kind + " ")]
 
 
 @pytest.mark.parametrize("path", SAMPLES, ids=[p.stem for p in SAMPLES])
