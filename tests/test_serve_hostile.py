@@ -499,3 +499,43 @@ def test_a_full_disk_during_an_upload_is_answered_507_in_one_line(tiny_onnx, tmp
         after = post(server, "/transcribe?name=a.wav", body)
     assert status == 507 and "No space left on device" in answer["error"], (status, answer)
     assert after[0] == 200
+
+
+def test_a_client_that_reads_nothing_and_sends_nothing_is_closed_1008_at_the_ping_timeout(model, caplog):
+    """A started stream whose client then neither reads (so answers no ping) nor sends: the server sends its close,
+    1008, at the ping timeout, with one log line (websockets' keepalive closed it 1011, the code of a server's
+    defect).  The client reads only at the end, to see what the server sent."""
+
+    async def main():
+        server, task, url = await running(model, ping_interval_seconds=0.3, ping_timeout_seconds=0.3,
+                                          idle_timeout_seconds=60)
+        try:
+            sock = await asyncio.to_thread(raw_websocket, server.address[1])
+            started = time.monotonic()
+            while not any("code=1008" in r.getMessage() for r in caplog.records) and time.monotonic() - started < 10:
+                await asyncio.sleep(0.02)
+            said_after = time.monotonic() - started
+
+            def read_all() -> bytes:
+                sock.settimeout(10)
+                data = b""
+                try:
+                    while chunk := sock.recv(65536):
+                        data += chunk
+                except OSError:
+                    pass
+                return data
+
+            data = await asyncio.to_thread(read_all)
+            sock.close()
+            return said_after, data
+        finally:
+            await stop(server, task)
+
+    with caplog.at_level("INFO", logger="speechattn.runtime.serve"):
+        said_after, data = asyncio.run(main())
+    assert said_after < 2, said_after  # the ping's 0.3 s and its timeout's 0.3 s, and the loop's slack
+    close = data.rfind(b"\x88")  # the close frame, after the pings it never read: code 1008
+    assert close >= 0 and struct.unpack("!H", data[close + 2:close + 4])[0] == 1008, data[-40:]
+    lines = [r.getMessage() for r in caplog.records if "code=1008" in r.getMessage()]
+    assert len(lines) == 1 and "no answer to a ping" in lines[0], lines
