@@ -75,6 +75,19 @@ def printed(stdout: str, kind: str) -> list[list[str]]:
     return [line.split()[1:] for line in stdout.splitlines() if line.startswith(kind + " ")]
 
 
+def assert_printed_is_the_kits(stdout: str, path: Path) -> None:
+    """The printed "cue START END SHAPE" and "phone START END PHONE CONFIDENCE" lines (seconds) equal the kit's run
+    of `path`: frames and names exactly, confidences within 1e-9."""
+    stream = kit_run(path)
+    cues = [[round(float(start) * 100), round(float(end) * 100), shape] for start, end, shape in printed(stdout, "cue")]
+    assert cues == [[c.start_frame, c.end_frame, c.shape] for c in stream.cues] and len(cues) > 5
+    phones = printed(stdout, "phone")
+    assert [[round(float(start) * 100), round(float(end) * 100), phone] for start, end, phone, _ in phones] == \
+        [[s.start_frame, s.end_frame, stream.model.phones[s.phone]] for s in stream.segments]
+    np.testing.assert_allclose([float(p[3]) for p in phones], [s.confidence for s in stream.segments], rtol=0,
+                               atol=1e-9)
+
+
 @pytest.mark.parametrize("path", SAMPLES, ids=[p.stem for p in SAMPLES])
 def test_the_example_prints_the_kits_phones_and_cues(library, stream_wav, path):
     """Every cue (start, end, shape) and every phone (start, end, phone; the confidence, printed to nine decimals,
@@ -82,15 +95,7 @@ def test_the_example_prints_the_kits_phones_and_cues(library, stream_wav, path):
     the 8 kHz recording goes through the resampler."""
     result = mono(library, stream_wav, str(MODEL), str(path), "rhubarb")
     assert result.returncode == 0, result.stdout + result.stderr
-    stream = kit_run(path)
-    cues = [[round(float(start) * 100), round(float(end) * 100), shape]
-            for start, end, shape in printed(result.stdout, "cue")]
-    assert cues == [[c.start_frame, c.end_frame, c.shape] for c in stream.cues] and len(cues) > 5
-    phones = printed(result.stdout, "phone")
-    assert [[round(float(start) * 100), round(float(end) * 100), phone] for start, end, phone, _ in phones] == \
-        [[s.start_frame, s.end_frame, stream.model.phones[s.phone]] for s in stream.segments]
-    np.testing.assert_allclose([float(p[3]) for p in phones], [s.confidence for s in stream.segments], rtol=0,
-                               atol=1e-9)
+    assert_printed_is_the_kits(result.stdout, path)
 
 
 def library_error(library: Path, path: str) -> str:

@@ -14,11 +14,10 @@ import subprocess
 import sys
 from pathlib import Path
 
-import numpy as np
 import pytest
 
 from test_native_csharp import PIECE_SECONDS as STREAM_WAV_PIECE_SECONDS
-from test_native_csharp import kit_run, printed
+from test_native_csharp import assert_printed_is_the_kits, printed
 
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
@@ -62,15 +61,7 @@ def test_the_demo_prints_the_kits_phones_and_cues(demo, tmp_path, path):
     the 8 kHz recording goes through the resampler."""
     result = godot(demo, tmp_path, "-s", "res://cues.gd", "--", str(MODEL), str(path), str(PIECE_SECONDS))
     assert result.returncode == 0, result.stdout + result.stderr
-    stream = kit_run(path)
-    cues = [[round(float(start) * 100), round(float(end) * 100), shape]
-            for start, end, shape in printed(result.stdout, "cue")]
-    assert cues == [[c.start_frame, c.end_frame, c.shape] for c in stream.cues] and len(cues) > 5
-    phones = printed(result.stdout, "phone")
-    assert [[round(float(start) * 100), round(float(end) * 100), phone] for start, end, phone, _ in phones] == \
-        [[s.start_frame, s.end_frame, stream.model.phones[s.phone]] for s in stream.segments]
-    np.testing.assert_allclose([float(p[3]) for p in phones], [s.confidence for s in stream.segments], rtol=0,
-                               atol=1e-9)
+    assert_printed_is_the_kits(result.stdout, path)
 
 
 def test_bad_inputs_are_refused_with_the_librarys_message_not_a_crash(demo, tmp_path):
