@@ -18,24 +18,8 @@ import numpy as np
 from speechattn.data.align import PhoneAligner
 from speechattn.data.labels import frame_labels
 from speechattn_export.segments import label_intervals
-from speechattn.phones import PHONE_TO_INDEX, PHONES
 from speechattn.data.synth import SynthConfig, engine, engine_of, plan, with_edge_silence
-
-SIL = PHONE_TO_INDEX["sil"]
-
-
-def words_between_pauses(labels: np.ndarray) -> list[list[str]]:
-    words, current = [], []
-    for _, _, phone in label_intervals(labels):
-        if phone == SIL:
-            if current:
-                words.append(current)
-            current = []
-        else:
-            current.append(PHONES[phone])
-    if current:
-        words.append(current)
-    return words
+from alignment_common import words_between_pauses  # (bench/: the script's own folder)
 
 
 def main() -> None:
