@@ -192,11 +192,10 @@ class SizedBlocks:
         return self.blocks
 
 
-def read_blocks(path: Path, block_seconds: float = BLOCK_SECONDS) -> tuple[int, int, Iterator[np.ndarray]]:
-    """(native sample rate, channels, iterator of mono 16 kHz float32 blocks)."""
+def _readable_source(path: Path) -> Path | None:
+    """The spooled copy of a pipe (standard input, a FIFO), or None for a file that exists and can be read; a clear
+    AudioError otherwise."""
     import os
-
-    import soundfile as sf
 
     try:
         source = spooled_pipe(path)  # standard input, a pipe or a FIFO: copied in blocks to a file, then read as one
@@ -211,6 +210,14 @@ def read_blocks(path: Path, block_seconds: float = BLOCK_SECONDS) -> tuple[int, 
         raise AudioError(f"{path}: cannot read ({permission_problem(path)})") from None
     except OSError as error:  # a name the file system refuses (too long), a pipe that fails while spooled
         raise AudioError(f"{path}: cannot read ({error.strerror or error})") from None
+    return source
+
+
+def read_blocks(path: Path, block_seconds: float = BLOCK_SECONDS) -> tuple[int, int, Iterator[np.ndarray]]:
+    """(native sample rate, channels, iterator of mono 16 kHz float32 blocks)."""
+    import soundfile as sf
+
+    source = _readable_source(path)
     decoder = DecoderMessages()  # libmpg123's warnings on a damaged MP3 said in our one line, not among our lines
     try:
         with decoder:
@@ -237,42 +244,44 @@ def read_blocks(path: Path, block_seconds: float = BLOCK_SECONDS) -> tuple[int, 
     if announced is not None and announced > handle.frames / handle.samplerate + 0.001:
         log.warning("%s: the header announces %.2f s but the file holds %.2f s (truncated?); transcribing what "
                     "is there", path, announced, handle.frames / handle.samplerate)
+    return handle.samplerate, handle.channels, SizedBlocks(_soundfile_blocks(path, handle, decoder, block_seconds),
+                                                        handle.frames / handle.samplerate)
 
-    def blocks() -> Iterator[np.ndarray]:
-        import soxr
 
-        resampler = (soxr.ResampleStream(handle.samplerate, SAMPLE_RATE, 1, dtype="float32", quality="HQ")
-                     if handle.samplerate != SAMPLE_RATE else None)
-        position = 0
-        with handle:
-            while True:
-                try:
-                    with decoder:
-                        block = handle.read(int(block_seconds * handle.samplerate), dtype="float32", always_2d=True)
-                except Exception as error:
-                    decoder.close()
-                    raise AudioError(f"{path}: cannot read audio after {position / handle.samplerate:.2f} s "
-                                     f"({error}); the file is damaged") from None
-                if (said := decoder.first_unsaid()) is not None:
-                    log.warning("%s: the decoder reports a damaged stream (%s); transcribing what it decodes", path,
-                                said)
-                last = len(block) == 0
-                finite = np.isfinite(block).all(axis=1)
-                if not finite.all():
-                    first = (position + int(np.argmin(finite))) / handle.samplerate
-                    raise AudioError(f"{path}: {int((~finite).sum())} samples in the block from {position / handle.samplerate:.2f} s "
-                                     f"are NaN or infinite, the first at {first:.3f} s; the file is corrupt")
-                mono = to_mono_16k(block, SAMPLE_RATE, str(path))  # the stream resampler below does the rate
-                position += len(block)
-                if resampler is not None:
-                    mono = resampler.resample_chunk(mono, last=last).astype(np.float32)
-                if len(mono):
-                    yield mono
-                if last:
-                    decoder.close()
-                    return
+def _soundfile_blocks(path: Path, handle, decoder: DecoderMessages, block_seconds: float) -> Iterator[np.ndarray]:
+    """An open soundfile handle's blocks, checked for NaN/Inf, downmixed and resampled to mono 16 kHz."""
+    import soxr
 
-    return handle.samplerate, handle.channels, SizedBlocks(blocks(), handle.frames / handle.samplerate)
+    resampler = (soxr.ResampleStream(handle.samplerate, SAMPLE_RATE, 1, dtype="float32", quality="HQ")
+                 if handle.samplerate != SAMPLE_RATE else None)
+    position = 0
+    with handle:
+        while True:
+            try:
+                with decoder:
+                    block = handle.read(int(block_seconds * handle.samplerate), dtype="float32", always_2d=True)
+            except Exception as error:
+                decoder.close()
+                raise AudioError(f"{path}: cannot read audio after {position / handle.samplerate:.2f} s "
+                                 f"({error}); the file is damaged") from None
+            if (said := decoder.first_unsaid()) is not None:
+                log.warning("%s: the decoder reports a damaged stream (%s); transcribing what it decodes", path,
+                            said)
+            last = len(block) == 0
+            finite = np.isfinite(block).all(axis=1)
+            if not finite.all():
+                first = (position + int(np.argmin(finite))) / handle.samplerate
+                raise AudioError(f"{path}: {int((~finite).sum())} samples in the block from {position / handle.samplerate:.2f} s "
+                                 f"are NaN or infinite, the first at {first:.3f} s; the file is corrupt")
+            mono = to_mono_16k(block, SAMPLE_RATE, str(path))  # the stream resampler below does the rate
+            position += len(block)
+            if resampler is not None:
+                mono = resampler.resample_chunk(mono, last=last).astype(np.float32)
+            if len(mono):
+                yield mono
+            if last:
+                decoder.close()
+                return
 
 
 FFMPEG_HINT = ("PyAV decodes it (it carries FFmpeg): pip install av, or pip install '.[formats]' in a clone of "
