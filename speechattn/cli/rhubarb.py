@@ -171,87 +171,106 @@ def take_combined(arg: Arg, args: list[str], i: int) -> bool:
     return True
 
 
-def parse(arguments: list[str], prog: str, out) -> dict:
-    """Rhubarb's arguments (without the program) -> {name: value} for every option, defaults included."""
-    values = {arg.name: arg.default for arg in ARGS if arg.kind != "switch"}
-    values.update({arg.name: False for arg in ARGS if arg.kind == "switch"})
-    taken: set[str] = set()
-    ignoring = False  # after "--": no more options
-    args = list(arguments)
+class _Parse:
+    """One parse of Rhubarb's arguments, TCLAP's way: every word is offered to every option in ARGS' order."""
 
-    def switch(arg: Arg) -> None:
-        nonlocal ignoring
-        if arg.name in taken:
+    def __init__(self, arguments: list[str], prog: str, out) -> None:
+        self.values = {arg.name: arg.default for arg in ARGS if arg.kind != "switch"}
+        self.values.update({arg.name: False for arg in ARGS if arg.kind == "switch"})
+        self.taken: set[str] = set()
+        self.ignoring = False  # after "--": no more options
+        self.args, self.prog, self.out = list(arguments), prog, out
+
+    def switch(self, arg: Arg) -> None:
+        if arg.name in self.taken:
             raise ArgError("Argument already set!", arg.id())
-        taken.add(arg.name)
-        values[arg.name] = True
+        self.taken.add(arg.name)
+        self.values[arg.name] = True
         if arg.name == "help":
-            out.write(usage(prog))
+            self.out.write(usage(self.prog))
             raise HelpShown
         if arg.name == "version":
-            out.write(version_text())
+            self.out.write(version_text())
             raise HelpShown
         if arg.name == "ignore_rest":
-            ignoring = True
+            self.ignoring = True
 
-    i = 0
-    while i < len(args):
-        matched = False
+    def offer_switch(self, arg: Arg, i: int) -> bool:
+        """Whether args[i] is this switch, alone (-h, --help) or combined (-qh); a combined word is blanked as taken."""
+        word, args = self.args[i], self.args
+        if word == f"--{arg.name}" or (arg.flag and word == f"-{arg.flag}"):
+            self.switch(arg)
+            return True
+        if take_combined(arg, args, i):
+            if take_combined(arg, args, i):
+                raise ArgError("Argument already set!", arg.id())
+            self.switch(arg)
+            return all(c == BLANK for c in args[i][1:])
+        return False
+
+    def offer_value(self, arg: Arg, i: int) -> int | None:
+        """The index of the last word taken when args[i] is this option with its value (one word or two), else None."""
+        word = self.args[i]
+        if BLANK in word[1:]:
+            return None
+        name, space, value = word.partition(" ")
+        if not space or word.index(" ") <= 1:  # TCLAP splits "-o out.tsv" given as one argument, not "- x"
+            name, value = word, ""
+        if name != f"--{arg.name}" and not (arg.flag and name == f"-{arg.flag}"):
+            return None
+        if arg.name in self.taken:
+            raise ArgError("Argument already set!", arg.id())
+        if value == "":
+            i += 1
+            if i >= len(self.args):
+                raise ArgError("Missing a value for this argument!", arg.id())
+            value = self.args[i]
+        self.values[arg.name] = extract(arg, value)
+        self.taken.add(arg.name)
+        return i
+
+    def offer(self, i: int) -> tuple[bool, int]:
+        """(matched, the index of the last word taken) for args[i], offered to each option in turn."""
         for arg in ARGS:
-            word = args[i]
+            word = self.args[i]
             if arg.unlabeled:
-                if arg.name in taken or BLANK in word[1:]:
+                if arg.name in self.taken or BLANK in word[1:]:
                     continue
-                values[arg.name] = extract(arg, word)
-                taken.add(arg.name)
-                matched = True
-                break
-            if ignoring:
+                self.values[arg.name] = extract(arg, word)
+                self.taken.add(arg.name)
+                return True, i
+            if self.ignoring:
                 continue
             if arg.kind == "switch":
-                if word == f"--{arg.name}" or (arg.flag and word == f"-{arg.flag}"):
-                    switch(arg)
-                    matched = True
-                    break
-                if take_combined(arg, args, i):
-                    if take_combined(arg, args, i):
-                        raise ArgError("Argument already set!", arg.id())
-                    switch(arg)
-                    if all(c == BLANK for c in args[i][1:]):
-                        matched = True
-                        break
+                if self.offer_switch(arg, i):
+                    return True, i
                 continue
-            if BLANK in word[1:]:
-                continue
-            name, space, value = word.partition(" ")
-            if not space or word.index(" ") <= 1:  # TCLAP splits "-o out.tsv" given as one argument, not "- x"
-                name, value = word, ""
-            if name != f"--{arg.name}" and not (arg.flag and name == f"-{arg.flag}"):
-                continue
-            if arg.name in taken:
-                raise ArgError("Argument already set!", arg.id())
-            if value == "":
-                i += 1
-                if i >= len(args):
-                    raise ArgError("Missing a value for this argument!", arg.id())
-                value = args[i]
-            values[arg.name] = extract(arg, value)
-            taken.add(arg.name)
-            matched = True
-            break
-        word = args[i] if i < len(args) else ""
-        if not matched and (not word or word[0] == "-") and all(c == BLANK for c in word[1:]):
-            matched = True  # "-", or what is left of a combined switch
-        if not matched and not ignoring:
-            taken_as_file = values.get("inputFile") or ""
-            if taken_as_file[:1] == "-" and len(taken_as_file) > 1 and word[:1] != "-":
-                # "--bogus a.wav": TCLAP took --bogus as the file and names a.wav; the option is the mistake
-                raise ArgError("Couldn't find match for argument", taken_as_file)
-            raise ArgError("Couldn't find match for argument", word)
-        i += 1
-    if "inputFile" not in taken:
-        raise ArgError("Required argument missing: inputFile")
-    return values
+            if (last := self.offer_value(arg, i)) is not None:
+                return True, last
+        return False, i
+
+    def run(self) -> dict:
+        i = 0
+        while i < len(self.args):
+            matched, i = self.offer(i)
+            word = self.args[i] if i < len(self.args) else ""
+            if not matched and (not word or word[0] == "-") and all(c == BLANK for c in word[1:]):
+                matched = True  # "-", or what is left of a combined switch
+            if not matched and not self.ignoring:
+                taken_as_file = self.values.get("inputFile") or ""
+                if taken_as_file[:1] == "-" and len(taken_as_file) > 1 and word[:1] != "-":
+                    # "--bogus a.wav": TCLAP took --bogus as the file and names a.wav; the option is the mistake
+                    raise ArgError("Couldn't find match for argument", taken_as_file)
+                raise ArgError("Couldn't find match for argument", word)
+            i += 1
+        if "inputFile" not in self.taken:
+            raise ArgError("Required argument missing: inputFile")
+        return self.values
+
+
+def parse(arguments: list[str], prog: str, out) -> dict:
+    """Rhubarb's arguments (without the program) -> {name: value} for every option, defaults included."""
+    return _Parse(arguments, prog, out).run()
 
 
 def wrap(text: str, width: int, hanging_indent: int = 2) -> list[str]:
