@@ -87,6 +87,7 @@ class Festival:
     output, so each request ends by renaming the segment file, and its appearance is the answer."""
 
     VOICE_DIRECTORIES = ("/usr/share/festival/voices/english", "/usr/share/festival/voices/us")
+    ENCODINGS: dict[str, str] = {}  # voice -> the text encoding it reads (UTF-8 where not named)
 
     def __init__(self) -> None:
         self.program = _require("festival", "festival festvox-kallpc16k")
@@ -106,6 +107,7 @@ class Festival:
         process = self.processes.get(name)
         if process is None or process.poll() is not None:
             process = subprocess.Popen([self.program, "--pipe"], stdin=subprocess.PIPE, text=True,
+                                       encoding=self.ENCODINGS.get(name, "utf-8"), errors="replace",
                                        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
             process.stdin.write(f"(voice_{name})\n")
             self.processes[name] = process
@@ -122,9 +124,15 @@ class Festival:
 
     def synthesize(self, text: str, voice: str, rate_wpm: int = 175, pitch: int = 50, pitch_range: int = 50) -> Utterance:
         """Rate is varied through Duration_Stretch (the HTS voice ignores it); pitch stays each voice's own."""
+        name = voice.split(":", 1)[1]
+        samples, rate, ends = self.segments(text, name, rate_wpm)
+        audio = to_mono_16k(samples, rate, f"festival {name}")
+        return Utterance(audio, _segment_intervals(ends, len(samples) / rate, f"festival {name}"), text, voice)
+
+    def segments(self, text: str, name: str, rate_wpm: int = 175) -> tuple[np.ndarray, int, list[tuple[str, float]]]:
+        """Voice `name` says `text`: (samples, sample rate, (segment, end time s) in the voice's own phone set)."""
         import soundfile as sf
 
-        name = voice.split(":", 1)[1]
         wav, segs = self.workdir / "out.wav", self.workdir / "out.segs"
         quoted = text.replace("\\", " ").replace('"', " ")
         self._request(name, f"(Parameter.set 'Duration_Stretch {175 / rate_wpm:.3f})\n"
@@ -132,9 +140,8 @@ class Festival:
                             f'(utt.save.segs utt "{segs}.tmp")', segs)
         samples, rate = sf.read(wav, dtype="float32")
         lines = segs.read_text().split("#", 1)[-1].split("\n")
-        ends = [(parts[2], float(parts[0])) for parts in (line.split() for line in lines) if len(parts) >= 3]
-        audio = to_mono_16k(samples, rate, f"festival {name}")
-        return Utterance(audio, _segment_intervals(ends, len(samples) / rate, f"festival {name}"), text, voice)
+        return samples, rate, [(parts[2], float(parts[0])) for parts in (line.split() for line in lines)
+                               if len(parts) >= 3]
 
     def __del__(self) -> None:
         for process in self.processes.values():

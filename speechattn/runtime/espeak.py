@@ -67,8 +67,9 @@ _CALLBACK = ctypes.CFUNCTYPE(ctypes.c_int, ctypes.POINTER(ctypes.c_short), ctype
 
 
 def phone_intervals(events: list[tuple[int, str]], total_samples: int, sample_rate: int,
-                    source: str) -> list[tuple[float, float, int]]:
-    """Phoneme events (start sample, espeak name) -> (start s, end s, phone) intervals in our inventory.
+                    source: str, to_phones=from_espeak) -> list[tuple[float, float, int]]:
+    """Phoneme events (start sample, name) -> (start s, end s, phone) intervals in our inventory; `to_phones(name,
+    source)` gives a name's phones (default: an espeak-ng en-US mnemonic's).
 
     Two-phone symbols split their span in half; a symbol with no phone of its own (the linking glide)
     extends the phone before it."""
@@ -77,7 +78,7 @@ def phone_intervals(events: list[tuple[int, str]], total_samples: int, sample_ra
     for (start, name), end in zip(events, bounds[1:]):
         if end <= start:
             continue
-        phones = from_espeak(name, source)
+        phones = to_phones(name, source)
         if not phones:
             if intervals:
                 intervals[-1][1] = end
@@ -160,12 +161,14 @@ class Espeak:
         return phonemes
 
     def synthesize(self, text: str, voice: str, rate_wpm: int = 175, pitch: int = 50, pitch_range: int = 50,
-                   phones: bool = True) -> Utterance:
-        """Audio at 16 kHz with espeak-ng's own timing: each word's start, each phoneme event and, with `phones`
-        (US English voices), the phone intervals in our inventory."""
+                   phones: bool = True, ipa: bool = False) -> Utterance:
+        """Audio at 16 kHz with espeak-ng's own timing: each word's start, each phoneme event (named in espeak-ng's
+        mnemonics, or with `ipa` in IPA, where a pause has an empty name) and, with `phones` (US English voices),
+        the phone intervals in our inventory."""
         import soxr
 
         self.set_voice(voice)
+        self.lib.espeak_ng_SetPhonemeEvents(1, int(ipa))
         for parameter, value in ((ESPEAK_RATE, rate_wpm), (ESPEAK_PITCH, pitch), (ESPEAK_RANGE, pitch_range)):
             self.lib.espeak_SetParameter(parameter, int(value), 0)
         if self._phonemized:  # after some 20 TextToPhonemes calls the next synthesis lost its first phoneme's events
