@@ -12,6 +12,13 @@ shared machine the figures move with the neighbours.  Speech: ../shared/data/lib
 speakers), each client a different clip, looped.
 
     python bench/serve_load.py --model-only [--batches 1,16,64] [--io-binding both]   # the model alone, no server
+    python bench/serve_load.py --one-core [--levels 40,60,80,100,120] [--arms 16]     # what one server core holds
+
+--one-core: the server (one worker) pinned to one core and the load generator to another (--one-core 0,1), each
+process's CPU counted apart, so the figure is what one server core holds.  At each level it also prints the server's
+CPU per stream-second beside the model alone at the server's mean batch (an onnxruntime session on the same file,
+one thread, chained calls at the live chunk, timed on the server's core between levels) and their ratio: the
+server's own cost beyond the model.
     python bench/serve_load.py --provider cuda --arms 256,1024                          # on a GPU (docs/server.md)
 """
 
@@ -24,6 +31,7 @@ import os
 import random
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -88,14 +96,19 @@ async def client(url: str, audio: np.ndarray, seconds: float, frame_ms: float, j
 
 def start_server(model: str, max_batch: int, threads: int | None, cpus: set[int] | None = None,
                  workers: int | None = None, max_wait_ms: float | None = None,
-                 provider: str = "cpu") -> tuple[subprocess.Popen, str]:
+                 provider: str = "cpu", tree: Path | None = None) -> tuple[subprocess.Popen, str]:
+    """The server, from this checkout or from `tree` (another checkout's copy: its speechattn and its kit)."""
     command = [sys.executable, "-m", "speechattn", "serve", "--model", model, "--port", "0", "--max-streams", "5000",
                "--max-batch", str(max_batch), "--provider", provider] + \
         (["--threads", str(threads)] if threads else []) + \
         (["--workers", str(workers)] if workers else []) + \
         (["--max-wait-ms", str(max_wait_ms)] if max_wait_ms is not None else [])
-    process = subprocess.Popen(command, cwd=ROOT, stderr=subprocess.PIPE, text=True,
-                               env={**os.environ, "PYTHONUNBUFFERED": "1"},
+    env = {**os.environ, "PYTHONUNBUFFERED": "1"}
+    if tree is not None:  # its packages ahead of this checkout's editable install (the kit under its import name)
+        kit = Path(tempfile.mkdtemp(prefix="serve-load-kit-"))
+        (kit / "speechattn_export").symlink_to(tree.resolve() / "export")
+        env["PYTHONPATH"] = os.pathsep.join([str(tree.resolve()), str(kit)])
+    process = subprocess.Popen(command, cwd=tree or ROOT, stderr=subprocess.PIPE, text=True, env=env,
                                preexec_fn=(lambda: os.sched_setaffinity(0, cpus)) if cpus else None)
     line = ""
     while "listening on" not in line:
@@ -169,12 +182,20 @@ def main() -> None:
     parser.add_argument("--server-cpus", default=None, metavar="0,1",
                         help="pin the server to these cores (the rest for the load generator): a 2-core server on a "
                         "bigger machine")
+    parser.add_argument("--one-core", default=None, metavar="SERVER,CLIENTS",
+                        help="the server (one worker) on core SERVER, the load generator on core CLIENTS (e.g. 0,1); "
+                        "prints the server's CPU per stream-second against the model alone at its mean batch")
+    parser.add_argument("--baseline", type=Path, default=None, metavar="DIR",
+                        help="--one-core: also a server from another checkout (say `git archive HEAD | tar -x -C DIR` "
+                        "before a change), each level run against it and this checkout's in turn, the same model file")
     parser.add_argument("--speech", type=Path, default=SPEECH, help="a folder of .opus speech clips")
     parser.add_argument("--client-processes", type=int, default=1,
                         help="load-generator processes the clients are spread over")
     args = parser.parse_args()
     if args.model_only:
         return model_only(args)
+    if args.one_core:
+        return one_core(args)
     levels = [n for n in (int(level) for level in args.levels.split(",")) if n <= args.max_clients]
     speech = clips(max(levels), args.speech)
     cpus = {int(c) for c in args.server_cpus.split(",")} if args.server_cpus else None
@@ -207,6 +228,123 @@ def main() -> None:
         finally:
             process.terminate()
             process.wait(30)
+
+
+def server_metrics(url: str) -> dict:
+    """The server's /metrics sums this mode reads: audio seconds taken in, graph calls, streams in them, and the
+    calls' seconds."""
+    import urllib.request
+
+    names = {"speechattn_audio_seconds_total": "audio", "speechattn_batch_streams_count": "calls",
+             "speechattn_batch_streams_sum": "streams", "speechattn_graph_call_seconds_sum": "graph"}
+    http = url.replace("ws://", "http://").rsplit("/", 1)[0] + "/metrics"
+    values = dict.fromkeys(names.values(), 0.0)
+    with urllib.request.urlopen(http, timeout=10) as answer:
+        for line in answer.read().decode().splitlines():
+            name, _, value = line.partition(" ")
+            if name in names:
+                values[names[name]] += float(value)
+    return values
+
+
+def model_alone(model, batch: float, core: int, back: set[int], stream_seconds: float = 20.0, rounds: int = 3) -> float:
+    """CPU seconds a stream-second of the model alone on `core` at `batch` streams a call (chained calls at the
+    live chunk, bench/model_ops.py's; the median of `rounds`; a fractional mean batch: the two whole batches beside
+    it, interpolated), then this process goes back to the cores `back`."""
+    sys.path.insert(0, str(ROOT / "bench"))
+    from model_ops import calls
+
+    chunk = model.default_chunk_frames
+    chunk_seconds = chunk * model.hop_samples / model.sample_rate
+    os.sched_setaffinity(0, {core})
+    try:
+        costs = {}
+        for whole in sorted({max(1, int(batch)), max(1, int(batch) + (batch % 1 > 0))}):
+            count = max(20, int(stream_seconds / (whole * chunk_seconds)))
+            costs[whole] = float(np.median([calls(model, model.session, whole, chunk, count)
+                                            for _ in range(rounds)])) / (whole * chunk_seconds)
+    finally:
+        os.sched_setaffinity(0, back)
+    low, high = min(costs), max(costs)
+    return costs[low] if low == high else costs[low] + (batch - low) * (costs[high] - costs[low])
+
+
+def one_core(args) -> None:
+    """--one-core SERVER,CLIENTS: the server, one worker, on one core; the clients on another; each level's delay,
+    the server's CPU per stream-second, the model alone at the server's mean batch, and the ratio.  With --baseline,
+    a server from that checkout beside this one's, each level run against both in turn."""
+    from speechattn.runtime.transcribe import resolve_model
+    from speechattn_export.stream_client import StreamingModel
+
+    try:
+        server_core, client_core = (int(c) for c in args.one_core.split(","))
+        if {server_core, client_core} - os.sched_getaffinity(0) or server_core == client_core:
+            raise ValueError
+    except ValueError:
+        raise SystemExit(f"serve_load.py: --one-core {args.one_core}: two different cores of "
+                         f"{sorted(os.sched_getaffinity(0))}, the server's then the clients'") from None
+    if args.baseline is not None and not (args.baseline / "speechattn" / "runtime" / "serve.py").is_file():
+        raise SystemExit(f"serve_load.py: --baseline {args.baseline}: not a checkout of speechattn")
+    os.sched_setaffinity(0, {client_core})  # the clients (and their processes, forked from here) on their own core
+    levels = [n for n in (int(level) for level in args.levels.split(",")) if n <= args.max_clients]
+    speech = clips(max(levels), args.speech)
+    path = str(resolve_model(args.model))  # one file for every server, whatever each checkout bundles
+    model = StreamingModel(path, num_threads=1)
+    trees = {"this": None, **({"baseline": args.baseline} if args.baseline else {})}
+    print(f"# one-core: server on core {server_core} (1 worker, 1 onnxruntime thread), clients on core {client_core} "
+          f"in {args.client_processes} process(es); model {path}, chunk {model.default_chunk_frames} frames; "
+          f"{args.seconds:g} s per client per level, {args.frame_ms:g} ms frames, jitter 0-{args.jitter_ms:g} ms; "
+          f"load average {os.getloadavg()[0]:.2f} at the start" +
+          (f"; baseline: {args.baseline}" if args.baseline else ""))
+    print("| server | --max-batch | streams | p50 delay ms | p99 delay ms | mean streams a call | server CPU ms per "
+          "stream-second | graph calls in it, ms | model alone at that batch, ms | ratio | streams its CPU covers | "
+          "server core % busy | load generator core % | load average |")
+    print("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|")
+    held = {}
+    for max_batch in (int(a) for a in args.arms.split(",")):
+        servers = {name: start_server(path, max_batch, 1, {server_core}, 1, args.max_wait_ms, args.provider, tree)
+                   for name, tree in trees.items()}
+        try:
+            past = set()
+            for clients in levels:
+                for name, (process, url) in servers.items():
+                    if name in past:
+                        continue
+                    row = one_core_level(url, process, speech, clients, model, server_core, client_core, args)
+                    print(f"| {name} | {max_batch} | {clients} | " + " | ".join(row["cells"]) + " |", flush=True)
+                    if row["p99"] > args.budget_ms:
+                        past.add(name)
+                    else:
+                        held[name, max_batch] = (clients, row)
+                if len(past) == len(servers):
+                    break
+        finally:
+            for process, _ in servers.values():
+                process.terminate()
+                process.wait(30)
+    for (name, max_batch), (clients, row) in held.items():
+        print(f"# {name}, --max-batch {max_batch}: one server core held {clients} streams within p99 "
+              f"{args.budget_ms:g} ms (p99 {row['p99']:.0f} ms), {row['server']:.2f} ms of server CPU a stream-second "
+              f"against {row['alone']:.2f} ms for the model alone at its batch: {row['ratio']:.2f} x")
+
+
+def one_core_level(url, process, speech, clients: int, model, server_core: int, client_core: int, args) -> dict:
+    """One level of --one-core: its clients, then the model alone on the server's core at the level's mean batch."""
+    before, server_before, wall_before = server_metrics(url), cpu_seconds(process.pid), time.monotonic()
+    delays, generator_seconds = run_level(url, speech, clients, args)
+    wall = time.monotonic() - wall_before
+    server_cpu = cpu_seconds(process.pid) - server_before
+    after = server_metrics(url)
+    load = os.getloadavg()[0]
+    audio = max(after["audio"] - before["audio"], 1e-9)
+    batch = (after["streams"] - before["streams"]) / max(1.0, after["calls"] - before["calls"])
+    alone = 1000 * model_alone(model, batch, server_core, {client_core})
+    server = 1000 * server_cpu / audio
+    p50, p99 = (np.percentile(delays, [50, 99]) * 1000) if delays else (float("nan"),) * 2
+    cells = [f"{p50:.0f}", f"{p99:.0f}", f"{batch:.1f}", f"{server:.2f}",
+             f"{1000 * (after['graph'] - before['graph']) / audio:.2f}", f"{alone:.2f}", f"{server / alone:.2f}",
+             f"{1000 / server:.0f}", f"{100 * server_cpu / wall:.0f}", f"{100 * generator_seconds / wall:.0f}", f"{load:.2f}"]
+    return {"cells": cells, "p99": p99, "server": server, "alone": alone, "ratio": server / alone}
 
 
 def device_copies(path: str, providers: list) -> list[str]:
