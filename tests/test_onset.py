@@ -97,42 +97,48 @@ def test_a_stream_joining_a_batch_midway_starts_primed(primed):
         assert np.abs(np.concatenate(out[key]) - alone).max() <= TOLERANCE, key
 
 
-def test_the_start_is_computed_only_when_a_stream_starts(primed):
-    """The substitution of the silence caches (a Where over each layer's cache: contract version 2, a state a
-    layer) sits in the then-branch of one If on "some row starts", so a call past every row's start only passes
-    the caches through (bench/streaming_speed.py: about 5 % of a 40 ms call): the else-branch is one Identity a
-    cache and nothing else.  The tests above check that either branch gives what the Where gave."""
+def test_a_stream_starts_from_zero_caches_with_nothing_substituted(primed):
+    """The caches are held less silence's (PhoneTagger.prime: a long silence's positions are all alike), so a
+    stream's zero caches are the caches a long silence leaves: the graph has no If and no Where on the caches (an If
+    copied every cache on every call), each cache's one reader is the Concat with the new positions, and
+    cached_frames is read only to count.  The tests above hold the outputs to forward's, which starts from the
+    silence caches themselves."""
     import onnx
 
     _, onnx_model = primed
     graph = onnx.load(onnx_model.path).graph
     caches = {i.name for i in graph.input if i.name.startswith(CACHE_STATES)}  # kv_cache_0, .., conv_cache_0, ..
     assert caches and all(name[-1].isdigit() for name in caches)
-    assert not [n for n in graph.node if n.op_type == "Where" and caches & set(n.input)]  # none outside the If
-    (gate,) = [n for n in graph.node if n.op_type == "If"]
-    branches = {a.name: a.g for a in gate.attribute}
-    started = [n for n in branches["then_branch"].node if n.op_type == "Where"]
-    assert sorted(n.input[2] for n in started) == sorted(caches)
-    running = branches["else_branch"].node
-    assert {n.op_type for n in running} == {"Identity"}  # each layer's cache passed through as it is
-    assert sorted(n.input[0] for n in running) == sorted(caches)
-    assert len(gate.output) == len(running) == len(caches)
+    assert "If" not in {n.op_type for n in graph.node}
+    assert not [n for n in graph.node if n.op_type == "Where" and caches & set(n.input)]
+    for name in caches:
+        assert [n.op_type for n in graph.node if name in n.input] == ["Concat"], name
+    (counter,) = [n for n in graph.node if "cached_frames" in n.input]
+    assert counter.op_type == "Add"
+
+
+def test_a_long_silence_leaves_zero_caches(primed):
+    """What the caches hold is relative to silence's: a stream of digital silence keeps them at zero (to float
+    rounding), and speech does not."""
+    model, onnx_model = primed
+    chunk = model.config.default_chunk_frames
+    for audio, silent in ((np.zeros(48 * HOP_SAMPLES, np.float32), True), (speechlike_signal(0.5, seed=18), False)):
+        state = onnx_model.initial_state(1)
+        _, state = onnx_model.run(audio[None], chunk, False, state)
+        largest = max(float(np.abs(value).max()) for name, value in state.items() if name.startswith(CACHE_STATES))
+        assert (largest <= 1e-4) == silent, largest
 
 
 def test_a_primed_graph_hides_no_key(primed):
     """Primed, every cache slot holds a position from the first call on (silence's, then the stream's), and a
-    flush's padding is seen as forward sees what follows an item's end: the attention has no mask to compute, and
-    the If's condition is one ReduceMin (the int64 maximum for no row: no start).  The tests above hold the outputs
-    to forward's at every chunk size, flushes included."""
+    flush's padding is seen as forward sees what follows an item's end: the attention has no mask to compute.  The
+    tests above hold the outputs to forward's at every chunk size, flushes included."""
     import onnx
 
     _, onnx_model = primed
     graph = onnx.load(onnx_model.path).graph
     attention = [n for n in graph.node if n.op_type == "MultiHeadAttention"]
     assert attention and all(len(n.input) < 5 or not n.input[4] for n in attention)  # no key_padding_mask
-    (gate,) = [n for n in graph.node if n.op_type == "If"]
-    reader = next(n for n in graph.node if "cached_frames" in n.input and n.op_type == "ReduceMin")
-    assert reader.output[0] in {i for n in graph.node for i in n.input if gate.input[0] in n.output}
 
 
 def test_torch_streaming_starts_primed_as_forward_does(primed):
@@ -152,12 +158,15 @@ def test_the_caches_follow_the_weights_through_a_checkpoint(tmp_path):
     save_checkpoint(model, tmp_path / "m.pt")
     loaded = load(tmp_path / "m.pt")
     assert loaded.primed and torch.equal(loaded.primed_kv, model.primed_kv)
-    assert "primed_kv" not in loaded.state_dict()  # derived, never saved: old checkpoints load as before
+    assert torch.equal(loaded.silence_kv, model.silence_kv)
+    assert "primed_kv" not in loaded.state_dict() and "silence_kv" not in loaded.state_dict()  # derived, never saved: old checkpoints load as before
     with torch.no_grad():
         loaded.classifier.weight.mul_(1.5)
         loaded.layers[0].attention.relative_bias.add_(0.5)
+        loaded.layers[0].attention.qkv.bias.add_(0.5)  # what silence's keys and values are made of
     loaded.prime()
     assert not torch.allclose(loaded.primed_kv, model.primed_kv)  # new weights, new silence caches
+    assert not torch.allclose(loaded.silence_kv, model.silence_kv)
 
 
 def test_models_without_the_setting_start_empty(tiny_onnx, tiny_model):

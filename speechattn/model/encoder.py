@@ -137,7 +137,8 @@ class EncoderState(NamedTuple):
 
     pending_features: torch.Tensor  # (B, P, F): frames waiting for their chunk to fill, 0 <= P < C
     kv_cache: tuple[torch.Tensor, ...]  # N x (B, L', 2D): each layer's attention keys, then values, of the last L'
-    # positions, batch first: one tensor a layer, so a call reads each where it lies and writes it once
+    # positions, batch first: one tensor a layer, so a call reads each where it lies and writes it once; a primed
+    # model's (and its conv_cache) held less silence's (PhoneTagger.prime), so zeros are a long silence's caches
     cached_frames: torch.Tensor  # (B,) int64: how many cache slots hold real positions (0..L')
     conv_cache: tuple[torch.Tensor, ...] | None = None  # N x (B, W - 1, D): each layer's convolution input at the
     # last W - 1 positions (W = conv_kernel); zeros at the start, as the causal padding of `forward`; None without it
@@ -150,14 +151,15 @@ class ChunkLayout(NamedTuple):
     num_chunks: int | torch.Tensor  # K
     chunk_frames: int | torch.Tensor  # C
     key_index: torch.Tensor  # (K, L + C): positions of each chunk's keys in the left-extended sequence
-    kv_rows: tuple | None  # graph path: (2 key_index, 2 key_index + 1), the rows of each chunk's keys and of its
-    # values in the left-extended keys and values seen as (B, 2 (L + T), D); None on the Python-size path
+    kv_rows: tuple | None  # graph path: (K, H, L + C) each, the rows of each chunk's keys and of its values, head by
+    # head, in the left-extended keys and values seen as (B, 2 H (L + T), Dh); None on the Python-size path
     bias_index: torch.Tensor | None  # (C, L + C): index into the relative-bias table for query i, key j of a chunk
     # (None on the graph path, where _encode slices every layer's biases from one constant table)
     key_mask: torch.Tensor  # (B, K, 1, 1, L + C) float: 0 where the key is visible, a huge negative where not;
     # on the graph path (sizes are tensors, chunks folded into the batch) (B * K, L + C) int32: 1 visible, 0 not
-    shapes: tuple | None = None  # graph path: int64 shapes (-1, C, D), (-1, L + C, D), (B, -1, D): the folded
-    # queries, the folded key (and value) windows and the output (-1 = B * K or T, inferred)
+    shapes: tuple | None = None  # graph path: int64 shapes (-1, C, D), (-1, H, L + C, Dh), (B, -1, D), (B, -1, Dh):
+    # the folded queries, the folded key (and value) windows head first, the output and the keys' and values' rows
+    # (-1 = B * K, T or 2 H (L + T), inferred)
 
 
 class ShapeReshape(torch.autograd.Function):
@@ -217,24 +219,27 @@ class WindowAttention(torch.autograd.Function):
     """Chunked attention with the chunks folded into the batch, as one node in the ONNX graph.
 
     queries (B, T, D); keys_values (B, L + T, 2D), each position's key then its value (the left context, then this
-    call's positions); key_rows and value_rows (K, L + C), the rows of each chunk's keys and values in keys_values
-    seen as (B, 2 (L + T), D); bias (1, H, C, L + C) relative-position bias; key_mask (B * K, L + C) int32, 1 where
-    the key is visible; shapes from the layout.  Returns (B, T, D).  In the graph the keys and the values of the
-    windows are each one Gather from that free reshape (the windows copied once, no Split), and onnxruntime's
-    com.microsoft MultiHeadAttention (softmax(q k^T / sqrt(Dh) + bias + mask) v per head; a hidden key's weight is
-    exactly 0 either way: onnxruntime adds -10000, torch the float32 minimum) is one node where the plain ops
-    exported as about a dozen small ones; torch computes the same with plain ops."""
+    call's positions); key_rows and value_rows (K, H, L + C), the rows of each chunk's keys and values, head by
+    head, in keys_values seen as (B, 2 H (L + T), Dh); bias (1, H, C, L + C) relative-position bias; key_mask
+    (B * K, L + C) int32, 1 where the key is visible; shapes from the layout.  Returns (B, T, D).  In the graph the
+    keys and the values of the windows are each one Gather from that free reshape (the windows copied once, no
+    Split), head first: onnxruntime's com.microsoft MultiHeadAttention takes keys and values of shape
+    (B * K, H, L + C, Dh) as they are, where (B * K, L + C, D) ones are transposed inside it on every call
+    (measured alone: 4.7 against 8.7 us a node for a 40 ms chunk).  That node (softmax(q k^T / sqrt(Dh) + bias +
+    mask) v per head; a hidden key's weight is exactly 0 either way: onnxruntime adds -10000, torch the float32
+    minimum) is one where the plain ops exported as about a dozen small ones; torch computes the same with plain
+    ops."""
 
     @staticmethod
     def forward(ctx, queries, keys_values, key_rows, value_rows, bias, key_mask, query_shape, window_shape,
-                output_shape, num_heads):
+                output_shape, rows_shape, num_heads):
         BK, C, D = query_shape.tolist()
-        W = window_shape[1].item()
+        window = window_shape.tolist()  # (B * K, H, L + C, Dh)
         H, Dh = num_heads, D // num_heads
         q = queries.reshape(BK, C, H, Dh).transpose(1, 2)  # (B * K, H, C, Dh)
-        rows = keys_values.reshape(output_shape.tolist())  # (B, 2 (L + T), D): a position's key, then its value
-        k = rows[:, key_rows].reshape(BK, W, H, Dh).permute(0, 2, 3, 1)  # (B * K, H, Dh, L + C)
-        v = rows[:, value_rows].reshape(BK, W, H, Dh).transpose(1, 2)  # (B * K, H, L + C, Dh)
+        rows = keys_values.reshape(rows_shape.tolist())  # (B, 2 H (L + T), Dh): a position's key heads, then value's
+        k = rows[:, key_rows].reshape(window).transpose(2, 3)  # (B, K, H, L + C, Dh) -> (B * K, H, Dh, L + C)
+        v = rows[:, value_rows].reshape(window)  # (B * K, H, L + C, Dh)
         scores = (q @ k) * (1.0 / math.sqrt(Dh)) + bias  # (B * K, H, C, L + C)
         if key_mask is not None:
             scores = scores + torch.where(key_mask.bool(), 0.0, torch.finfo(torch.float32).min)[:, None, None, :]
@@ -243,12 +248,12 @@ class WindowAttention(torch.autograd.Function):
 
     @staticmethod
     def symbolic(g, queries, keys_values, key_rows, value_rows, bias, key_mask, query_shape, window_shape,
-                 output_shape, num_heads):
+                 output_shape, rows_shape, num_heads):
         # allowzero: a call with no complete chunk has B * K = 0 (without it a 0 in a shape copies a dimension)
         query = g.op("Reshape", queries, query_shape, allowzero_i=1)  # (B * K, C, D)
-        rows = g.op("Reshape", keys_values, output_shape, allowzero_i=1)  # (B, 2 (L + T), D), no copy
+        rows = g.op("Reshape", keys_values, rows_shape, allowzero_i=1)  # (B, 2 H (L + T), Dh), no copy
         key, value = (g.op("Reshape", g.op("Gather", rows, index, axis_i=1), window_shape, allowzero_i=1)
-                      for index in (key_rows, value_rows))  # (B * K, L + C, D) each
+                      for index in (key_rows, value_rows))  # (B, K, H, L + C, Dh) -> (B * K, H, L + C, Dh) each
         mask = _none(g) if key_mask is None or key_mask.node().mustBeNone() else key_mask
         attended = g.op("com.microsoft::MultiHeadAttention", query, key, value, _none(g), mask, bias,
                         num_heads_i=num_heads)  # scale defaults to 1 / sqrt(Dh)
@@ -271,10 +276,18 @@ class ChunkedSelfAttention(nn.Module):
 
     def forward(
         self, x: torch.Tensor, left: torch.Tensor, layout: ChunkLayout, bias: torch.Tensor | None = None,
+        silence: torch.Tensor | None = None,
     ) -> tuple[torch.Tensor, torch.Tensor]:
         """x (B, T, D), T = K * C; left (B, L, 2D) the left context's keys and values (each position's key, then
         its value); on the graph path `bias` is this layer's relative bias for the layout, (1, H, C, L + C)
-        (PhoneTagger._encode gathers all layers' at once).
+        (PhoneTagger._encode gathers all layers' at once).  `silence` (2D,): the key and value every position of
+        a long silence has (PhoneTagger.prime); given, keys and values are held less it, in `left` and in what is
+        returned, so a zero left context is silence's.  Attention is blind to the keys' shift (a key k - k0 moves
+        each query's scores by the same q . k0, which softmax takes away) and each output, a weighted mean of values
+        (the weights sum to 1), moves by -v0, added back before the output projection; the qkv projection's bias
+        takes k0 and v0 off, a constant in the graph.  (Folding v0 into the output projection's bias instead would
+        save the Add but change what an int8 file quantizes there: measured, its labels moved from the earlier
+        file's on up to 1.5 % of frames.)
 
         Returns the attended output (B, T, D) and the keys and values of the left context followed by those
         of x, (B, L + T, 2D): the streaming cache is cut from them.
@@ -283,10 +296,13 @@ class ChunkedSelfAttention(nn.Module):
         H, Dh = self.num_heads, self.head_dim
         window = layout.key_index.shape[1]  # L + C
         D = H * Dh  # split with constant sizes: `chunk` exports as a chain of shape arithmetic per layer
-        queries, keys_values = self.qkv(x).split([D, 2 * D], dim=-1)  # (B, T, D), (B, T, 2D)
+        qkv_bias = self.qkv.bias if silence is None else self.qkv.bias - torch.cat([silence.new_zeros(D), silence])
+        queries, keys_values = nn.functional.linear(x, self.qkv.weight, qkv_bias).split([D, 2 * D], dim=-1)
         every = torch.cat([left, keys_values], dim=1)  # (B, L + T, 2D)
         if layout.shapes is not None:  # sizes are tensors: the ONNX graph and torch streaming
             attended = WindowAttention.apply(queries, every, *layout.kv_rows, bias, layout.key_mask, *layout.shapes, H)
+            if silence is not None:  # the weighted mean of values less silence's: silence's value added back
+                attended = attended + silence[D:]
             return self.out(attended), every
         all_keys, all_values = every[..., :D], every[..., D:]
         bias = self.relative_bias[:, layout.bias_index]  # (H, C, L + C)
@@ -317,15 +333,22 @@ class ConvModule(nn.Module):
         self.depthwise_bias = nn.Parameter(torch.zeros(D))
         self.pointwise = nn.Linear(D, D)
 
-    def forward(self, x: torch.Tensor, left: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+    def forward(self, x: torch.Tensor, left: torch.Tensor, silence: torch.Tensor | None = None
+                ) -> tuple[torch.Tensor, torch.Tensor]:
         """x (B, T, D), left (B, W - 1, D) -> output (B, T, D) and the convolution input of the left context
-        followed by this call's, (B, W - 1 + T, D): the streaming state is cut from it."""
-        y = self.norm(x)
+        followed by this call's, (B, W - 1 + T, D): the streaming state is cut from it.  `silence` (D,): the
+        convolution input of a long silence; given, inputs are held less it (in `left` and what is returned): the
+        norm's bias takes it off, and, every output summing W inputs, the depthwise bias gives back its weighted
+        sum (no node in the graph), so a zero left context is silence's."""
+        norm_bias, depthwise_bias = self.norm.bias, self.depthwise_bias
+        if silence is not None:
+            norm_bias, depthwise_bias = norm_bias - silence, depthwise_bias + silence * self.depthwise.sum(0)
+        y = nn.functional.layer_norm(x, self.norm.normalized_shape, self.norm.weight, norm_bias, self.norm.eps)
         sequence = torch.cat([left, y], dim=1)  # (B, W - 1 + T, D)
         T, W = y.shape[1], self.depthwise.shape[0]
         # Shifted slices, not conv1d: a call with T = 0 positions gives an empty result (onnxruntime's Conv
         # rejects an input shorter than its kernel), and there is no Python branch on sizes.
-        total = self.depthwise_bias + sequence[:, 0:T] * self.depthwise[0]
+        total = depthwise_bias + sequence[:, 0:T] * self.depthwise[0]
         for j in range(1, W):
             total = total + sequence[:, j : j + T] * self.depthwise[j]
         return self.pointwise(nn.functional.silu(total)), sequence
@@ -346,14 +369,16 @@ class EncoderLayer(nn.Module):
         )
         self.dropout = nn.Dropout(config.dropout)
 
-    def forward(self, x, left, layout: ChunkLayout, left_conv=None, bias=None):
+    def forward(self, x, left, layout: ChunkLayout, left_conv=None, bias=None, silence=None):
         """x (B, T, D) and this layer's left contexts (B, L, 2D) and (B, W - 1, D) -> x and the left-extended keys,
-        values and convolution inputs (see ChunkedSelfAttention, ConvModule)."""
-        attended, keys_values = self.attention(self.attention_norm(x), left, layout, bias)
+        values and convolution inputs (see ChunkedSelfAttention, ConvModule); `silence`, a pair (2D,) and (D,) or
+        None: the caches held less silence's."""
+        silence_kv, silence_conv = silence if silence is not None else (None, None)
+        attended, keys_values = self.attention(self.attention_norm(x), left, layout, bias, silence_kv)
         x = x + self.dropout(attended)
         conv_sequence = None
         if self.conv is not None:
-            convolved, conv_sequence = self.conv(x, left_conv)
+            convolved, conv_sequence = self.conv(x, left_conv, silence_conv)
             x = x + self.dropout(convolved)
         x = x + self.dropout(self.ffn(self.ffn_norm(x)))
         return x, keys_values, conv_sequence
@@ -373,6 +398,10 @@ class PhoneTagger(nn.Module):
         # and (choices, N, 1, W - 1, D); None until primed.  Derived from the weights, never saved.
         self.register_buffer("primed_kv", None, persistent=False)
         self.register_buffer("primed_conv", None, persistent=False)
+        # What every position of those caches holds (a long silence's positions are all alike): (N, 2D) and (N, D).
+        # `step` holds its caches less them, so a stream's zero caches are silence's (ChunkedSelfAttention.forward)
+        self.register_buffer("silence_kv", None, persistent=False)
+        self.register_buffer("silence_conv", None, persistent=False)
 
     @property
     def primed(self) -> bool:
@@ -385,9 +414,14 @@ class PhoneTagger(nn.Module):
         Primed, a stream (step with cached_frames = 0, and each of forward's items) starts from the caches that
         digital silence as long as the receptive field leaves, one set per allowed chunk size, so prepending
         silence (whole chunks) to the audio changes nothing but the times.  The caches follow from the weights:
-        `load` primes, training primes again every few steps, export traces them as constants."""
+        `load` primes, training primes again every few steps, export traces them as constants.
+
+        Each cache's positions are then all alike (the same silence at every one, to float rounding: 4e-6 on the
+        bundled model's keys of size 16, whatever the chunk size), so one key and value a layer, `silence_kv`, and
+        one convolution input, `silence_conv`, stand for them: `step` holds its caches less those, and a stream's
+        zero caches are silence's with no substitution at its start."""
         c = self.config
-        self.primed_kv = self.primed_conv = None
+        self.primed_kv = self.primed_conv = self.silence_kv = self.silence_conv = None
         if not c.primed_start or c.left_context_positions == 0:  # nothing cached, nothing to prime
             return self
         training = self.training
@@ -408,6 +442,8 @@ class PhoneTagger(nn.Module):
             conv.append(torch.stack(state.conv_cache) if c.conv_kernel else None)
         self.primed_kv = torch.stack(kv)
         self.primed_conv = torch.stack(conv) if c.conv_kernel else None
+        self.silence_kv = self.primed_kv.mean(dim=(0, 3))[:, 0]  # (choices, N, 1, L', 2D) -> (N, 2D)
+        self.silence_conv = self.primed_conv.mean(dim=(0, 3))[:, 0] if c.conv_kernel else None  # (N, D)
         return self.train(training)
 
     def _primed_caches(self, chunk_frames) -> tuple[tuple[torch.Tensor, ...], tuple[torch.Tensor, ...] | None]:
@@ -465,14 +501,18 @@ class PhoneTagger(nn.Module):
         one = torch.ones(1, dtype=torch.int64)
         chunk, width = torch.as_tensor(C).unsqueeze(0), torch.as_tensor(span).unsqueeze(0)  # C, L + C as slices' bounds
         folded = torch.cat([-one, chunk, one * D])  # (B * K, C, D)
-        window_shape = torch.cat([-one, width, one * D])  # (B * K, L + C, D): the keys, or the values
+        H = self.config.num_heads
+        window_shape = torch.cat([-one, one * H, width, one * (D // H)])  # (B * K, H, L + C, Dh): keys, or values
         batch = batch if torch.is_tensor(batch) else torch.tensor([batch])  # a call with no chunk: torch's int
         output_shape = torch.cat([batch, -one, one * D])  # (B, T, D)
-        key_rows = key_index * 2  # a position's key and value are rows 2 j and 2 j + 1 of the (B, 2 (L + T), D) view
-        kv_rows = (key_rows, key_rows + 1)
+        rows_shape = torch.cat([batch, -one, one * (D // H)])  # (B, 2 H (L + T), Dh)
+        # head h of position j's key is row 2 H j + h of the (B, 2 H (L + T), Dh) view, of its value 2 H j + H + h
+        key_rows = key_index[:, None, :] * (2 * H) + torch.arange(H, device=device)[None, :, None]  # (K, H, L + C)
+        kv_rows = (key_rows, key_rows + H)
         key_mask = None if key_valid is None else \
             ShapeReshape.apply(key_valid[:, key_index].to(torch.int32), torch.cat([-one, width]))  # (B * K, L + C)
-        return ChunkLayout(batch, num_chunks, C, key_index, kv_rows, None, key_mask, (folded, window_shape, output_shape))
+        return ChunkLayout(batch, num_chunks, C, key_index, kv_rows, None, key_mask,
+                           (folded, window_shape, output_shape, rows_shape))
 
     def _bias_index(self, C: int, L: int, device=None) -> torch.Tensor:
         """(C, L + C) index into the relative-bias table: query i of a chunk sits at window position L + i, so its
@@ -481,11 +521,12 @@ class PhoneTagger(nn.Module):
         offset = L + torch.arange(C, device=device)[:, None] - torch.arange(L + C, device=device)[None, :]
         return offset.clamp(-c.max_relative_future, c.max_relative_past) + c.max_relative_future
 
-    def _encode(self, feats, left, key_valid, chunk_frames, left_conv=None, sizes=None):
+    def _encode(self, feats, left, key_valid, chunk_frames, left_conv=None, sizes=None, relative=False):
         """feats (B, T, F), T a multiple of C; left, N x (B, L', 2D): each layer's left context's keys and values;
         key_valid (B, L' + T'); left_conv, N x (B, W - 1, D), with the convolution module; `sizes` (streaming): the
         (1,) int64 tensor of B and the number of chunks, where the caller has them (fewer graph nodes than reading
-        feats' shape).
+        feats' shape); `relative` (a primed model's `step`): every cache, given and returned, is held less silence's
+        (silence_kv, silence_conv), so zeros are silence's.
 
         Returns log-probabilities (B, T, classes) and, per layer, the left context followed by this call's
         positions: keys and values N x (B, L' + T', 2D) and convolution inputs N x (B, W - 1 + T', D) (None
@@ -509,8 +550,12 @@ class PhoneTagger(nn.Module):
             table = torch.stack([layer.attention.relative_bias for layer in self.layers])[:, :, index]
             C = layout.chunk_frames
             biases = table[:, :, :C, : C + L].split(1)
-        for layer, layer_left, conv, bias in zip(self.layers, left, lefts, biases):
-            x, layer_kv, conv_sequence = layer(x, layer_left, layout, conv, bias)
+        silences = [None] * N
+        if relative:
+            silences = [(kv, conv) for kv, conv in zip(self.silence_kv, self.silence_conv if left_conv is not None
+                                                        else [None] * N)]
+        for layer, layer_left, conv, bias, silence in zip(self.layers, left, lefts, biases, silences):
+            x, layer_kv, conv_sequence = layer(x, layer_left, layout, conv, bias, silence)
             new_kv.append(layer_kv)
             new_conv.append(conv_sequence)
         logits = self.classifier(self.final_norm(x))  # (B, T', S * classes)
@@ -589,16 +634,8 @@ class PhoneTagger(nn.Module):
         C = chunk_frames
         S = self.config.frame_subsampling
         L = self.config.left_context_positions
-        if self.primed:  # a stream's first call (nothing cached yet) starts from the caches silence leaves
-            kv, conv = self._primed_caches(C)
-            start = (state.cached_frames == 0)[:, None, None]  # (B, 1, 1)
-            state = EncoderState(
-                state.pending_features,
-                tuple(torch.where(start, primed, cache) for primed, cache in zip(kv, state.kv_cache)),
-                state.cached_frames,  # every slot holds a position from here on (silence's, then the stream's)
-                tuple(torch.where(start, primed, cache) for primed, cache in zip(conv, state.conv_cache))
-                if conv is not None else None,
-            )
+        # Primed, the caches are held less silence's (see prime): a stream's first call, its caches zeros, starts
+        # from the caches silence leaves with nothing substituted, and every slot holds a position from the start.
         frames = torch.cat([state.pending_features, feats], dim=1)  # (B, n, F)
         n = frames.shape[1]
         complete = (n // C) * C
@@ -618,7 +655,8 @@ class PhoneTagger(nn.Module):
             key_valid = (slot >= (L - state.cached_frames)[:, None]) & (slot < L + ready_positions)
             cached_frames = torch.clamp(state.cached_frames + ready_positions, max=L)
         sizes = (torch._shape_as_tensor(frames)[:1], chunks) if torch.is_tensor(chunks) else None
-        log_probs, every, all_conv = self._encode(chunk_input, state.kv_cache, key_valid, C, state.conv_cache, sizes)
+        log_probs, every, all_conv = self._encode(chunk_input, state.kv_cache, key_valid, C, state.conv_cache, sizes,
+                                                  relative=self.primed)
         # every, N x (B, L' + padded', 2D), and all_conv hold the old state followed by this call's positions; the
         # new state is the last L' (W - 1) of them that are real: positions ready' - L' .. ready' - 1, cache included.
         first = torch.as_tensor(ready_positions).reshape(1)  # (1,) int64, shared by every layer's Slice

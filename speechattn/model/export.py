@@ -119,92 +119,9 @@ def _trace(model: PhoneTagger, path: Path) -> None:
             input_names=["audio", "chunk_frames", "flush", *names], output_names=["log_probs", *outputs],
             dynamic_axes=dynamic_axes, do_constant_folding=True,
         )
-    if model.primed:
-        _gate_stream_start(path)
 
 
 CACHE_STATES = ("kv_cache", "conv_cache")  # the caches' names start so: kv_cache_0 .. (version 2), kv_cache (1)
-
-
-def _gate_stream_start(path: Path) -> None:
-    """Put a primed graph's stream-start substitution behind an ONNX `If`, so calls past the start skip it.
-
-    Traced, `PhoneTagger.step`'s start (each cache replaced by the silence caches where cached_frames is 0) is a
-    Gather of the primed caches for the chunk size and a Where over each whole cache on every call: about 5 % of a
-    40 ms call (docs/benchmarks.md, "The stream start").  Here those nodes (every Where that reads a cache input, and the
-    nodes that feed nothing else) move into the then-branch of an If on "any row has cached_frames 0" (their
-    fewest is 0: one ReduceMin and an Equal); the
-    else-branch passes the caches through.  A cache whose one reader is the Split into layers is split in both
-    branches, so the If gives the layers' pieces and the else-branch reads the cache input straight into them
-    instead of copying it whole through an Identity first.  Either branch gives exactly what the Where gave, row by
-    row."""
-    import onnx
-    from onnx import TensorProto, helper
-
-    proto = onnx.load(str(path))
-    graph = proto.graph
-    nodes = list(graph.node)  # positions, not protobuf wrappers, identify nodes below
-    wheres = [i for i, n in enumerate(nodes) if n.op_type == "Where" and n.input[2].startswith(CACHE_STATES)]
-    if not wheres:
-        return
-    consumers: dict[str, list[int]] = {}
-    for i, node in enumerate(nodes):
-        for name in node.input:
-            consumers.setdefault(name, []).append(i)
-    graph_outputs = {o.name for o in graph.output}
-    moved = set(wheres)
-    changed = True
-    while changed:  # every node whose outputs feed only moved nodes moves too (the Gather of the primed caches ...)
-        changed = False
-        for i, node in enumerate(nodes):
-            if i in moved or not node.output or graph_outputs & set(node.output):
-                continue
-            users = [u for o in node.output for u in consumers.get(o, [])]
-            if users and all(u in moved for u in users):
-                moved.add(i)
-                changed = True
-    def copy(i: int) -> onnx.NodeProto:  # graph.node is cleared below, so nothing keeps a reference into it
-        node = onnx.NodeProto()
-        node.CopyFrom(nodes[i])
-        return node
-
-    splits = {}  # Where -> the Split into layers that is its one reader
-    for i in wheres:
-        readers = consumers.get(nodes[i].output[0], [])
-        if len(readers) == 1 and nodes[readers[0]].op_type == "Split" and readers[0] not in moved:
-            splits[i] = readers[0]
-    then_nodes = [copy(i) for i in sorted(moved)] + [copy(i) for i in splits.values()]  # graph order is topological
-    outputs, else_nodes = [], []
-    for i in wheres:
-        if i in splits:
-            running = copy(splits[i])
-            running.input[0] = nodes[i].input[2]
-            running.name = (running.name or "split") + "_running"
-        else:
-            running = helper.make_node("Identity", [nodes[i].input[2]], [nodes[i].output[0]])
-        outputs += list(running.output)
-        running.output[:] = [o + "_running" for o in running.output]
-        else_nodes.append(running)
-    for node in then_nodes:
-        node.output[:] = [o + "_started" if o in outputs else o for o in node.output]
-    then_outputs = [helper.make_tensor_value_info(o + "_started", TensorProto.FLOAT, None) for o in outputs]
-    else_outputs = [helper.make_tensor_value_info(o + "_running", TensorProto.FLOAT, None) for o in outputs]
-    gate = [  # some row starts: the fewest cached frames is 0 (no row: the int64 maximum, no start)
-        helper.make_node("ReduceMin", ["cached_frames"], ["stream_start_fewest"], keepdims=0),
-        helper.make_node("Equal", ["stream_start_fewest", "stream_start_zero"], ["stream_start_any"]),
-        helper.make_node(
-            "If", ["stream_start_any"], outputs, name="stream_start",
-            then_branch=helper.make_graph(then_nodes, "started", [], then_outputs),
-            else_branch=helper.make_graph(else_nodes, "running", [], else_outputs)),
-    ]
-    graph.initializer.append(helper.make_tensor("stream_start_zero", TensorProto.INT64, [], [0]))
-    kept = [i for i in range(len(nodes)) if i not in moved and i not in splits.values()]
-    first_user = min(u for o in outputs for u in consumers.get(o, []) if u not in moved)
-    before = [copy(i) for i in kept if i < first_user]
-    after = [copy(i) for i in kept if i >= first_user]
-    del graph.node[:]
-    graph.node.extend(before + gate + after)
-    onnx.save(proto, str(path))
 
 
 def _write_metadata(path: Path, metadata: dict[str, str]) -> None:

@@ -10,7 +10,8 @@ State (all zeros at the start of a stream; B batch, N layers, L left context, D 
                                               with level normalisation (frontend.level_target_dbfs)
   pending_features  (B, P, F)        float32  frames waiting for their chunk to fill (P grows 0..C-1)
   kv_cache_i        (B, L', 2D)      float32  layer i's attention keys, then values, of the last L' = L / S encoder
-                                              positions (i = 0 .. N - 1: one tensor a layer, batch first)
+                                              positions (i = 0 .. N - 1: one tensor a layer, batch first); a primed
+                                              model's less silence's (PhoneTagger.prime), so zeros are silence's
   cached_frames     (B,)             int64    how many of the L' cache slots hold real positions
   conv_cache_i      (B, W-1, D)      float32  layer i's convolution input at the last W - 1 positions (only with
                                               the convolution module, model.conv_kernel = W)
