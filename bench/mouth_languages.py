@@ -13,7 +13,7 @@ another seed; speechattn/data/synth_languages.py FESTIVAL_VOICES says which fest
              espeak-ng's en-us with the same variants, through the same path (IPA, not its mnemonics).
   real       SILVER references: Debian's asterisk-core-sounds-LL prompts (the -g722 packages: 16 kHz; the base
              package lists what each prompt says), each aligned to its text with `speechattn align --language LL`
-             (English: `speechattn align`, CMUdict), the bundled default model with its HMM boundary stage.  The
+             (English: `speechattn align`, CMUdict), the bundled default model, `--boundaries neural`.  The
              references are drawn by our own English model's aligner, so they favour our models' boundaries, as the
              pocketsphinx-aligned English dev set favours pocketsphinx.  A prompt whose text holds * # ( ) / @ or a
              web address is left out (the speech says something else); one align reports unalignable, or with a
@@ -91,7 +91,7 @@ class Item:
 
 @dataclass
 class Dropped:
-    """Real prompts left out, by reason."""
+    """Utterances left out, by language and reason."""
 
     counts: dict[str, int] = field(default_factory=lambda: defaultdict(int))
 
@@ -122,24 +122,36 @@ def synthetic_voices(language: str) -> list[tuple[str, str]]:
     return voices
 
 
-def synthetic_items(language: str, per_voice: int, words: int) -> list[Item]:
-    """The language's synthetic utterances, made once and kept under data/mouth_languages/synthetic."""
+def synthetic_items(language: str, per_voice: int, words: int, dropped: Dropped) -> list[Item]:
+    """The language's synthetic utterances, made once and kept under data/mouth_languages/synthetic.  The texts are
+    drawn in turn for each voice; one the labeller refuses (a phoneme with no phone in IPA_TO_PHONES) is counted in
+    `dropped` and the next text is drawn in its place (at most per_voice * 5 draws per voice)."""
     from speechattn.data.synth_languages import labelled
+    from speechattn.errors import SpeechattnError
 
     folder = DATA / "synthetic" / language
     folder.mkdir(parents=True, exist_ok=True)
     voices = synthetic_voices(language)
-    texts = word_draws(language, per_voice * len(voices), words)
+    texts = iter(word_draws(language, per_voice * len(voices) * 5, words))
     items = []
-    for number, ((engine, voice), text) in enumerate(zip([v for v in voices for _ in range(per_voice)], texts)):
-        name = f"{engine}-{voice}-{number:03d}"
-        cached = folder / f"{name}-{hashlib.sha1(text.encode()).hexdigest()[:8]}.npz"
-        if not cached.exists():
-            audio, labels = labelled(ESPEAK_VOICE.get(language, language), voice if engine == "espeak" else voice,
-                                     text, engine)
-            np.savez(cached, audio=audio.astype(np.float32), labels=labels)
-        stored = np.load(cached)
-        items.append(Item("synthetic", language, name, f"{engine} {voice}", stored["audio"], stored["labels"], text))
+    for engine, voice in voices:
+        made = 0
+        for number, text in zip(range(per_voice * 5), texts):
+            if made == per_voice:
+                break
+            name = f"{engine}-{voice}-{len(items):03d}"
+            cached = folder / f"{engine}-{voice}-{hashlib.sha1(text.encode()).hexdigest()[:12]}.npz"
+            if not cached.exists():
+                try:
+                    audio, labels = labelled(ESPEAK_VOICE.get(language, language), voice, text, engine)
+                except SpeechattnError as error:
+                    dropped.counts[language, f"synthetic text refused ({str(error).split(': ')[-1][:60]})"] += 1
+                    continue
+                np.savez(cached, audio=audio.astype(np.float32), labels=labels)
+            stored = np.load(cached)
+            items.append(Item("synthetic", language, name, f"{engine} {voice}", stored["audio"], stored["labels"],
+                              text))
+            made += 1
     return items
 
 
@@ -208,13 +220,20 @@ def prepare_real(language: str, prompts: int, dropped: Dropped) -> tuple[Path, l
 
 
 def align_real(language: str, corpus: Path, jobs: int) -> Path:
-    """`speechattn align CORPUS --output-dir ALIGNED --format json [--language LL]` (resumes where it stopped)."""
-    aligned = corpus.parent / "aligned"
+    """`speechattn align CORPUS --output-dir ALIGNED --format json --model DEFAULT --boundaries neural [--language
+    LL]`: the bundled default as committed (model_path) and the kit's own boundaries, so the references depend on
+    nothing else that may change; ALIGNED is named by the model's hash (a new default draws them afresh), and a run
+    resumes where one stopped.  align's complaints (prompts it finds unalignable) are counted by real_items, not
+    printed."""
+    model = model_path("default")
+    aligned = corpus.parent / f"aligned-{hashlib.sha256(model.read_bytes()).hexdigest()[:12]}"
     command = [sys.executable, "-m", "speechattn", "align", str(corpus), "--output-dir", str(aligned),
-               "--format", "json", "--jobs", str(jobs), "--quiet"]
+               "--format", "json", "--jobs", str(jobs), "--quiet", "--model", str(model), "--boundaries", "neural"]
     if language != "en":
         command += ["--language", language]
-    subprocess.run(command, check=False)  # exit 1 when a prompt is unalignable: counted below
+    done = subprocess.run(command, capture_output=True, text=True, check=False)  # 1: a prompt was unalignable
+    if done.returncode not in (0, 1) or "internal error" in done.stderr:
+        raise SystemExit(f"speechattn align failed on {corpus}: {done.stderr.strip()[-400:]}")
     return aligned
 
 
@@ -255,17 +274,30 @@ def real_items(language: str, prompts: int, dropped: Dropped, jobs: int) -> list
 
 
 def model_path(name: str) -> Path:
-    """A bundled model's name (models.json) or an ONNX file; `multilingual` is its file if models.json lacks it."""
+    """A bundled model's name (models.json; `multilingual`: export/models/multilingual-int8.onnx where models.json
+    lacks it) or an ONNX file.  A bundled model is read as committed (git HEAD), kept under data/mouth_languages/models
+    by its hash, so a file being rewritten in the working tree meanwhile does not change the check; one not yet
+    committed is read from the tree."""
     from speechattn.errors import SpeechattnError
     from speechattn.runtime.transcribe import resolve_model
 
     try:
-        return resolve_model(name)
+        path = resolve_model(name)
     except SpeechattnError:
-        fallback = ROOT / "export" / "models" / f"{name}-int8.onnx"
-        if fallback.exists():
-            return fallback
-        raise
+        path = ROOT / "export" / "models" / f"{name}-int8.onnx"
+        if not path.exists():
+            raise
+    if path.resolve().parent != ROOT / "export" / "models":
+        return path
+    committed = subprocess.run(["git", "-C", str(ROOT), "show", f"HEAD:export/models/{path.name}"],
+                               capture_output=True, check=False).stdout
+    if not committed:
+        return path
+    pinned = DATA / "models" / f"{path.stem}-{hashlib.sha256(committed).hexdigest()[:12]}.onnx"
+    if not pinned.exists():
+        pinned.parent.mkdir(parents=True, exist_ok=True)
+        pinned.write_bytes(committed)
+    return pinned
 
 
 class Ours:
@@ -274,7 +306,7 @@ class Ours:
     def __init__(self, path: Path) -> None:
         from speechattn_export.stream_client import StreamingModel
 
-        self.model = StreamingModel(path, num_threads=1)
+        self.model, self.path = StreamingModel(path, num_threads=1), path
         self.sets = SETS
         self.cache_tag = hashlib.sha256(path.read_bytes()).hexdigest()[:12]
 
@@ -540,7 +572,7 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
                         help="peers on the same audio ('' for none); one that cannot run is skipped with the reason "
                              "[default: %(default)s]")
     parser.add_argument("--limit", type=int, metavar="N", help="the first N utterances per language and kind")
-    parser.add_argument("--prompts", type=int, default=120, metavar="N",
+    parser.add_argument("--prompts", type=int, default=250, metavar="N",
                         help="real prompts drawn per language (before those left out) [default: %(default)s]")
     parser.add_argument("--per-voice", type=int, default=4, metavar="N",
                         help="synthetic texts per voice [default: %(default)s]")
@@ -569,11 +601,14 @@ def main(argv: list[str] | None = None) -> int:
 
     mouths = load_mouths(args.models, args.peers)
     models = [name for name in args.models if name in mouths]
+    for name in models:
+        print(f"{name}: {mouths[name].path} (sha256 {mouths[name].cache_tag}...), streamed at its default chunk "
+              f"({mouths[name].model.default_chunk_frames} frames)")
     peers = [name for name in args.peers if name in mouths]
     tally, dropped, rows = Tally(), Dropped(), rows_of(args)
     for row in tqdm(rows, desc="languages", unit="language"):
         kind, language = row
-        items = (synthetic_items(language, args.per_voice, args.words) if kind == "synthetic"
+        items = (synthetic_items(language, args.per_voice, args.words, dropped) if kind == "synthetic"
                  else real_items(language, args.prompts, dropped, args.jobs))[: args.limit]
         for item in tqdm(items, desc=f"{language} {kind}", unit="utt.", leave=False):
             shapes = {name: frame_shapes(mouth, item) for name, mouth in mouths.items()}
@@ -585,7 +620,7 @@ def main(argv: list[str] | None = None) -> int:
     print(f"\nmouths: {', '.join(mouths)}; references: synthetic exact (the synthesizer's timing), real SILVER "
           "(speechattn align [--language LL], the bundled default model)")
     if dropped.counts:
-        print("real prompts left out: " + "; ".join(f"{lang} {why}: {n}" for (lang, why), n in
+        print("left out: " + "; ".join(f"{lang} {why}: {n}" for (lang, why), n in
                                                    sorted(dropped.counts.items())))
     print(markdown_tables(tally, rows, models + peers))
     print(target_lines(tally, rows, models, peers))
