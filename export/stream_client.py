@@ -618,14 +618,24 @@ class StreamSet:
     chunk (at most `max_batch` streams per call, with every chunk they all hold; max_batch 1: one stream and one
     chunk a call).  Each stream's frames equal what it would get alone.
 
-    The state a graph call returns stays stacked for its streams (a group): when the same streams are ready together
-    again, as a server's live streams are chunk after chunk, the next call takes it as it is, with no slicing into
-    streams and stacking again (about 15 % of the model's CPU at batches of 16-64).  A stream's own Stream.state is
-    None while its group holds it, and is filled in when it leaves the group (remove, discard, a call with others).
+    The state a graph call returns stays stacked (a stack) and each of its streams' state stays there, a row, until
+    the stream is next stepped or leaves: when the same streams are ready together again, as a server's live streams
+    are chunk after chunk, the next call takes the stack as it is, with no slicing into streams and stacking again
+    (about 15 % of the model's CPU at batches of 16-64); when they are not (their chunks arrive at scattered
+    moments), the next call's state is each of its streams' row gathered from where it lies, one copy a row, and the
+    other streams of those stacks stay where they are (each of them was copied out of its stack first, then copied
+    again into the call: the two copies and their Python cost a row were 5 % of a loaded server's CPU, py-spy).  A
+    stream's own Stream.state is None while a stack holds it, and is filled in when it leaves the set.
 
     `bound` (None: when the model runs on a GPU, model.device): the calls go through onnxruntime's I/O binding
-    (StreamingModel.run_bound) and a group's state stays in the device's memory between calls; it comes to the host
-    only when the group breaks up."""
+    (StreamingModel.run_bound) and a stack stays in the device's memory between calls; it comes to the host when a
+    call gathers rows from it."""
+
+    # A stack is kept while more than 1 / KEEP_STACK_FROM of its rows are streams' state (then the rest are copied
+    # out): a stream that stops sending holds at most that many streams' state.  4: 1.0 ms of CPU a stream-second
+    # less than copying every stream of a broken stack out at once, 2: 0.5 ms (48 streams stepped a quarter at a time,
+    # batches of 16, default-int8; dev measurement on 2 shared cores, +-0.3 ms).
+    KEEP_STACK_FROM = 4
 
     def __init__(self, model: StreamingModel, chunk_frames: int, max_batch=None, bound=None):
         self.model = model
@@ -634,8 +644,11 @@ class StreamSet:
         self.bound = model.device != "cpu" if bound is None else bool(bound)
         self.streams = {}
         self.chunk_samples = chunk_frames * model.hop_samples
-        self._groups = {}  # tuple of keys -> their stacked state, in that order along each state's batch axis
-        self._group_of = {}  # key -> the tuple of its group
+        self._stacks = {}  # tuple of keys (a call's streams) -> the state it returned, stacked in that order
+        self._rows_left = {}  # tuple of keys -> how many of its streams' state still lies in its stack
+        self._whole = set()  # the stacks whose every stream's state still lies there: a call may take them as they are
+        self._held = {}  # key -> (the tuple of the stack its state lies in, its row there)
+        self._axes = {spec["name"]: model._batch_axis(spec) for spec in model.states}
 
     def add(self, key) -> None:
         if key in self.streams:
@@ -652,7 +665,7 @@ class StreamSet:
 
     def discard(self, key) -> None:
         """A stream leaves the set without finishing (its source is gone); no error if it is not in the set."""
-        self._ungroup(key)
+        self._release(key)
         self.streams.pop(key, None)
 
     def push(self, key, samples, sample_rate=None) -> None:
@@ -677,17 +690,13 @@ class StreamSet:
                                                            max(1, MAX_CALL_FRAMES // self.chunk_frames))
                 taken = chunks * self.chunk_samples
                 audio = np.concatenate([s.leftover[:, :taken] for s in streams])
-                state = self._groups.pop(keys, None)  # these streams were stepped together last: as it is
-                if state is None:
-                    for key in keys:
-                        self._ungroup(key)
-                    state = {spec["name"]: np.concatenate([s.state[spec["name"]] for s in streams],
-                                                          axis=model._batch_axis(spec)) for spec in model.states}
                 run = model.run_bound if self.bound else model.run
-                log_probs, self._groups[keys] = run(audio, self.chunk_frames, False, state)
+                log_probs, state = run(audio, self.chunk_frames, False, self._stacked(keys, streams))
+                self._stacks[keys], self._rows_left[keys] = state, len(keys)
+                self._whole.add(keys)
                 for row, (key, stream) in enumerate(zip(keys, streams)):
                     stream.leftover = stream.leftover[:, taken:]
-                    stream.state, self._group_of[key] = None, keys
+                    stream.state, self._held[key] = None, (keys, row)
                     outputs.setdefault(key, []).append(log_probs[row : row + 1])
         result = {}
         for key, pieces in outputs.items():
@@ -695,15 +704,54 @@ class StreamSet:
             result[key] = Frames(indices, log_probs[0], model.phones)
         return result
 
+    def _stacked(self, keys: tuple, streams: list) -> dict:
+        """The state of the streams `keys` stacked in that order along each state's batch axis: a whole stack as it
+        lies, else each stream's row from its stack (or its own state), one copy a row."""
+        if keys in self._whole:  # these streams were stepped together last: as it is
+            for key in keys:
+                del self._held[key]
+            self._whole.discard(keys)
+            del self._rows_left[keys]
+            return self._stacks.pop(keys)
+        parts = {name: [] for name in self._axes}
+        for key, stream in zip(keys, streams):
+            held = self._release(key)
+            for name, axis in self._axes.items():
+                parts[name].append(stream.state[name] if held is None else _row(held[0][name], held[1], axis))
+            stream.state = None
+        return {name: np.concatenate(rows, axis=self._axes[name]) for name, rows in parts.items()}
+
+    def _release(self, key):
+        """`key`'s state leaves its stack: (the stack's state, on the host, and its row), or None where the stream
+        holds its own (or is not in the set).  A stack no stream's state lies in any more is dropped."""
+        held = self._held.pop(key, None)
+        if held is None:
+            return None
+        keys, row = held
+        self._whole.discard(keys)
+        state = self._stacks[keys]
+        if any(not isinstance(value, np.ndarray) for value in state.values()):  # on a device: once a stack
+            state = self._stacks[keys] = self.model.host_state(state)
+        self._rows_left[keys] -= 1
+        if self._rows_left[keys] * self.KEEP_STACK_FROM <= len(keys):  # the rest copied out, the stack dropped
+            del self._stacks[keys], self._rows_left[keys]
+            for other_row, other in enumerate(keys):
+                if self._held.get(other, (None,))[0] == keys:
+                    del self._held[other]
+                    self.streams[other].state = {name: np.take(state[name], [other_row], axis=axis)
+                                                 for name, axis in self._axes.items()}
+        return state, row
+
     def _batches(self, ready: list) -> list[tuple]:
-        """The ready streams in graph calls of at most max_batch: a group whose streams are all ready is one call as
-        it was, unless it is a remnant (under half of max_batch, and not every ready stream); the rest are cut into
-        calls of max_batch, so small groups merge again."""
+        """The ready streams in graph calls of at most max_batch: a whole stack whose streams are all ready is one
+        call as it was, unless it is a remnant (under half of max_batch, and not every ready stream); the rest are
+        cut into calls of max_batch, so small stacks merge again."""
         limit = self.max_batch or len(ready)
         waiting = set(ready)
         whole, loose, seen = [], [], set()
         for key in ready:
-            keys = self._group_of.get(key)
+            held = self._held.get(key)
+            keys = held[0] if held is not None and held[0] in self._whole else None
             if keys is None:
                 loose.append(key)
             elif keys not in seen:
@@ -714,23 +762,12 @@ class StreamSet:
                     loose += [k for k in keys if k in waiting]
         return whole + [tuple(loose[i : i + limit]) for i in range(0, len(loose), limit)]
 
-    def _ungroup(self, key) -> None:
-        """Each stream of `key`'s group gets its own state back (its row of the stacked state, copied)."""
-        keys = self._group_of.get(key)
-        if keys is None:
-            return
-        state = self.model.host_state(self._groups.pop(keys))
-        for row, member in enumerate(keys):
-            del self._group_of[member]
-            if member in self.streams:
-                self.streams[member].state = {
-                    spec["name"]: np.take(state[spec["name"]], [row], axis=self.model._batch_axis(spec))
-                    for spec in self.model.states}
-
     def remove(self, key) -> Frames:
         """Take a stream out of the set and finish it: its buffered audio and last partial chunk, alone."""
-        self._ungroup(key)
+        held = self._release(key)
         stream = self.streams.pop(key)
+        if held is not None:  # its own state back: its row, copied
+            stream.state = {name: np.take(held[0][name], [held[1]], axis=axis) for name, axis in self._axes.items()}
         leftover, stream.leftover = stream.leftover, stream.leftover[:, :0]
         before = stream.push(leftover[0]) if leftover.shape[1] else None
         last = stream.finish()
@@ -744,3 +781,8 @@ class StreamSet:
 
     def __contains__(self, key) -> bool:
         return key in self.streams
+
+
+def _row(value: np.ndarray, row: int, axis: int) -> np.ndarray:
+    """One stream's row of a stacked state along its batch axis, as a view (batch size 1)."""
+    return value[(slice(None),) * axis + (slice(row, row + 1),)]

@@ -86,7 +86,7 @@ def test_streams_stepped_together_again_reuse_their_stacked_state_and_each_gets_
             del at[key]
         if not at and round_number > 9:
             break
-    assert len(streams) == 0 and not streams._groups and not streams._group_of  # nothing held for a gone stream
+    assert len(streams) == 0 and not streams._stacks and not streams._held  # nothing held for a gone stream
     assert watched.reused > watched.calls // 2
     for key, audio in audios.items():
         if key == 5:
