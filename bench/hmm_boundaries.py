@@ -44,6 +44,51 @@ def cpu() -> float:
     return time.process_time()
 
 
+def described(model) -> str:
+    return (f"band {model.band_frames} frames, neural weight {model.neural_weight:g}, boundaries into "
+            f"{'/'.join(model.neural_before) or 'no kind'} kept, the others moved {model.move_share:g} of the way")
+
+
+BROAD = {"speech→silence": "silence edges", "silence→speech": "silence edges", "vowel→stop": "stops",
+         "consonant→stop": "stops"}  # the rest: "the rest"
+
+
+def broad_summary(title: str, scored: dict) -> None:
+    """Each aligner within 10 / 20 / 50 ms (one decimal) by broad kind: the edges of pauses, boundaries into a stop,
+    the rest."""
+    print(f"\n{title}, by broad kind (boundaries; within 10 / 20 / 50 ms, median):")
+    for aligner, errors in scored.items():
+        cells = []
+        for broad in ("silence edges", "stops", "the rest"):
+            e = np.array([x for g, x in errors if BROAD.get(g, "the rest") == broad])
+            if e.size:
+                cells.append(f"{broad} {e.size}: " + " / ".join(f"{100 * np.mean(np.abs(e) <= ms):.1f}"
+                                                                 for ms in (10, 20, 50)) + f", {np.median(e):+.0f} ms")
+        print(f"  {aligner}: " + "; ".join(cells))
+
+
+def energy_edges(audio: np.ndarray, found: dict, scored: dict) -> None:
+    """bench/real_edges.py's onsets and offsets of speech from the energy alone (sharp edges of a clean recording,
+    drawn by no aligner); each aligner's nearest pause edge of the same kind, signed error (ms) into scored."""
+    from real_edges import kept, speech_edges
+
+    edges, snr = speech_edges(audio)
+    for edge in kept(edges, snr, 45.0):
+        for aligner, bounds in found.items():
+            side = [ms for ms, before, after in bounds
+                    if (before == "silence") == (edge.kind == "onset") and "silence" in (before, after)]
+            error = min((ms - edge.ms for ms in side), key=abs) if side else 10_000.0
+            scored[aligner].append((edge.kind, error))
+
+
+def settings_of(args) -> dict:
+    """The boundary stage's settings the command line overrides."""
+    given = {"adapt_rounds": args.adapt_rounds, "band_frames": args.band, "neural_weight": args.neural_weight, "move_share": args.move_share,
+             "neural_before": None if args.neural_before is None else tuple(k for k in args.neural_before.split(",")
+                                                                             if k)}
+    return {k: v for k, v in given.items() if v is not None}
+
+
 def cache_dev(manifests, path: Path, limit=None) -> None:
     from speechattn.data.align import PhoneAligner
     from speechattn.data.dataset import cuts_from_manifests
@@ -84,19 +129,17 @@ def cache_dev(manifests, path: Path, limit=None) -> None:
         pickle.dump(items, f)
 
 
-def score_dev(path: Path, hmm_path: Path, band: int | None, neural_weight: float | None, agree_ms: float = 20.0) -> None:
+def score_dev(path: Path, hmm_path: Path, settings: dict, agree_ms: float = 20.0) -> None:
     from speechattn.phones import PHONES
     from speechattn.runtime.hmm import HmmGmm, refine
 
     with open(path, "rb") as f:
         items = pickle.load(f)
-    model = HmmGmm.load(hmm_path)
-    model = dataclasses.replace(model, band_frames=model.band_frames if band is None else band,
-                                neural_weight=model.neural_weight if neural_weight is None else neural_weight)
-    band, neural_weight = model.band_frames, model.neural_weight
+    model = dataclasses.replace(HmmGmm.load(hmm_path), **settings)
     per_set: dict = defaultdict(lambda: defaultdict(list))
     kept: dict = defaultdict(lambda: defaultdict(lambda: [0, 0]))
     seconds, cpu_hmm, cpu_ours, cpu_peer = 0.0, 0.0, 0.0, 0.0
+    onsets: dict = defaultdict(list)
     for item in items:
         t = cpu()
         refined = refine(model, item["audio"], item["ours"], item["log_probs"], PHONES)
@@ -109,6 +152,7 @@ def score_dev(path: Path, hmm_path: Path, band: int | None, neural_weight: float
         if item["pocketsphinx"] is None or item["praat"] is None:
             continue
         found["pocketsphinx"], found["praat"] = item["pocketsphinx"], item["praat"]
+        energy_edges(item["audio"], {k: found[k] for k in ("speechattn", "hmm", "pocketsphinx")}, onsets)
         arms = {"speechattn": ("pocketsphinx", "praat"), "hmm": ("pocketsphinx", "praat"),
                 "pocketsphinx (on ours ∩ Praat)": ("speechattn", "praat"),
                 "pocketsphinx (on hmm ∩ Praat)": ("hmm", "praat")}
@@ -120,8 +164,17 @@ def score_dev(path: Path, hmm_path: Path, band: int | None, neural_weight: float
                 kept[name][arm][0] += len(reference)
                 kept[name][arm][1] += (len(found[a]) + len(found[b])) // 2
     for name, scored in per_set.items():
-        table(f"{name}: agreed boundaries (HMM {hmm_path.name}, band {band} frames, neural weight {neural_weight})", dict(scored),
+        table(f"{name}: agreed boundaries (HMM {hmm_path.name}, {described(model)})", dict(scored),
               {a: tuple(v) for a, v in kept[name].items()})
+    broad_summary("all three sets", {arm: per_set["all"][arm] for arm in ("speechattn", "hmm",
+                                                                           "pocketsphinx (on hmm ∩ Praat)")})
+    print("\nonsets and offsets of speech from the energy (bench/real_edges.py's detector, sharp edges of clean "
+          "recordings), all three sets; within 10 / 20 / 50 ms, median:")
+    for aligner, errors in onsets.items():
+        print(f"  {aligner}: " + "; ".join(
+            f"{kind}s {len(e)}: " + " / ".join(f"{100 * np.mean(np.abs(e) <= ms):.1f}" for ms in (10, 20, 50))
+            + f", {np.median(e):+.0f} ms" for kind in ("onset", "offset")
+            for e in [np.array([x for k, x in errors if k == kind])] if e.size))
     print("\nwithin 10 / 20 / 50 ms, one decimal:")
     for name, scored in per_set.items():
         print(f"  {name}: " + "; ".join(
@@ -133,55 +186,81 @@ def score_dev(path: Path, hmm_path: Path, band: int | None, neural_weight: float
           f"pocketsphinx {cpu_peer / hours:.1f} s ({cpu_peer / (cpu_ours + cpu_hmm):.1f} × ours with the HMM)")
 
 
-def synthetic(count: int, hmm_path: Path, band: int | None, neural_weight: float | None, arms=()) -> None:
-    """bench/align.py's synthetic utterances (its plan, all three synthesizers), each aligner against the exact
-    phone times: on bench/align.py's frame grid (any boundary, the nearest), and continuous (agreed_boundaries'
-    kinds); CPU of each in the same run."""
+def synthetic_items(count: int, path: Path | None = None) -> list[dict]:
+    """bench/align.py's first `count` synthetic utterances (its plan, all three synthesizers) with the neural
+    aligner's and pocketsphinx's alignments and CPU; read from `path` where it holds them, else written there."""
+    if path is not None and path.exists():
+        with open(path, "rb") as f:
+            items = pickle.load(f)
+        if len(items) >= count:
+            return items[:count]
     from speechattn.data.align import PhoneAligner
     from speechattn.data.labels import frame_labels
     from speechattn.data.synth import SynthConfig, engine, engine_of, plan, with_edge_silence
     from speechattn.phones import PHONES
-    from speechattn.runtime.hmm import HmmGmm, refine
     from speechattn_export.align import AlignOptions, align
     from speechattn_export.pipeline import load_model
 
-    from align import boundary_errors_ms
-
-    model, peer, hmm = load_model("default", threads=1), PhoneAligner(), HmmGmm.load(hmm_path)
-    hmm = dataclasses.replace(hmm, band_frames=hmm.band_frames if band is None else band,
-                              neural_weight=hmm.neural_weight if neural_weight is None else neural_weight)
+    model, peer = load_model("default", threads=1), PhoneAligner()
     chunk = max(model.allowed_chunk_frames)
-    jobs = plan(SynthConfig(hours=count * 4.2 / 3600))[:count]
-    grid, continuous, cpu_used, seconds = defaultdict(list), defaultdict(list), defaultdict(float), 0.0
-    for job in jobs:
+    items = []
+    for job in plan(SynthConfig(hours=count * 4.2 / 3600))[:count]:
         u = engine(engine_of(job.voice)).synthesize(job.text, job.voice, job.rate_wpm, job.pitch, job.pitch_range)
         u = with_edge_silence(u, job.lead_seconds, job.trail_seconds)
         frames = len(u.audio) // 160
-        seconds += len(u.audio) / 16000
-        truth = frame_labels(u.intervals, frames)
-        exact = boundaries(exact_intervals(u.intervals, PHONES))
-        stretches = words_between_pauses(truth)
+        item = {"audio": u.audio.astype(np.float32), "frames": frames, "seconds": len(u.audio) / 16000,
+                "truth": frame_labels(u.intervals, frames), "exact": boundaries(exact_intervals(u.intervals, PHONES))}
+        stretches = words_between_pauses(item["truth"])
         t = cpu()
         log_probs = log_posteriors(model, u.audio, frames, chunk)
-        ours = align(log_probs, [ScriptWord(" ".join(w), tuple(w)) for w in stretches], model.phones, AlignOptions())
-        cpu_used["speechattn"] += cpu() - t
-        t = cpu()
-        refined = refine(hmm, u.audio, ours, log_probs, model.phones)
-        cpu_used["hmm"] += cpu() - t
+        item["ours"] = align(log_probs, [ScriptWord(" ".join(w), tuple(w)) for w in stretches], model.phones,
+                             AlignOptions())
+        item["cpu_ours"] = cpu() - t
+        item["log_probs"] = log_probs.astype(np.float32)
         t = cpu()
         theirs = peer.align(u.audio, stretches)
-        cpu_used["pocketsphinx"] += cpu() - t
+        item["cpu_pocketsphinx"] = cpu() - t
+        item["pocketsphinx"] = None if theirs is None else (frame_labels(theirs, frames),
+                                                            boundaries(peer_intervals(theirs, PHONES)))
+        items.append(item)
+    if path is not None:
+        with open(path, "wb") as f:
+            pickle.dump(items, f)
+    return items
+
+
+def synthetic(count: int, hmm_path: Path, settings: dict, arms=(), cache: Path | None = None) -> None:
+    """bench/align.py's synthetic utterances, each aligner against the exact phone times: on bench/align.py's frame
+    grid (any boundary, the nearest), and continuous (agreed_boundaries' kinds); CPU of each."""
+    from speechattn.phones import PHONES
+    from speechattn.runtime.hmm import HmmGmm, refine
+
+    from align import boundary_errors_ms
+
+    hmm = dataclasses.replace(HmmGmm.load(hmm_path), **settings)
+    print(f"HMM {hmm_path.name}, {described(hmm)}")
+    items = synthetic_items(count, cache)
+    grid, continuous, cpu_used, seconds = defaultdict(list), defaultdict(list), defaultdict(float), 0.0
+    for item in items:
+        frames, ours, log_probs = item["frames"], item["ours"], item["log_probs"]
+        seconds += item["seconds"]
+        cpu_used["speechattn"] += item["cpu_ours"]
+        cpu_used["pocketsphinx"] += item["cpu_pocketsphinx"]
+        t = cpu()
+        refined = refine(hmm, item["audio"], ours, log_probs, PHONES)
+        cpu_used["hmm"] += cpu() - t
         found = {"speechattn": ours, "hmm": refined}
         for band_frames, weight in arms:  # other settings of the boundary stage, on the same utterances
             arm = dataclasses.replace(hmm, band_frames=band_frames, neural_weight=weight)
-            found[f"hmm band {band_frames} weight {weight:g}"] = refine(arm, u.audio, ours, log_probs, model.phones)
+            found[f"hmm band {band_frames} weight {weight:g}"] = refine(arm, item["audio"], ours, log_probs, PHONES)
         for name, alignment in found.items():
-            grid[name] += boundary_errors_ms(truth, ours_labels(alignment, frames))
-            continuous[name] += errors_against(exact, boundaries(ours_intervals(alignment, frames)))
-        if theirs is not None:
-            grid["pocketsphinx"] += boundary_errors_ms(truth, frame_labels(theirs, frames))
-            continuous["pocketsphinx"] += errors_against(exact, boundaries(peer_intervals(theirs, PHONES)))
-    print(f"{len(jobs)} synthetic utterances ({seconds / 60:.1f} min), within 10 / 20 / 50 ms of the exact times:")
+            grid[name] += boundary_errors_ms(item["truth"], ours_labels(alignment, frames))
+            continuous[name] += errors_against(item["exact"], boundaries(ours_intervals(alignment, frames)))
+        if item["pocketsphinx"] is not None:
+            labels, theirs = item["pocketsphinx"]
+            grid["pocketsphinx"] += boundary_errors_ms(item["truth"], labels)
+            continuous["pocketsphinx"] += errors_against(item["exact"], theirs)
+    print(f"{len(items)} synthetic utterances ({seconds / 60:.1f} min), within 10 / 20 / 50 ms of the exact times:")
     for name in grid:
         g, c = np.abs(grid[name]), np.abs([e for _, e in continuous[name]])
         print(f"  {name}: frame grid " + " / ".join(f"{100 * np.mean(g <= ms):.1f}" for ms in (10, 20, 50)) +
@@ -190,6 +269,7 @@ def synthetic(count: int, hmm_path: Path, band: int | None, neural_weight: float
     print("  CPU per hour of audio: " + ", ".join(f"{k} {v / hours:.1f} s" for k, v in cpu_used.items()) +
           " (hmm: the boundary stage alone, after speechattn's)")
     table("the same, continuous, by kind of boundary", dict(continuous), {})
+    broad_summary("the same, continuous", dict(continuous))
 
 
 def timing(manifests, limit: int | None) -> None:
@@ -242,7 +322,16 @@ def main() -> None:
     parser.add_argument("--band", type=int, default=None, help="frames a boundary may move (default: the file's)")
     parser.add_argument("--neural-weight", type=float, default=None,
                         help="each state's emission gains this x its phone's neural log-posterior (default: the file's)")
+    parser.add_argument("--neural-before", default=None, metavar="KIND,...",
+                        help="boundaries into a phone of these kinds (stop, vowel ...) stay where the neural aligner "
+                             "put them (default: the file's)")
+    parser.add_argument("--move-share", type=float, default=None,
+                        help="the share of the HMM-GMM's move each other boundary makes (default: the file's)")
+    parser.add_argument("--adapt-rounds", type=int, default=None,
+                        help="passes again with each block's features shifted by their mean offset from the states'")
     parser.add_argument("--synthetic", type=int, default=0, metavar="N", help="N synthetic utterances")
+    parser.add_argument("--synthetic-cache", type=Path, default=None,
+                        help="--synthetic: the utterances and the peers' alignments, read if there, else written")
     parser.add_argument("--arms", default="", metavar="BAND:WEIGHT,...",
                         help="--synthetic: more settings of the boundary stage scored on the same utterances")
     parser.add_argument("--timing", action="store_true",
@@ -256,10 +345,10 @@ def main() -> None:
             parser.error("--manifests needs --cache FILE to write")
         cache_dev(args.manifests, args.cache, args.limit)
     if args.hmm and args.cache:
-        score_dev(args.cache, args.hmm, args.band, args.neural_weight)
+        score_dev(args.cache, args.hmm, settings_of(args))
     if args.hmm and args.synthetic:
         arms = [(int(a.split(':')[0]), float(a.split(':')[1])) for a in args.arms.split(',') if a]
-        synthetic(args.synthetic, args.hmm, args.band, args.neural_weight, arms)
+        synthetic(args.synthetic, args.hmm, settings_of(args), arms, args.synthetic_cache)
     if not (args.manifests or args.hmm):
         parser.error("give --manifests (with --cache) and/or --hmm")
 

@@ -109,12 +109,16 @@ def test_the_shipped_parameter_file_loads_and_has_the_format_the_command_writes(
     shipped = hmm.bundled()
     assert shipped.phones == tuple(PHONES)
     assert shipped.means.shape == (shipped.states, shipped.means.shape[1], hmm.FEATURE_DIMS)
-    assert shipped.states == 3 * (len(PHONES) - 1) + 1
+    context_free = 3 * (len(PHONES) - 1) + 1
+    assert shipped.states > context_free  # context-dependent states beside the context-free ones
+    assert sorted(set(shipped.phone_of_state.tolist())) == list(range(len(PHONES)))
     assert shipped.info["utterances"] > 1000 and "speechocean762" in shipped.info["data"]
+    assert "synthetic voices" in shipped.info["data"]
     assert shipped.band_frames == hmm.DEFAULT_BAND_FRAMES and shipped.neural_weight == hmm.DEFAULT_NEURAL_WEIGHT
     path = tmp_path / "written.npz"
     trained.save(path)
     again = HmmGmm.load(path)
+    assert np.array_equal(again.state_of, trained.state_of)
     for name in ("means", "variances", "log_weights", "log_stay"):
         assert np.allclose(getattr(again, name), getattr(trained, name), atol=1e-6)
     with np.load(path) as written, np.load(hmm.bundled_path()) as bundled_file:
@@ -153,3 +157,47 @@ def test_train_hmm_bad_input_is_one_line(tmp_path):
     odd = run(str(manifest), "--out", str(tmp_path / "x.npz"), "--gaussians", "3")
     assert odd.returncode == 2 and "power of two" in odd.stderr and odd.stderr.strip().count("\n") == 0
     assert not Path(tmp_path / "x.npz").exists()
+
+
+@pytest.fixture(scope="module")
+def with_contexts():
+    rng = np.random.default_rng(2)
+    utterances = [Utterance(features(audio), segments) for audio, segments in (utterance(rng) for _ in range(12))]
+    return train(utterances, PHONES, HmmTrainConfig(gaussians=2, rounds=0, state_rounds=1, context_min_frames=20))
+
+
+def test_contexts_split_a_phones_edge_states_by_the_kind_of_sound_beside_it(with_contexts, tmp_path):
+    model, aa = with_contexts, PHONES.index("AA")
+    silence, fricative, nasal = (hmm.CONTEXTS.index(k) for k in ("silence", "fricative", "nasal"))
+    context_free = HmmGmm.layout(PHONES)[0]
+    # AA follows silence and S in the training data: its first state has one for each; a nasal never came first
+    assert model.state_of[aa, 0, silence] != model.state_of[aa, 0, fricative]
+    assert model.state_of[aa, 0, nasal] == context_free[aa, 0, 0] < len(context_free.reshape(-1))
+    assert model.state_of[aa, 2, silence] != model.state_of[aa, 2, fricative]  # and its last, by what follows
+    assert len(set(model.state_of[aa, 1].tolist())) == 1  # the middle state has no context
+    states, _ = hmm.segment_chain(model, ["sil", "AA", "S", "AA", "sil"])
+    assert states[1] == model.state_of[aa, 0, silence] and states[7] == model.state_of[aa, 0, fricative]
+    path = tmp_path / "contexts.npz"
+    model.save(path)
+    assert np.array_equal(HmmGmm.load(path).state_of, model.state_of)
+
+
+def test_refined_boundaries_with_contexts_land_on_the_known_boundaries(with_contexts):
+    rng = np.random.default_rng(3)
+    model = dataclasses.replace(with_contexts, neural_weight=0.0, band_frames=4)
+    errors = []
+    for _ in range(5):
+        audio, exact = utterance(rng)
+        refined = refine(model, audio, alignment_of(shifted(exact, rng, 3), exact[-1][2]))
+        got = [(p.start_frame, p.end_frame) for p in refined.words[0].phones]
+        errors += [abs(x - y) for g, t in zip(got, [(a, b) for p, a, b in exact if p != "sil"]) for x, y in zip(g, t)]
+    assert max(errors) <= 1, errors
+
+
+def test_a_version_1_file_without_contexts_still_loads(tmp_path, trained):
+    path = tmp_path / "v1.npz"
+    header = {"format": "speechattn-hmm-gmm/1", "phones": list(PHONES), "band_frames": 2, "neural_weight": 4.0}
+    np.savez(path, header=np.frombuffer(json.dumps(header).encode(), dtype=np.uint8), means=trained.means,
+             variances=trained.variances, log_weights=trained.log_weights, log_stay=trained.log_stay)
+    loaded = HmmGmm.load(path)
+    assert np.array_equal(loaded.state_of, HmmGmm.layout(PHONES)[0]) and loaded.states == trained.states

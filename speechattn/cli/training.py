@@ -196,23 +196,33 @@ def pseudo_label(root, out, name, teacher, min_confidence):
 @click.command("train-hmm")
 @click.argument("manifests", nargs=-1, required=True, type=PATH, metavar="SUPERVISIONS...")
 @option("--out", "-o", type=OUTPUT_FILE, required=True, help="the parameter file to write (.npz)")
+@option("--synthetic-hours", type=click.FloatRange(0, 100), default=0.0,
+        help="and this much of the project's synthetic voices, whose phone times are exact (espeak-ng, flite, "
+             "festival; seconds of CPU an hour)")
 @option("--gaussians", type=click.IntRange(1, 64), default=8, help="per state, a power of two")
 @option("--rounds", type=click.IntRange(0, 20), default=0,
         help="rounds of embedded Viterbi re-estimation after the start from the silver labels")
+@option("--state-rounds", type=click.IntRange(0, 20), default=2,
+        help="then rounds re-aligning the states within each phone, its boundaries kept")
+@option("--context-frames", type=click.IntRange(0), default=500,
+        help="a phone's first (last) state split by the kind of sound before (after) it where the training data "
+             "has this many frames of that context; 0: no context")
 @option("--limit", type=click.IntRange(1), default=None, help="first N utterances of each manifest")
-def train_hmm(manifests, out, gaussians, rounds, limit):
+def train_hmm(manifests, out, synthetic_hours, gaussians, rounds, state_rounds, context_frames, limit):
     """Train the HMM-GMM boundary model `align` refines its boundaries with.
 
     SUPERVISIONS: prepared training manifests with phone alignments (`speechattn prepare`; their recordings
     beside them), e.g. data/ljspeech/ljspeech_supervisions_train.jsonl.gz and
     data/speechocean762/speechocean762_supervisions_train.jsonl.gz.  Each phone three states, silence one, a
     mixture of --gaussians diagonal Gaussians per state over 39 MFCC features at 10 ms, started from each
-    utterance's silver phone boundaries; --rounds re-align and re-estimate (the path likelihood is printed each
-    round).  numpy only, one core: the bundled file (3 hours of speech) takes under a minute of CPU."""
+    utterance's silver phone boundaries (and the synthetic voices' exact ones); --rounds re-align and re-estimate
+    (the path likelihood is printed each round), --state-rounds re-align the states within each phone; then the
+    context-dependent states.  numpy only, one core: the bundled file (3 hours of speech and 1.75 of synthetic
+    voices) takes a few minutes of CPU."""
     import logging
 
     from speechattn.phones import PHONES
-    from speechattn.training.hmm import HmmTrainConfig, train, utterances_from_manifests
+    from speechattn.training.hmm import HmmTrainConfig, synthetic_utterances, train, utterances_from_manifests
 
     missing = [m for m in manifests if not m.is_file()]
     if missing:
@@ -227,7 +237,13 @@ def train_hmm(manifests, out, gaussians, rounds, limit):
     if not utterances:
         raise SpeechattnError("the manifests hold no utterance with phone labels on every frame")
     note = ", ".join(m.name for m in manifests)
-    model = train(utterances, PHONES, HmmTrainConfig(gaussians=gaussians, rounds=rounds), data_note=note)
+    if synthetic_hours:
+        synthetic = synthetic_utterances(synthetic_hours, PHONES)
+        utterances += synthetic
+        note += f", {len(synthetic)} utterances of synthetic voices ({synthetic_hours:g} h planned)"
+    config = HmmTrainConfig(gaussians=gaussians, rounds=rounds, state_rounds=state_rounds,
+                            context_min_frames=context_frames)
+    model = train(utterances, PHONES, config, data_note=note)
     model.save(out)
     print(f"wrote {out}: {len(utterances)} utterances, {model.info['frames'] / 360000:.2f} h, {model.states} "
           f"states x {gaussians} Gaussians; {time.process_time() - started:.0f} s of CPU")

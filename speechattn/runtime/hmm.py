@@ -4,17 +4,20 @@ The neural aligner (the kit's export/align.py) says which phones were spoken and
 each boundary to where a hidden Markov model with Gaussian-mixture emissions over MFCC frames puts it, as the
 aligners people trust for boundaries (HTK, Kaldi, MFA, pocketsphinx) draw them, helped by the neural posteriors
 (a hybrid: each state's emission is its mixture's log-likelihood plus neural_weight x its phone's neural
-log-posterior; the HMM-GMM alone, weight 0, was level with it on real speech and 5 points behind it within 20 ms
-on the synthetic voices' exact times).  The model is
-trained on this project's own speech (speechattn/training/hmm.py, `speechattn train-hmm`); its parameter file
-ships beside the bundled ONNX models (export/models/boundaries-hmm.npz).
+log-posterior; the first model's HMM-GMM alone, weight 0, was level with it on real speech and 5 points behind
+it within 20 ms on the synthetic voices' exact times).  The model is trained on this project's own speech and on
+its synthetic voices, whose phone times are exact (speechattn/training/hmm.py, `speechattn train-hmm`); its
+parameter file ships beside the bundled ONNX models (export/models/boundaries-hmm.npz).
 
 Features: 13 MFCCs (c0 included) of a 25 ms Hamming window centred on each 10 ms frame (frame t's centre at
 10 t + 5 ms, as the frame labels), their deltas and delta-deltas, mean and variance normalised per utterance (a
 file: per block of about 20 s with 1.5 s of context each side): 39.  Topology: each phone STATES_PER_PHONE
 left-to-right states, no skips (30 ms shortest phone, as the neural aligner's min_frames); silence one state (a
 pause between words may be a frame); each state a diagonal-covariance mixture of K Gaussians and a self-loop
-probability.
+probability.  Context: a phone's first state may depend on the kind of sound before it and its last state on the
+kind after it (CONTEXTS: silence, vowel, stop ...; the states tied by kind, not by phone, and where the training
+data had too few frames of a context its phone's context-free state serves): state_of maps (phone, state, kind)
+to a state.
 
 Refinement: a Viterbi pass over the neural aligner's own sequence (its phones, its pauses; speech it put outside
 the script stays where it is), each boundary free to move at most `band_frames` from where the neural aligner put
@@ -47,13 +50,24 @@ DELTA_WINDOW = 2  # frames each side of the regression
 FEATURE_DIMS = 3 * CEPSTRA
 STATES_PER_PHONE = 3
 SILENCE = "sil"
-FORMAT = "speechattn-hmm-gmm/1"  # the parameter file's "format" entry
+FORMAT = "speechattn-hmm-gmm/2"  # the parameter file's "format" entry
+FORMATS_READ = ("speechattn-hmm-gmm/1", FORMAT)  # /1: no state_of, every state context-free
+# the kinds of sound a state's context is told by (bench/agreed_boundaries.py's kinds of boundary)
+CONTEXTS = ("silence", "vowel", "stop", "affricate", "fricative", "nasal", "liquid/glide")
+_KIND_OF = {phone: kind for kind, members in (
+    ("stop", "P B T D K G"), ("affricate", "CH JH"), ("fricative", "F V TH DH S Z SH ZH HH"), ("nasal", "M N NG"),
+    ("liquid/glide", "L R W Y")) for phone in members.split()}
+
+
+def context_of(phone: str) -> int:
+    """The index in CONTEXTS of a phone's kind of sound (vowels: the phones of no other kind)."""
+    return 0 if phone == SILENCE else CONTEXTS.index(_KIND_OF.get(phone, "vowel"))
 # refinement's settings, chosen on the real-speech dev sets and the synthetic voices together (docs/benchmarks.md,
-# "HMM-GMM boundaries"): a boundary moves at most 20 ms; each state's emission is its mixture's log-likelihood +
-# 4 x its phone's neural log-posterior.  40 ms and 2 x gained 1.4 points more on real speech and lost 4 on the
-# synthetic voices' exact times.
-DEFAULT_BAND_FRAMES = 2
-DEFAULT_NEURAL_WEIGHT = 4.0
+# "HMM-GMM boundaries"): a boundary moves at most 40 ms; each state's emission is its mixture's log-likelihood +
+# 3 x its phone's neural log-posterior.  With the model trained on the synthetic voices too, 40 ms and 3 x kept
+# their exact times (97.5 % within 20 ms; 20 ms and 4 x: 97.5) and gained 0.8 of a point on real speech (88.0).
+DEFAULT_BAND_FRAMES = 4
+DEFAULT_NEURAL_WEIGHT = 3.0
 
 
 # --- features ------------------------------------------------------------------------------------------------
@@ -121,7 +135,8 @@ def features(audio: np.ndarray, frames: int | None = None) -> np.ndarray:
 @dataclass(frozen=True)
 class HmmGmm:
     phones: tuple[str, ...]  # the phones, SILENCE among them
-    first_state: np.ndarray  # (P,) int: each phone's first state; its states are consecutive
+    state_of: np.ndarray  # (P, STATES_PER_PHONE, len(CONTEXTS)) int: phone p's k-th state beside kind c (the kind
+    # before it for its first state, after it for its last; the others, and silence's, the same in every context)
     state_count: np.ndarray  # (P,) int
     means: np.ndarray  # (S, K, D) float32
     variances: np.ndarray  # (S, K, D)
@@ -129,16 +144,35 @@ class HmmGmm:
     log_stay: np.ndarray  # (S,) log self-loop probability
     band_frames: int = DEFAULT_BAND_FRAMES  # refinement: how far a boundary may move
     neural_weight: float = DEFAULT_NEURAL_WEIGHT  # refinement: the neural log-posterior's weight in each emission
+    neural_before: tuple[str, ...] = ()  # refinement: boundaries into a phone of these kinds (CONTEXTS) stay put
+    move_share: float = 1.0  # refinement: the share of the HMM-GMM's move each other boundary makes
+    adapt_rounds: int = 0  # refinement: passes again with the features shifted by their mean offset from the states'
     info: dict = dataclasses.field(default_factory=dict)  # how it was trained (data, rounds, likelihoods)
 
     @classmethod
     def layout(cls, phones) -> tuple[np.ndarray, np.ndarray]:
+        """(state_of, state_count) with no context: each phone's states consecutive, the same in every context."""
         counts = np.array([1 if p == SILENCE else STATES_PER_PHONE for p in phones], dtype=np.int64)
-        return np.concatenate([[0], np.cumsum(counts)[:-1]]).astype(np.int64), counts
+        first = np.concatenate([[0], np.cumsum(counts)[:-1]]).astype(np.int64)
+        k = np.minimum(np.arange(STATES_PER_PHONE)[None, :], counts[:, None] - 1)  # (P, STATES_PER_PHONE)
+        state_of = np.repeat((first[:, None] + k)[:, :, None], len(CONTEXTS), axis=2)
+        return state_of, counts
 
     @property
     def states(self) -> int:
-        return int(self.state_count.sum())
+        return len(self.means)
+
+    @property
+    def phone_of_state(self) -> np.ndarray:
+        """(S,) each state's phone."""
+        out = np.zeros(self.states, dtype=np.int64)
+        for p in range(len(self.phones)):
+            out[self.state_of[p].reshape(-1)] = p
+        return out
+
+    def chain_state(self, p: int, k: int, left: int, right: int) -> int:
+        """Phone p's k-th state between kinds left and right (CONTEXTS indices)."""
+        return int(self.state_of[p, k, left if k == 0 else right])
 
     def index(self, phone: str) -> int:
         return self.phones.index(phone)
@@ -184,13 +218,14 @@ class HmmGmm:
         from speechattn.files import atomic_write_bytes
 
         header = {"format": FORMAT, "phones": list(self.phones), "states_per_phone": STATES_PER_PHONE,
-                  "feature_dims": FEATURE_DIMS, "band_frames": self.band_frames,
-                  "neural_weight": self.neural_weight, "info": self.info}
+                  "contexts": list(CONTEXTS), "feature_dims": FEATURE_DIMS, "band_frames": self.band_frames,
+                  "neural_weight": self.neural_weight, "neural_before": list(self.neural_before),
+                  "move_share": self.move_share, "info": self.info}
         buffer = io.BytesIO()
         np.savez_compressed(buffer, header=np.frombuffer(json.dumps(header).encode(), dtype=np.uint8),
                             means=self.means.astype(np.float32), variances=self.variances.astype(np.float32),
                             log_weights=self.log_weights.astype(np.float32),
-                            log_stay=self.log_stay.astype(np.float32))
+                            log_stay=self.log_stay.astype(np.float32), state_of=self.state_of.astype(np.int16))
         atomic_write_bytes(path, buffer.getvalue())
 
     @classmethod
@@ -199,10 +234,12 @@ class HmmGmm:
         try:
             with np.load(path) as f:
                 header = json.loads(bytes(f["header"]).decode())
-                if not isinstance(header, dict) or header.get("format") != FORMAT:
+                if not isinstance(header, dict) or header.get("format") not in FORMATS_READ:
                     found = header.get("format") if isinstance(header, dict) else None
                     raise ValueError(f"{path}: format {found!r}, expected {FORMAT!r}")
                 arrays = {k: f[k] for k in ("means", "variances", "log_weights", "log_stay")}
+                if header["format"] != FORMATS_READ[0]:
+                    arrays["state_of"] = f["state_of"].astype(np.int64)
         except ValueError as error:
             if str(error).startswith(f"{path}: format"):
                 raise
@@ -210,15 +247,20 @@ class HmmGmm:
         except (OSError, KeyError, EOFError) as error:
             raise ValueError(f"{path}: not an HMM-GMM parameter file ({type(error).__name__})") from None
         phones = tuple(header["phones"])
-        first, counts = cls.layout(phones)
-        S = int(counts.sum())
+        state_of, counts = cls.layout(phones)
+        state_of = arrays.get("state_of", state_of)
         mu = arrays["means"]
-        if mu.ndim != 3 or mu.shape[0] != S or mu.shape[2] != FEATURE_DIMS or arrays["variances"].shape != mu.shape \
-                or arrays["log_weights"].shape != mu.shape[:2] or arrays["log_stay"].shape != (S,):
+        S = len(mu)
+        if mu.ndim != 3 or mu.shape[2] != FEATURE_DIMS or arrays["variances"].shape != mu.shape \
+                or arrays["log_weights"].shape != mu.shape[:2] or arrays["log_stay"].shape != (S,) \
+                or state_of.shape != (len(phones), STATES_PER_PHONE, len(CONTEXTS)) or not 0 <= state_of.min() \
+                or state_of.max() >= S:
             raise ValueError(f"{path}: array shapes do not fit {len(phones)} phones of {FEATURE_DIMS} dims")
-        return cls(phones, first, counts, mu, arrays["variances"], arrays["log_weights"], arrays["log_stay"],
-                   int(header.get("band_frames", DEFAULT_BAND_FRAMES)),
-                   float(header.get("neural_weight", DEFAULT_NEURAL_WEIGHT)), header.get("info", {}))
+        return cls(phones, state_of, counts, mu, arrays["variances"], arrays["log_weights"], arrays["log_stay"],
+                   band_frames=int(header.get("band_frames", DEFAULT_BAND_FRAMES)),
+                   neural_weight=float(header.get("neural_weight", DEFAULT_NEURAL_WEIGHT)),
+                   neural_before=tuple(header.get("neural_before", ())),
+                   move_share=float(header.get("move_share", 1.0)), info=header.get("info", {}))
 
 
 BUNDLED_FILE = "boundaries-hmm.npz"  # beside the bundled ONNX models (export/models/)
@@ -285,22 +327,24 @@ def chain_viterbi(emissions: np.ndarray, stay: np.ndarray, windows: np.ndarray) 
 
 
 def segment_chain(model: HmmGmm, phones: list[str]) -> tuple[np.ndarray, np.ndarray]:
-    """(chain states, the segment of each chain position) of a phone sequence."""
+    """(chain states, the segment of each chain position) of a phone sequence, each phone's first and last states
+    those of its neighbours' kinds (silence beyond the ends)."""
+    kinds = [0] + [context_of(p) for p in phones] + [0]
     states, segment = [], []
     for i, phone in enumerate(phones):
         p = model.index(phone)
         for k in range(int(model.state_count[p])):
-            states.append(int(model.first_state[p]) + k)
+            states.append(model.chain_state(p, k, kinds[i], kinds[i + 2]))
             segment.append(i)
     return np.asarray(states, dtype=np.int64), np.asarray(segment, dtype=np.int64)
 
 
 def align_segments(model: HmmGmm, x: np.ndarray, segments: list[tuple[str, int, int]], band_frames: int,
-                   neural=None) -> tuple[list[tuple[str, int, int]], float]:
+                   neural=None) -> tuple[list[tuple[str, int, int]], float, np.ndarray]:
     """Re-align consecutive (phone, start, end) segments covering frames [segments[0].start, segments[-1].end) of
     features x, each boundary at most band_frames from where it was.  neural: (log_probs (T, P'), their phones,
     weight): each state's emission gains weight x its phone's neural log-posterior (a hybrid).  Returns the new
-    segments and the path's log-likelihood."""
+    segments, the path's log-likelihood and its (T,) states (the model's, one a frame)."""
     t0, t1 = segments[0][1], segments[-1][2]
     phones = [s[0] for s in segments]
     states, segment_of = segment_chain(model, phones)
@@ -315,8 +359,7 @@ def align_segments(model: HmmGmm, x: np.ndarray, segments: list[tuple[str, int, 
     emissions = model.pair_log_likelihoods(x[t0:t1], pair_frame, pair_state)
     if neural is not None:
         log_probs, neural_phones, weight = neural
-        phone_of_state = np.repeat(np.arange(len(model.phones)), model.state_count)
-        column = np.array([neural_phones.index(p) for p in model.phones])[phone_of_state]
+        column = np.array([neural_phones.index(p) for p in model.phones])[model.phone_of_state]
         emissions = emissions + weight * np.asarray(log_probs[t0:t1], dtype=np.float32)[pair_frame,
                                                                                        column[pair_state]]
     path = chain_viterbi(emissions, model.log_stay[states], windows)
@@ -327,7 +370,7 @@ def align_segments(model: HmmGmm, x: np.ndarray, segments: list[tuple[str, int, 
     bounds = np.concatenate([[0], change, [T]]) + t0
     out = [(phones[i], int(a), int(b)) for i, a, b in zip(seg_path[np.concatenate([[0], change])], bounds[:-1],
                                                           bounds[1:])]
-    return out, score
+    return out, score, states[path]
 
 
 def pieces(segments: list[tuple[str, int, int]], band_frames: int) -> list[list[tuple[str, int, int]]]:
@@ -371,15 +414,47 @@ def refine(model: HmmGmm, audio, alignment, log_probs=None, phones=None):
         neural = None
         if posteriors is not None and model.neural_weight:
             neural = (posteriors(a, b), tuple(phones), model.neural_weight)
-        for part in block:
-            local = [(phone, start - a, end - a) for phone, start, end in part]
-            try:
-                new, _ = align_segments(model, x, local, band, neural)
-            except ValueError:  # no path fits (a piece too short for its phones): keep the neural boundaries
-                new = local
+        for round_ in range(model.adapt_rounds + 1):
+            news, shift = _block_pass(model, x, [[(p, s - a, e - a) for p, s, e in part] for part in block], neural)
+            x = x - shift  # the block's mean offset from its states' means (a speaker's shift), then again
+        for part, new in zip(block, news):
             for (phone, start, _), (_, first, end) in zip(part, new):
                 moved[(phone, start)] = (first + a, end + a)
     return _moved_alignment(alignment, moved)
+
+
+def _block_pass(model: HmmGmm, x, parts, neural):
+    """Each part re-aligned; and the mean of x minus its state's mean over the frames the paths cover, (D,)."""
+    news, offsets = [], []
+    state_means = np.einsum("sk,skd->sd", np.exp(model.log_weights), model.means)
+    for local in parts:
+        try:
+            new, _, states = align_segments(model, x, local, model.band_frames, neural)
+            offsets.append(x[local[0][1]:local[-1][2]] - state_means[states])
+            new = settled(local, new, model)
+        except ValueError:  # no path fits (a piece too short for its phones): keep the neural boundaries
+            new = local
+        news.append(new)
+    shift = np.concatenate(offsets).mean(0) if offsets else np.zeros(x.shape[1], np.float32)
+    return news, shift.astype(np.float32)
+
+
+def settled(old, new, model: HmmGmm) -> list[tuple[str, int, int]]:
+    """The re-aligned segments `new` with the boundaries into a phone of the kinds model.neural_before back where
+    they were in `old` and the others moved model.move_share of the way (each segment a frame or more)."""
+    if not model.neural_before and model.move_share == 1.0:
+        return new
+    before = np.array([s[2] for s in old[:-1]], dtype=np.float64)
+    bounds = before + model.move_share * (np.array([s[2] for s in new[:-1]]) - before)
+    keep = np.array([CONTEXTS[context_of(s[0])] in model.neural_before for s in old[1:]], dtype=bool)
+    bounds = np.floor(np.where(keep, before, bounds) + 0.5).astype(np.int64)
+    start, end = old[0][1], old[-1][2]
+    for i in range(len(bounds)):  # each segment a frame or more: forwards, then backwards
+        bounds[i] = max(bounds[i], (bounds[i - 1] if i else start) + 1)
+    for i in range(len(bounds) - 1, -1, -1):
+        bounds[i] = min(bounds[i], (bounds[i + 1] if i + 1 < len(bounds) else end) - 1)
+    edges = [start, *bounds.tolist(), end]
+    return [(s[0], a, b) for s, a, b in zip(old, edges, edges[1:])]
 
 
 def _segments(alignment) -> list[tuple[str, int, int]]:
