@@ -42,7 +42,7 @@ def test_tables_print_a_row_per_language_and_the_targets_per_language():
     assert "| es real (silver; 1 utt., 0.0 min) | 60.0 | 40.0 | 20.0 (X) |" in table
     targets = target_lines(tally, rows, ["ours"], ["peer"])
     # 30 points behind English (the target: within 5), 20 ahead of the peer (the target: 5 ahead): not met
-    assert "| es real | rhubarb | ours | 60.0 | 90.0 | -30.0 | peer 40.0 | +20.0 | not met |" in targets
+    assert "| es real | 60.0; -30.0; +20.0 (peer): not met | — | — |" in targets
 
 
 def test_synthetic_target_is_three_points_of_english():
@@ -52,8 +52,8 @@ def test_synthetic_target_is_three_points_of_english():
     tally.add(("synthetic", "fi"), truth, {"ours": {"vrm": ["A"] * 88 + ["I"] * 12}}, 1.0)
     tally.add(("synthetic", "cs"), truth, {"ours": {"vrm": ["A"] * 86 + ["I"] * 14}}, 1.0)
     targets = target_lines(tally, [("synthetic", "en"), ("synthetic", "fi"), ("synthetic", "cs")], ["ours"], [])
-    assert "| fi synthetic | vrm | ours | 88.0 | 90.0 | -2.0 | — | — | met |" in targets
-    assert "| cs synthetic | vrm | ours | 86.0 | 90.0 | -4.0 | — | — | not met |" in targets
+    assert "| fi synthetic | — | — | 88.0; -2.0; no peer: met |" in targets
+    assert "| cs synthetic | — | — | 86.0; -4.0; no peer: not met |" in targets
     assert "within 3 points of English in 1 languages (not met: the target is ten)" in targets
 
 
@@ -84,3 +84,18 @@ def test_help_and_a_bad_option_from_the_command_line():
                            timeout=60)
     assert wrong.returncode == 2
     assert "unknown lipsyncer" in wrong.stderr and "Traceback" not in wrong.stderr
+
+
+def test_real_target_needs_both_english_within_5_and_every_peer_5_behind():
+    truth = {"rhubarb": ["A"] * 100}
+
+    def mouth(right: int) -> dict:
+        return {"rhubarb": ["A"] * right + ["B"] * (100 - right)}
+
+    tally = Tally()
+    tally.add(("real", "en"), truth, {"ours": mouth(90), "peer": mouth(70)}, 1.0)
+    tally.add(("real", "es"), truth, {"ours": mouth(86), "peer": mouth(80)}, 1.0)  # both met
+    tally.add(("real", "fr"), truth, {"ours": mouth(86), "peer": mouth(82)}, 1.0)  # the peer only 4 behind
+    targets = target_lines(tally, [("real", "en"), ("real", "es"), ("real", "fr")], ["ours"], ["peer"])
+    assert "| es real | 86.0; -4.0; +6.0 (peer): met | — | — |" in targets
+    assert "| fr real | 86.0; -4.0; +4.0 (peer): not met | — | — |" in targets
