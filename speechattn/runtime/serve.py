@@ -156,6 +156,8 @@ class Metrics:
                                     registry=r)
         self.step_seconds = Histogram("speechattn_graph_call_seconds", "seconds of one graph call",
                                       buckets=STEP_BUCKETS, registry=r)
+        self.step_cpu_seconds = Counter("speechattn_graph_call_cpu_seconds", "CPU seconds of the graph calls (the "
+                                        "calling thread's: all of it with one onnxruntime thread)", registry=r)
         self.file_requests = Counter("speechattn_file_requests", "whole files POSTed, by path and HTTP status",
                                      ["path", "status"], registry=r)
         self.delay = Histogram("speechattn_final_label_delay_seconds", "from the arrival of the audio that ends a "
@@ -189,9 +191,10 @@ class CountedModel:
         return self._counted(self._model.run_bound, audio, chunk_frames, final, state)
 
     def _counted(self, run, audio, chunk_frames, final, state):
-        started = time.perf_counter()
+        started, cpu = time.perf_counter(), time.thread_time()
         result = run(audio, chunk_frames, final, state)
         self._metrics.step_seconds.observe(time.perf_counter() - started)
+        self._metrics.step_cpu_seconds.inc(time.thread_time() - cpu)
         self._metrics.batch_size.observe(audio.shape[0])
         return result
 
