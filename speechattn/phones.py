@@ -159,9 +159,14 @@ IPA_TO_PHONES: dict[str, tuple[str, ...]] = {
     "ʑ": ("ZH",), "ʐ": ("ZH",), "θ": ("TH",), "ð": ("DH",), "ɟ": ("JH",),
     "tʃ": ("CH",), "tɕ": ("CH",), "ʈʂ": ("CH",), "dʒ": ("JH",), "dʑ": ("JH",), "ɖʐ": ("JH",), "ts": ("T", "S"),
     "dz": ("D", "Z"), "pf": ("P", "F"), "ʔ": (),
+    # for the multilingual corpus (speechattn/data/synth_languages.py): Czech ř and its voiceless form as the
+    # fricative of the same mouth, the central rounded ʉ (Swedish, Norwegian) as u, espeak-ng's Danish ε (Greek
+    # epsilon) as ɛ, the lateral fricative ɬ as l
+    "r̝": ("ZH",), "r̝̊": ("SH",), "ʉ": ("UW",), "ε": ("EH",), "ɬ": ("L",),
 }
 IPA_STRESS = "ˈˌ"
-IPA_MODIFIERS = "ːˑ\u0303ʲʰʷˠˤ\u0329\u032f\u032a\u0306\u0361\u035c‿-'"  # length, nasal ~, palatal, aspirated, ties ...
+IPA_MODIFIERS = "ːˑ\u0303ʲʰʷˠˤ\u0329\u032f\u032a\u0306\u0361\u035c‿-'^?\"."  # length, nasal ~, palatal, aspirated,
+# ties ...; espeak-ng's own marks: ^ (Russian), ? (Danish stød), " (Russian), . (Hindi's flap r.)
 _IPA_LONGEST = max(len(symbol) for symbol in IPA_TO_PHONES)
 
 

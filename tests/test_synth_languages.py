@@ -65,3 +65,49 @@ def test_a_festival_voice_labels_its_own_segments():
     assert len(labels) == num_frames(len(audio))
     assert "M IY K Y AA M OW" in " ".join(runs(labels))  # mi chiamo: m i k j a m o
     assert (labels != PHONE_TO_INDEX["sil"]).mean() > 0.5
+
+
+def test_the_corpus_plan_is_deterministic_and_each_voice_speaks_its_language():
+    from speechattn.data.synth import SynthConfig
+    from speechattn.data.synth_languages import plan_languages, script
+
+    config = SynthConfig(hours=0.03, engines=("espeak",), engine_shares=(1.0,), languages=("es", "ru"),
+                         voice_variants=("default", "m1"))
+    jobs = plan_languages(config)
+    assert jobs == plan_languages(config) and len(jobs) > 10
+    assert {job.voice for job in jobs} == {"espeak:es", "espeak:es+m1", "espeak:ru", "espeak:ru+m1"}
+    for job in jobs:
+        scripts = {script(word) for word in job.text.replace(",", " ").rstrip(".?!").split()}
+        assert scripts == ({"CYRILLIC"} if job.voice.startswith("espeak:ru") else {"LATIN"}), job.text
+
+
+def test_hindi_words_keep_their_vowel_signs():
+    from speechattn.data.synth_languages import vocabulary
+
+    words, probabilities = vocabulary("hi")
+    assert "लिए" in words and "के" in words  # a vowel sign is a mark, not a letter: isalpha() alone dropped them
+    assert abs(probabilities.sum() - 1) < 1e-9
+
+
+@pytest.mark.parametrize("settings, message", [
+    ({"engines": ("espeak", "flite"), "engine_shares": (1, 1), "languages": ("es",)}, "uses espeak and festival"),
+    ({"engines": ("espeak",), "engine_shares": (1,)}, "synth.languages"),
+    ({"engines": ("festival",), "engine_shares": (1,), "festival_voices": ("nobody",)}, "unknown voice"),
+])
+def test_a_corpus_that_cannot_be_made_is_refused(settings, message):
+    from speechattn.data.synth import SynthConfig
+    from speechattn.data.synth_languages import plan_languages
+    from speechattn.errors import ConfigError
+
+    with pytest.raises(ConfigError, match=message):
+        plan_languages(SynthConfig(hours=0.01, **settings))
+
+
+def test_a_small_corpus_is_built_with_exact_labels(tmp_path):
+    from speechattn.data.synth import SynthConfig
+    from speechattn.data.synth_languages import read_languages_corpus
+
+    config = SynthConfig(hours=0.004, engines=("espeak",), engine_shares=(1.0,), languages=("de",), workers=1)
+    recordings, supervisions = read_languages_corpus(config, tmp_path, progress=False)
+    assert len(recordings) == len(supervisions) >= 3
+    assert {s.speaker for s in supervisions} == {"espeak:de"}

@@ -18,6 +18,7 @@ from speechattn.data.corpora import (ASTERISK_SOUNDS, ASTERISK_TRANSCRIPTS, SYMB
                                      read_speech_commands, read_speechocean762, read_textgrid_corpus, read_timit)
 from speechattn.data.manifests import SPLITS, absolute_sources, manifest_pair
 from speechattn.data.synth import SynthConfig, read_synth_corpus, synth_audio_directory
+from speechattn.data.synth_languages import read_languages_corpus
 from speechattn.errors import ConfigError
 
 
@@ -70,6 +71,8 @@ class Corpus:
 # Adding a corpus is a reader there and one entry here (CONTRIBUTING.md).
 CORPORA: dict[str, Corpus] = {
     "synth": Corpus(lambda data, synth, output, progress: read_synth_corpus(
+        synth, synth_audio_directory(synth, output), progress), needs_root=False),
+    "synth-languages": Corpus(lambda data, synth, output, progress: read_languages_corpus(
         synth, synth_audio_directory(synth, output), progress), needs_root=False),
     "speechocean762": Corpus(lambda data, synth, output, progress: read_speechocean762(
         data.root, alignment_cache(data, output), synth.workers, progress, data.aligner)),

@@ -11,6 +11,7 @@ import logging
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
+from typing import Callable
 
 import numpy as np
 
@@ -187,6 +188,11 @@ class SynthConfig:
     pitch_range: tuple[int, int] = (10, 90)  # espeak-ng intonation range, 0-100
     workers: int = 2
     seed: int = 0
+    # the multilingual corpus (data.corpus synth-languages, speechattn/data/synth_languages.py): espeak-ng's voices
+    # for these languages with these voice variants ("default": the voice's own) and these festival voices
+    languages: tuple[str, ...] = ()
+    voice_variants: tuple[str, ...] = ("default",)
+    festival_voices: tuple[str, ...] = ()
 
     def __post_init__(self) -> None:
         from speechattn.errors import ConfigError
@@ -218,6 +224,7 @@ class SynthConfig:
             raise ConfigError("synth.rate_wpm must be above 0")
 
 
+MULTILINGUAL_KEYS = ("languages", "voice_variants", "festival_voices")
 PLAN_VERSION = 2  # part of the corpus cache key: bump when plan() would make different jobs
 MEAN_SECONDS_PER_WORD = 0.40  # speech incl. comma pauses, measured on the default settings; sizes the plan
 # (the manifest reports the hours actually made)
@@ -283,19 +290,24 @@ def plan(config: SynthConfig) -> list[SynthJob]:
     return jobs
 
 
-def _synthesize_job(job_and_directory: tuple[SynthJob, Path]) -> tuple[str, str | None]:
-    """Worker: synthesize one job to FLAC + JSON sidecar; returns (id, error or None).  Skips finished jobs."""
+def say(job: SynthJob) -> Utterance:
+    """A job of the US English corpus, synthesized."""
+    return engine(engine_of(job.voice)).synthesize(job.text, job.voice, job.rate_wpm, job.pitch, job.pitch_range)
+
+
+def _synthesize_job(job_directory_say: tuple[SynthJob, Path, Callable[[SynthJob], Utterance]]) -> tuple[str, str | None]:
+    """Worker: synthesize one job (with `say`) to FLAC + JSON sidecar; returns (id, error or None).  Skips finished
+    jobs."""
     import json
 
     import soundfile as sf
 
-    job, directory = job_and_directory
+    job, directory, say_job = job_directory_say
     sidecar = directory / f"{job.utterance_id}.json"
     if sidecar.exists():
         return job.utterance_id, None
     try:
-        utterance = engine(engine_of(job.voice)).synthesize(job.text, job.voice, job.rate_wpm, job.pitch,
-                                                              job.pitch_range)
+        utterance = say_job(job)
     except SpeechattnError as error:  # an unmapped phoneme symbol, or a synthesis failure: reported, not hidden
         return job.utterance_id, str(error)
     utterance = with_edge_silence(utterance, job.lead_seconds, job.trail_seconds)
@@ -310,8 +322,10 @@ def _synthesize_job(job_and_directory: tuple[SynthJob, Path]) -> tuple[str, str 
     return job.utterance_id, None
 
 
-def build_corpus(config: SynthConfig, directory: Path, progress: bool = True) -> tuple[list[dict], dict[str, int]]:
-    """Synthesize every planned job not yet in `directory`, in parallel; return the records and failures."""
+def build_corpus(config: SynthConfig, directory: Path, progress: bool = True, planner: Callable | None = None,
+                 say_job: Callable[[SynthJob], Utterance] = say) -> tuple[list[dict], dict[str, int]]:
+    """Synthesize every job `planner(config)` (default: plan) gives that is not yet in `directory`, in parallel,
+    with `say_job`; return the records and failures."""
     import json
     import multiprocessing
     from collections import Counter
@@ -319,9 +333,9 @@ def build_corpus(config: SynthConfig, directory: Path, progress: bool = True) ->
     from tqdm import tqdm
 
     directory.mkdir(parents=True, exist_ok=True)
-    jobs = plan(config)
+    jobs = (planner or plan)(config)
     failures: Counter = Counter()
-    work = [(job, directory) for job in jobs]
+    work = [(job, directory, say_job) for job in jobs]
     context = multiprocessing.get_context("spawn")  # each worker loads its own espeak-ng
     with context.Pool(max(1, config.workers)) as pool:
         results = pool.imap_unordered(_synthesize_job, work, chunksize=16)
@@ -343,19 +357,23 @@ def synth_audio_directory(config: SynthConfig, output: Path) -> Path:
     import json
     from dataclasses import asdict
 
-    settings = {k: v for k, v in asdict(config).items() if k not in ("hours", "workers")}
+    defaults = SynthConfig()  # a multilingual setting at its default leaves the English corpus's key as it was
+    settings = {k: v for k, v in asdict(config).items() if k not in ("hours", "workers")
+                and not (k in MULTILINGUAL_KEYS and v == getattr(defaults, k))}
     settings["plan_version"] = PLAN_VERSION
     key = hashlib.sha256(json.dumps(settings, sort_keys=True).encode()).hexdigest()[:10]
     return output / f"audio-{key}"
 
 
-def read_synth_corpus(config: SynthConfig, directory: Path, progress: bool = True):
-    """Build (or reuse) the corpus and return lhotse (RecordingSet, SupervisionSet); speaker = voice."""
+def read_synth_corpus(config: SynthConfig, directory: Path, progress: bool = True, planner: Callable | None = None,
+                      say_job: Callable[[SynthJob], Utterance] = say):
+    """Build (or reuse) the corpus (see build_corpus) and return lhotse (RecordingSet, SupervisionSet); speaker =
+    voice."""
     from lhotse import Recording, RecordingSet, SupervisionSet
 
     from speechattn.data.corpora import _supervision
 
-    records, failures = build_corpus(config, directory, progress)
+    records, failures = build_corpus(config, directory, progress, planner, say_job)
     if failures:
         total = sum(failures.values())
         details = "; ".join(f"{count} x {error}" for error, count in sorted(failures.items(), key=lambda x: -x[1])[:5])

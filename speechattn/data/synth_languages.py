@@ -17,11 +17,13 @@ English phone with the nearest mouth.  Two synthesizers give the timing:
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import lru_cache
 
 import numpy as np
 
 from speechattn.audio import num_frames, to_mono_16k
-from speechattn.data.synth import Festival, SynthesisError, Utterance, espeak, phone_intervals
+from speechattn.data.synth import (Festival, SynthConfig, SynthesisError, SynthJob, Utterance, espeak,
+                                   phone_intervals)
 from speechattn.phones import PHONE_TO_INDEX, SILENCE, from_ipa
 
 ENGINES = ("espeak", "festival")
@@ -94,6 +96,8 @@ def _ipa_phones(ipa: str, mnemonic: str, language: str) -> tuple[int, ...]:
     (a reduced vowel) has none (its frames belong to the phone before)."""
     if mnemonic.lstrip("',").startswith("_"):
         return (PHONE_TO_INDEX[SILENCE],)
+    if ipa.startswith("("):  # "(en)": a switch to another language's rules, not a phoneme
+        return ()
     return from_ipa(ipa.replace('"', ""), language) if ipa else ()
 
 
@@ -195,3 +199,125 @@ def labelled(language: str, voice: str, text: str, engine: str = "espeak", rate_
 
     said = utterance(language, voice, text, engine, rate_wpm, pitch, pitch_range)
     return said.audio, frame_labels(said.intervals, num_frames(len(said.audio)))
+
+
+# The multilingual training corpus (recipes/synth-multi.yaml): jobs as the English corpus's (synth.SynthJob), their
+# voice naming the language: espeak:es+m1, espeak:es (the voice's own variant), festival:lp_diphone.
+PLAN_VERSION = 1
+WORDS_OF = {"mr": "hi"}  # wordfreq has no Marathi list: the Marathi voice reads Hindi words (the same script)
+LIST_WORDS = 30000  # words drawn from, the commonest of each language's wordfreq list
+
+
+def script(word: str) -> str:
+    """The Unicode script of a word's first letter (LATIN, CYRILLIC, DEVANAGARI ...)."""
+    import unicodedata
+
+    return unicodedata.name(word[0], "UNKNOWN").split()[0]
+
+
+def is_word(text: str) -> bool:
+    """Letters and the marks written on them only (Devanagari's vowel signs are marks, not letters)."""
+    import unicodedata
+
+    return bool(text) and text[0].isalpha() and all(unicodedata.category(c)[0] in "LM" for c in text)
+
+
+@lru_cache(maxsize=None)
+def vocabulary(language: str) -> tuple[tuple[str, ...], np.ndarray]:
+    """(words, probabilities): wordfreq's commonest words of `language` (letters and marks only) written wholly in its script (the script of
+    most of its 100 commonest words; loanwords in Latin letters dropped from a Cyrillic list), by frequency."""
+    import wordfreq
+    from collections import Counter
+
+    words = [w for w in wordfreq.top_n_list(WORDS_OF.get(language, language), LIST_WORDS) if is_word(w)]
+    if not words:
+        raise LanguageSynthesisError(f"wordfreq has no word list for {language!r}")
+    own = Counter(script(w) for w in words[:100]).most_common(1)[0][0]
+    words = [w for w in words if all(script(c) == own for c in w)]
+    weights = np.array([wordfreq.word_frequency(w, WORDS_OF.get(language, language)) for w in words])
+    return tuple(words), weights / weights.sum()
+
+
+@lru_cache(maxsize=None)
+def cumulative_of(language: str) -> np.ndarray:
+    """The cumulative distribution of vocabulary(language)'s probabilities, ending at exactly 1 (as numpy's choice)."""
+    cumulative = np.cumsum(vocabulary(language)[1])
+    return cumulative / cumulative[-1]
+
+
+def voices(config: SynthConfig) -> dict[str, list[str]]:
+    """engine -> the corpus's voices of that engine (espeak:es+m1 ..., festival:lp_diphone ...)."""
+    variants = ["" if v == "default" else f"+{v}" for v in config.voice_variants]
+    return {"espeak": [f"espeak:{language}{variant}" for language in config.languages for variant in variants],
+            "festival": [f"festival:{name}" for name in config.festival_voices]}
+
+
+def language_of(voice: str) -> str:
+    engine, name = voice.split(":", 1)
+    return name.split("+", 1)[0] if engine == "espeak" else FESTIVAL_VOICES[name].language
+
+
+def plan_languages(config: SynthConfig) -> list[SynthJob]:
+    """The multilingual corpus as a deterministic list of jobs: job n depends only on (seed, n).  An engine by
+    config.engine_shares, then a voice of it (a language and variant) uniformly; words by frequency in its language
+    (frequent_word_share of them; the rest uniformly from the list)."""
+    from speechattn.data.synth import MEAN_SECONDS_PER_WORD
+
+    check_languages(config)
+    by_engine = voices(config)
+    shares = np.array(config.engine_shares, dtype=float) / sum(config.engine_shares)
+    low, high = config.words_per_utterance
+    expected_seconds = MEAN_SECONDS_PER_WORD * (low + high) / 2 + sum(config.edge_silence_seconds)
+    jobs = []
+    for number in range(int(np.ceil(config.hours * 3600 / expected_seconds))):
+        rng = np.random.default_rng([config.seed, number, PLAN_VERSION])
+        choices = by_engine[config.engines[rng.choice(len(config.engines), p=shares)]]
+        voice = choices[rng.integers(len(choices))]
+        words, probabilities = vocabulary(language_of(voice))
+        cumulative = cumulative_of(language_of(voice))
+        # words[cumulative.searchsorted(rng.random(), "right")] is rng.choice(len(words), p=probabilities), drawn as
+        # numpy draws it (the same numbers), without summing 30,000 probabilities a word
+        chosen = [words[cumulative.searchsorted(rng.random(), "right")] if rng.random() < config.frequent_word_share
+                  else words[rng.integers(len(words))] for _ in range(rng.integers(low, high + 1))]
+        text = " ".join(w + ("," if i < len(chosen) - 1 and rng.random() < config.comma_share else "")
+                        for i, w in enumerate(chosen))
+        text = text[0].upper() + text[1:] + rng.choice([".", ".", ".", "?", "!"])
+        lead, trail = rng.uniform(*config.edge_silence_seconds, size=2)
+        jobs.append(SynthJob(number, text, voice, int(rng.integers(*config.rate_wpm, endpoint=True)),
+                             int(rng.integers(*config.pitch, endpoint=True)),
+                             int(rng.integers(*config.pitch_range, endpoint=True)),
+                             round(float(lead), 3), round(float(trail), 3)))
+    return jobs
+
+
+def check_languages(config: SynthConfig) -> None:
+    """Refuse a multilingual corpus that cannot be made, naming the key."""
+    from speechattn.errors import ConfigError
+
+    if set(config.engines) - set(ENGINES):
+        raise ConfigError(f"synth.engines: the multilingual corpus uses {' and '.join(ENGINES)}, not "
+                          f"{list(config.engines)}")
+    if "espeak" in config.engines and not config.languages:
+        raise ConfigError("synth.languages: name espeak-ng's languages (es, fr, ...) for the multilingual corpus")
+    if "festival" in config.engines and not config.festival_voices:
+        raise ConfigError("synth.festival_voices: name festival's voices, or leave festival out of synth.engines")
+    unknown = [name for name in config.festival_voices if name not in FESTIVAL_VOICES]
+    if unknown:
+        raise ConfigError(f"synth.festival_voices: unknown voice(s) {unknown} (known: {', '.join(FESTIVAL_VOICES)})")
+
+
+def say_language(job: SynthJob) -> Utterance:
+    """A job of the multilingual corpus, synthesized (build_corpus's worker calls it)."""
+    engine, name = job.voice.split(":", 1)
+    language, _, variant = name.partition("+")
+    if engine == "festival":
+        return utterance(FESTIVAL_VOICES[name].language, name, job.text, "festival", job.rate_wpm)
+    return utterance(language, variant, job.text, "espeak", job.rate_wpm, job.pitch, job.pitch_range)
+
+
+def read_languages_corpus(config: SynthConfig, directory, progress: bool = True):
+    """Build (or reuse) the multilingual corpus in `directory`: lhotse (RecordingSet, SupervisionSet), speaker =
+    voice."""
+    from speechattn.data.synth import read_synth_corpus
+
+    return read_synth_corpus(config, directory, progress, plan_languages, say_language)
