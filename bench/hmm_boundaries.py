@@ -8,14 +8,17 @@ Two steps, so that arms of the boundary stage are scored on the same peers:
   2. --cache FILE --hmm MODEL.npz [--band N]: the neural alignment refined by the HMM-GMM, and every aligner
      scored on the boundaries the other two agree on (within 20 ms, their mean), by kind of boundary.  The HMM
      arm is scored on pocketsphinx ∩ Praat, as ours is; pocketsphinx on ours ∩ Praat and on hmm ∩ Praat.
+     Each aligner also by broad kind (the edges of pauses, boundaries into a stop, the rest), and on the onsets and
+     offsets of speech bench/real_edges.py's detector finds in the energy (drawn by no aligner).
 --synthetic N (with --hmm): bench/align.py's N synthetic utterances (espeak-ng, flite, festival), whose phone times
-are exact, each aligner against them, on bench/align.py's frame grid and continuous.
+are exact, each aligner against them, on bench/align.py's frame grid and continuous; --synthetic-cache FILE keeps
+the utterances and the peers' alignments, so that arms are scored on the same ones.
 --timing --manifests …: CPU of `align` with the HMM-GMM stage and of pocketsphinx's aligner, in the same run.
 
     python bench/hmm_boundaries.py --cache /tmp/dev.pkl --manifests data/real-dev/real-dev_supervisions_dev.jsonl.gz \
         data/speechocean762/speechocean762_supervisions_dev.jsonl.gz data/ljspeech/ljspeech_supervisions_dev.jsonl.gz
     python bench/hmm_boundaries.py --cache /tmp/dev.pkl --hmm export/models/boundaries-hmm.npz
-    python bench/hmm_boundaries.py --hmm export/models/boundaries-hmm.npz --synthetic 150
+    python bench/hmm_boundaries.py --hmm export/models/boundaries-hmm.npz --synthetic 150 --synthetic-cache /tmp/s.pkl
     python bench/hmm_boundaries.py --timing --limit 60 --manifests …  (the three dev sets)
 """
 
@@ -45,8 +48,7 @@ def cpu() -> float:
 
 
 def described(model) -> str:
-    return (f"band {model.band_frames} frames, neural weight {model.neural_weight:g}, boundaries into "
-            f"{'/'.join(model.neural_before) or 'no kind'} kept, the others moved {model.move_share:g} of the way")
+    return f"band {model.band_frames} frames, neural weight {model.neural_weight:g}"
 
 
 BROAD = {"speech→silence": "silence edges", "silence→speech": "silence edges", "vowel→stop": "stops",
@@ -83,9 +85,7 @@ def energy_edges(audio: np.ndarray, found: dict, scored: dict) -> None:
 
 def settings_of(args) -> dict:
     """The boundary stage's settings the command line overrides."""
-    given = {"adapt_rounds": args.adapt_rounds, "band_frames": args.band, "neural_weight": args.neural_weight, "move_share": args.move_share,
-             "neural_before": None if args.neural_before is None else tuple(k for k in args.neural_before.split(",")
-                                                                             if k)}
+    given = {"band_frames": args.band, "neural_weight": args.neural_weight}
     return {k: v for k, v in given.items() if v is not None}
 
 
@@ -322,13 +322,6 @@ def main() -> None:
     parser.add_argument("--band", type=int, default=None, help="frames a boundary may move (default: the file's)")
     parser.add_argument("--neural-weight", type=float, default=None,
                         help="each state's emission gains this x its phone's neural log-posterior (default: the file's)")
-    parser.add_argument("--neural-before", default=None, metavar="KIND,...",
-                        help="boundaries into a phone of these kinds (stop, vowel ...) stay where the neural aligner "
-                             "put them (default: the file's)")
-    parser.add_argument("--move-share", type=float, default=None,
-                        help="the share of the HMM-GMM's move each other boundary makes (default: the file's)")
-    parser.add_argument("--adapt-rounds", type=int, default=None,
-                        help="passes again with each block's features shifted by their mean offset from the states'")
     parser.add_argument("--synthetic", type=int, default=0, metavar="N", help="N synthetic utterances")
     parser.add_argument("--synthetic-cache", type=Path, default=None,
                         help="--synthetic: the utterances and the peers' alignments, read if there, else written")

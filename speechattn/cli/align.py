@@ -92,8 +92,8 @@ def list_languages(ctx, language: str | None) -> str | None:
              "ms).  Boundaries a little more exact, at N times the model's CPU (docs/benchmarks.md, \"Alignment "
              "over the phases\")")
 @option("--boundaries", type=click.Choice(["hmm", "neural"]), default="hmm",
-        help="hmm: each boundary moved (at most 20 ms) by the HMM-GMM boundary stage trained here, which measured "
-             "closer on real speech; neural: the neural aligner's own, as the Node.js, browser and C kits draw them "
+        help="hmm: each boundary moved (at most 40 ms) by the HMM-GMM boundary stage trained here, which measured "
+             "closer on real speech and synthetic voices; neural: the neural aligner's own, as the Node.js, browser and C kits draw them "
              "(docs/benchmarks.md, \"HMM-GMM boundaries\")")
 @option("-q", "--quiet", is_flag=True, help="no progress bar and no summary; errors only")
 def align(audio, text, model, output_format, output_dir, output_file, dictionary, language, jobs, ray_address,

@@ -4,8 +4,8 @@ A file is read in blocks (transcribe.read_blocks), streamed through the model, a
 to the kit's ScriptAligner (export/align.py) as they come, which commits the path 3 s behind: memory does not
 grow with the length.  The words come from the kit's lexicon (CMUdict, its variants, numbers and abbreviations
 normalised, a grapheme-to-phoneme model for the rest; a user dictionary on top).  The boundaries are then
-moved by the HMM-GMM boundary stage (runtime/hmm.py, `boundaries="hmm"`, the default), each at most 20 ms, where it
-measured better on real speech (docs/benchmarks.md, "HMM-GMM boundaries"); `boundaries="neural"` keeps the neural
+moved by the HMM-GMM boundary stage (runtime/hmm.py, `boundaries="hmm"`, the default), each at most 40 ms, where it
+measured better on real speech and on the synthetic voices' exact times (docs/benchmarks.md, "HMM-GMM boundaries"); `boundaries="neural"` keeps the neural
 aligner's own.
 """
 

@@ -144,9 +144,6 @@ class HmmGmm:
     log_stay: np.ndarray  # (S,) log self-loop probability
     band_frames: int = DEFAULT_BAND_FRAMES  # refinement: how far a boundary may move
     neural_weight: float = DEFAULT_NEURAL_WEIGHT  # refinement: the neural log-posterior's weight in each emission
-    neural_before: tuple[str, ...] = ()  # refinement: boundaries into a phone of these kinds (CONTEXTS) stay put
-    move_share: float = 1.0  # refinement: the share of the HMM-GMM's move each other boundary makes
-    adapt_rounds: int = 0  # refinement: passes again with the features shifted by their mean offset from the states'
     info: dict = dataclasses.field(default_factory=dict)  # how it was trained (data, rounds, likelihoods)
 
     @classmethod
@@ -219,8 +216,7 @@ class HmmGmm:
 
         header = {"format": FORMAT, "phones": list(self.phones), "states_per_phone": STATES_PER_PHONE,
                   "contexts": list(CONTEXTS), "feature_dims": FEATURE_DIMS, "band_frames": self.band_frames,
-                  "neural_weight": self.neural_weight, "neural_before": list(self.neural_before),
-                  "move_share": self.move_share, "info": self.info}
+                  "neural_weight": self.neural_weight, "info": self.info}
         buffer = io.BytesIO()
         np.savez_compressed(buffer, header=np.frombuffer(json.dumps(header).encode(), dtype=np.uint8),
                             means=self.means.astype(np.float32), variances=self.variances.astype(np.float32),
@@ -258,9 +254,7 @@ class HmmGmm:
             raise ValueError(f"{path}: array shapes do not fit {len(phones)} phones of {FEATURE_DIMS} dims")
         return cls(phones, state_of, counts, mu, arrays["variances"], arrays["log_weights"], arrays["log_stay"],
                    band_frames=int(header.get("band_frames", DEFAULT_BAND_FRAMES)),
-                   neural_weight=float(header.get("neural_weight", DEFAULT_NEURAL_WEIGHT)),
-                   neural_before=tuple(header.get("neural_before", ())),
-                   move_share=float(header.get("move_share", 1.0)), info=header.get("info", {}))
+                   neural_weight=float(header.get("neural_weight", DEFAULT_NEURAL_WEIGHT)), info=header.get("info", {}))
 
 
 BUNDLED_FILE = "boundaries-hmm.npz"  # beside the bundled ONNX models (export/models/)
@@ -414,47 +408,15 @@ def refine(model: HmmGmm, audio, alignment, log_probs=None, phones=None):
         neural = None
         if posteriors is not None and model.neural_weight:
             neural = (posteriors(a, b), tuple(phones), model.neural_weight)
-        for round_ in range(model.adapt_rounds + 1):
-            news, shift = _block_pass(model, x, [[(p, s - a, e - a) for p, s, e in part] for part in block], neural)
-            x = x - shift  # the block's mean offset from its states' means (a speaker's shift), then again
-        for part, new in zip(block, news):
+        for part in block:
+            local = [(phone, start - a, end - a) for phone, start, end in part]
+            try:
+                new = align_segments(model, x, local, band, neural)[0]
+            except ValueError:  # no path fits (a piece too short for its phones): keep the neural boundaries
+                new = local
             for (phone, start, _), (_, first, end) in zip(part, new):
                 moved[(phone, start)] = (first + a, end + a)
     return _moved_alignment(alignment, moved)
-
-
-def _block_pass(model: HmmGmm, x, parts, neural):
-    """Each part re-aligned; and the mean of x minus its state's mean over the frames the paths cover, (D,)."""
-    news, offsets = [], []
-    state_means = np.einsum("sk,skd->sd", np.exp(model.log_weights), model.means)
-    for local in parts:
-        try:
-            new, _, states = align_segments(model, x, local, model.band_frames, neural)
-            offsets.append(x[local[0][1]:local[-1][2]] - state_means[states])
-            new = settled(local, new, model)
-        except ValueError:  # no path fits (a piece too short for its phones): keep the neural boundaries
-            new = local
-        news.append(new)
-    shift = np.concatenate(offsets).mean(0) if offsets else np.zeros(x.shape[1], np.float32)
-    return news, shift.astype(np.float32)
-
-
-def settled(old, new, model: HmmGmm) -> list[tuple[str, int, int]]:
-    """The re-aligned segments `new` with the boundaries into a phone of the kinds model.neural_before back where
-    they were in `old` and the others moved model.move_share of the way (each segment a frame or more)."""
-    if not model.neural_before and model.move_share == 1.0:
-        return new
-    before = np.array([s[2] for s in old[:-1]], dtype=np.float64)
-    bounds = before + model.move_share * (np.array([s[2] for s in new[:-1]]) - before)
-    keep = np.array([CONTEXTS[context_of(s[0])] in model.neural_before for s in old[1:]], dtype=bool)
-    bounds = np.floor(np.where(keep, before, bounds) + 0.5).astype(np.int64)
-    start, end = old[0][1], old[-1][2]
-    for i in range(len(bounds)):  # each segment a frame or more: forwards, then backwards
-        bounds[i] = max(bounds[i], (bounds[i - 1] if i else start) + 1)
-    for i in range(len(bounds) - 1, -1, -1):
-        bounds[i] = min(bounds[i], (bounds[i + 1] if i + 1 < len(bounds) else end) - 1)
-    edges = [start, *bounds.tolist(), end]
-    return [(s[0], a, b) for s, a, b in zip(old, edges, edges[1:])]
 
 
 def _segments(alignment) -> list[tuple[str, int, int]]:
