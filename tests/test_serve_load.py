@@ -1,8 +1,10 @@
 """bench/serve_load.py --model-only: the model's cost a stream at each batch size, with the state through numpy and
-through I/O binding (the GPU server's way), and the copies onnxruntime put between a device and the host."""
+through I/O binding (the GPU server's way), and the copies onnxruntime put between a device and the host; --one-core:
+the server's CPU against the model's on one pinned core."""
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -78,3 +80,29 @@ def test_model_only_on_a_gpu_this_onnxruntime_lacks_is_one_line():
                             text=True, timeout=120, cwd=ROOT)
     assert result.returncode == 1 and "Traceback" not in result.stderr, result.stderr
     assert result.stderr.startswith("serve_load.py: this onnxruntime") and "onnxruntime-gpu" in result.stderr
+
+
+@pytest.mark.skipif(not SPEECH.is_dir() or not hasattr(os, "sched_getaffinity") or len(os.sched_getaffinity(0)) < 2,
+                    reason="needs ../shared/data/librispeech-clips and two cores to pin to")
+def test_one_core_prints_each_levels_server_cpu_against_the_model_alone_and_its_graph_calls(tiny_onnx):
+    """--one-core: the server on one core, the clients on another; each level's row has the server's CPU a
+    stream-second, the model alone at the server's mean batch and the graph calls' CPU, each ratio their quotient."""
+    server_core, client_core = sorted(os.sched_getaffinity(0))[:2]
+    result = subprocess.run([sys.executable, SCRIPT, "--one-core", f"{server_core},{client_core}", "--model",
+                             str(tiny_onnx), "--levels", "2", "--seconds", "2", "--arms", "4", "--budget-ms", "100000"],
+                            capture_output=True, text=True, timeout=300, cwd=ROOT)
+    assert result.returncode == 0, result.stderr
+    rows = [line.split("|")[1:-1] for line in result.stdout.splitlines() if line.startswith("| this ")]
+    assert len(rows) == 1 and [cell.strip() for cell in rows[0][:3]] == ["this", "4", "2"], result.stdout
+    server, alone, ratio, inside, ratio_inside = (float(rows[0][i]) for i in range(6, 11))
+    assert server > 0 and alone > 0 and inside > 0, rows
+    assert abs(ratio - server / alone) <= 0.01 + 0.01 * ratio, rows
+    assert abs(ratio_inside - server / inside) <= 0.01 + 0.01 * ratio_inside, rows
+    assert "# this, --max-batch 4: one server core held 2 streams" in result.stdout
+
+
+def test_one_core_with_one_core_twice_is_one_line():
+    result = subprocess.run([sys.executable, SCRIPT, "--one-core", "0,0"], capture_output=True, text=True, timeout=120,
+                            cwd=ROOT)
+    assert result.returncode == 1 and result.stderr.startswith("serve_load.py: --one-core 0,0: two different cores"), \
+        result.stderr
