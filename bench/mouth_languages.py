@@ -133,6 +133,8 @@ def synthetic_items(language: str, per_voice: int, words: int, dropped: Dropped)
     folder = DATA / "synthetic" / language
     folder.mkdir(parents=True, exist_ok=True)
     voices = synthetic_voices(language)
+    if len(voices) == 1:  # Telugu: festival's voice alone says as much as four espeak-ng variants
+        per_voice *= len(ESPEAK_VARIANTS)
     texts = iter(word_draws(language, per_voice * len(voices) * 5, words))
     items = []
     for engine, voice in voices:
@@ -220,14 +222,17 @@ def prepare_real(language: str, prompts: int, dropped: Dropped) -> tuple[Path, l
     return corpus, stems
 
 
-def align_real(language: str, corpus: Path, jobs: int) -> Path:
+def align_real(language: str, corpus: Path, stems: list[str], jobs: int) -> Path:
     """`speechattn align CORPUS --output-dir ALIGNED --format json --model DEFAULT --boundaries neural [--language
     LL]`: the bundled default as committed (model_path) and the kit's own boundaries, so the references depend on
     nothing else that may change; ALIGNED is named by the model's hash (a new default draws them afresh), and a run
     resumes where one stopped.  align's complaints (prompts it finds unalignable) are counted by real_items, not
-    printed."""
+    printed; each prompt align left without a result gets a .unalignable mark, so a rerun with every prompt settled
+    does not call align at all."""
     model = model_path("default")
     aligned = corpus.parent / f"aligned-{hashlib.sha256(model.read_bytes()).hexdigest()[:12]}"
+    if all((aligned / f"{stem}.json").exists() or (aligned / f"{stem}.unalignable").exists() for stem in stems):
+        return aligned
     command = [sys.executable, "-m", "speechattn", "align", str(corpus), "--output-dir", str(aligned),
                "--format", "json", "--jobs", str(jobs), "--quiet", "--model", str(model), "--boundaries", "neural"]
     if language != "en":
@@ -235,6 +240,9 @@ def align_real(language: str, corpus: Path, jobs: int) -> Path:
     done = subprocess.run(command, capture_output=True, text=True, check=False)  # 1: a prompt was unalignable
     if done.returncode not in (0, 1) or "internal error" in done.stderr:
         raise SystemExit(f"speechattn align failed on {corpus}: {done.stderr.strip()[-400:]}")
+    for stem in stems:
+        if not (aligned / f"{stem}.json").exists():
+            (aligned / f"{stem}.unalignable").touch()
     return aligned
 
 
@@ -253,7 +261,7 @@ def real_items(language: str, prompts: int, dropped: Dropped, jobs: int) -> list
     from speechattn.audio import num_frames
 
     corpus, stems = prepare_real(language, prompts, dropped)
-    aligned = align_real(language, corpus, jobs)
+    aligned = align_real(language, corpus, stems, jobs)
     items = []
     for stem in stems:
         lab = corpus / f"{stem}.lab"
@@ -598,7 +606,7 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument("--limit", type=int, metavar="N", help="the first N utterances per language and kind")
     parser.add_argument("--prompts", type=int, default=250, metavar="N",
                         help="real prompts drawn per language (before those left out) [default: %(default)s]")
-    parser.add_argument("--per-voice", type=int, default=4, metavar="N",
+    parser.add_argument("--per-voice", type=int, default=6, metavar="N",
                         help="synthetic texts per voice [default: %(default)s]")
     parser.add_argument("--words", type=int, default=8, help="words per synthetic text [default: %(default)s]")
     parser.add_argument("--jobs", type=int, default=1, help="align's worker processes [default: %(default)s]")
@@ -638,10 +646,12 @@ def main(argv: list[str] | None = None) -> int:
             shapes = {name: frame_shapes(mouth, item) for name, mouth in mouths.items()}
             tally.add(row, reference_shapes(item), shapes, len(item.audio) / 16000)
         if row == ("real", "en"):  # the same audio and mouths (cached) against pocketsphinx's alignments
-            other = ("real, pocketsphinx-aligned", "en")
-            rows.insert(rows.index(row) + 1, other)
+            same, other = ("real, same prompts", "en"), ("real, same prompts, pocketsphinx-aligned", "en")
+            rows[rows.index(row) + 1: rows.index(row) + 1] = [same, other]
+            ours_aligned = {item.name: item for item in items}
             for item in pocketsphinx_referenced(items):
                 shapes = {name: frame_shapes(mouth, item) for name, mouth in mouths.items()}
+                tally.add(same, reference_shapes(ours_aligned[item.name]), shapes, len(item.audio) / 16000)
                 tally.add(other, reference_shapes(item), shapes, len(item.audio) / 16000)
     if peers and any(p in ("headaudio", "wlipsync") for p in peers):
         import lipsync_peers
