@@ -67,6 +67,8 @@ ESPEAK_VOICE = {"en": "en-us"}  # espeak-ng's voice for a language where its nam
 SETS = ("rhubarb", "oculus", "vrm")
 BUNDLED_MODELS = ("default-int8", "default", "multilingual")
 PEERS = ("rhubarb", "pocketsphinx", "headaudio", "wlipsync")
+SET_TITLES = {"rhubarb": "Rhubarb's nine shapes", "oculus": "Oculus's 15 visemes", "vrm": "VRM's A I U E O and closed"}
+MOUTH_TITLES = {"rhubarb": "Rhubarb 1.14.0 -r phonetic", "headaudio": "HeadAudio", "wlipsync": "wLipSync"}
 SKIPPED_TEXT = re.compile(r"[*#()/@\[\]]|www|http")
 TELUGU_CONSONANTS = "కగచజటడతదనపబమయరలవసహ"
 TELUGU_VOWEL_SIGNS = ("", "ా", "ి", "ీ", "ు", "ూ", "ె", "ే", "ొ", "ో")
@@ -530,8 +532,8 @@ def markdown_tables(tally: Tally, rows: list, mouths: list[str]) -> str:
     out = []
     for set_name in SETS:
         drawn = [m for m in mouths if any(tally.accuracy(r, m, set_name) is not None for r in rows)]
-        out.append(f"\n{set_name}: frame accuracy (%)\n")
-        out.append("| speech | " + " | ".join(drawn) + " | never moves |")
+        out.append(f"\n{SET_TITLES[set_name]}: frame accuracy (%)\n")
+        out.append("| speech | " + " | ".join(MOUTH_TITLES.get(m, m) for m in drawn) + " | never moves |")
         out.append("|---|" + "---|" * (len(drawn) + 1))
         for row in rows:
             if not tally.frames[row, set_name]:
