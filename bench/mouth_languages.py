@@ -547,12 +547,13 @@ def markdown_tables(tally: Tally, rows: list, mouths: list[str]) -> str:
 
 def target_lines(tally: Tally, rows: list, models: list[str], peers: list[str]) -> str:
     """Issue 66 item 5, a table per model, a row per language and kind, a cell per set: ours, then ours less
-    English's on the same kind of speech and reference, then ours less the best peer's (named).  Real speech meets it
-    within 5 points of English and 5 ahead of every peer; synthetic within 3 points of English (in at least ten
-    languages)."""
+    English's on the same kind of speech and reference, then ours less the best peer's (named).  English's is the
+    best English figure of the models measured (the mouth an English speaker gets), so a model whose English is worse
+    does not meet the target more easily.  Real speech meets it within 5 points of English and 5 ahead of every peer;
+    synthetic within 3 points of English (in at least ten languages)."""
     out = []
     for model in models:
-        out += [f"\ntargets, {model}: ours %; ours - English (same kind); ours - the best peer\n",
+        out += [f"\ntargets, {model}: ours %; ours - English (same kind, the best model's); ours - the best peer\n",
                 "| speech | " + " | ".join(SETS) + " |", "|---|" + "---|" * len(SETS)]
         synthetic_met: dict = defaultdict(int)
         for row in rows:
@@ -562,7 +563,9 @@ def target_lines(tally: Tally, rows: list, models: list[str], peers: list[str]) 
                 continue
             cells = []
             for set_name in SETS:
-                ours, reference = tally.accuracy(row, model, set_name), tally.accuracy(english, model, set_name)
+                ours = tally.accuracy(row, model, set_name)
+                reference = max((a for a in (tally.accuracy(english, m, set_name) for m in models) if a is not None),
+                                default=None)
                 if ours is None or reference is None:
                     cells.append("—")
                     continue

@@ -99,3 +99,15 @@ def test_real_target_needs_both_english_within_5_and_every_peer_5_behind():
     targets = target_lines(tally, [("real", "en"), ("real", "es"), ("real", "fr")], ["ours"], ["peer"])
     assert "| es real | 86.0; -4.0; +6.0 (peer): met | — | — |" in targets
     assert "| fr real | 86.0; -4.0; +4.0 (peer): not met | — | — |" in targets
+
+
+def test_english_is_the_best_models_english():
+    """A model worse at English is held to the better model's English figure, not its own."""
+    truth = {"vrm": ["A"] * 100}
+    tally = Tally()
+    tally.add(("synthetic", "en"), truth, {"english": {"vrm": ["A"] * 90 + ["I"] * 10},
+                                           "multi": {"vrm": ["A"] * 80 + ["I"] * 20}}, 1.0)
+    tally.add(("synthetic", "es"), truth, {"english": {"vrm": ["A"] * 70 + ["I"] * 30},
+                                           "multi": {"vrm": ["A"] * 85 + ["I"] * 15}}, 1.0)
+    targets = target_lines(tally, [("synthetic", "en"), ("synthetic", "es")], ["english", "multi"], [])
+    assert "| es synthetic | — | — | 85.0; -5.0; no peer: not met |" in targets
