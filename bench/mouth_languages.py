@@ -224,14 +224,14 @@ def prepare_real(language: str, prompts: int, dropped: Dropped) -> tuple[Path, l
     return corpus, stems
 
 
-def align_real(language: str, corpus: Path, stems: list[str], jobs: int) -> Path:
+def align_real(language: str, corpus: Path, stems: list[str], jobs: int, reference_model: str) -> Path:
     """`speechattn align CORPUS --output-dir ALIGNED --format json --model DEFAULT --boundaries neural [--language
     LL]`: the bundled default as committed (model_path) and the kit's own boundaries, so the references depend on
     nothing else that may change; ALIGNED is named by the model's hash (a new default draws them afresh), and a run
     resumes where one stopped.  align's complaints (prompts it finds unalignable) are counted by real_items, not
     printed; each prompt align left without a result gets a .unalignable mark, so a rerun with every prompt settled
     does not call align at all."""
-    model = model_path("default")
+    model = model_path(reference_model)
     aligned = corpus.parent / f"aligned-{hashlib.sha256(model.read_bytes()).hexdigest()[:12]}"
     if all((aligned / f"{stem}.json").exists() or (aligned / f"{stem}.unalignable").exists() for stem in stems):
         return aligned
@@ -257,13 +257,13 @@ def alignment_labels(alignment: dict, frames: int) -> np.ndarray:
     return frame_labels(intervals, frames)
 
 
-def real_items(language: str, prompts: int, dropped: Dropped, jobs: int) -> list[Item]:
+def real_items(language: str, prompts: int, dropped: Dropped, jobs: int, reference_model: str = "default") -> list[Item]:
     import soundfile as sf
 
     from speechattn.audio import num_frames
 
     corpus, stems = prepare_real(language, prompts, dropped)
-    aligned = align_real(language, corpus, stems, jobs)
+    aligned = align_real(language, corpus, stems, jobs, reference_model)
     items = []
     for stem in stems:
         lab = corpus / f"{stem}.lab"
@@ -414,7 +414,8 @@ def load_mouths(models: list[str], peers: list[str]) -> dict:
     mouths: dict = {}
     for name in models:
         try:
-            mouths[name] = Ours(model_path(name))
+            label, _, file = name.partition("=")  # NAME=FILE: a file under a name of its own
+            mouths[label] = Ours(model_path(file or label))
         except Exception as error:  # noqa: BLE001 - a missing model is reported, not fatal
             print(f"model {name} skipped: {error}")
     browser = [name for name in peers if name in ("headaudio", "wlipsync")]
@@ -604,14 +605,17 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument("--kinds", default="synthetic,real",
                         type=lambda t: comma_list(t, ("synthetic", "real"), "--kinds"), help="[default: %(default)s]")
     parser.add_argument("--models", default=",".join(BUNDLED_MODELS), type=lambda t: comma_list(t, None, "--models"),
-                        help="bundled model names or ONNX files; one that is missing is skipped [default: %(default)s]")
+                        help="bundled model names or ONNX files (NAME=FILE: a file under a name); one that is missing "
+                             "is skipped [default: %(default)s]")
+    parser.add_argument("--reference-model", default="default", metavar="NAME|FILE",
+                        help="the model whose aligner draws the real speech's silver references [default: %(default)s]")
     parser.add_argument("--peers", default=",".join(PEERS), type=lambda t: comma_list(t, PEERS, "--peers"),
                         help="peers on the same audio ('' for none); one that cannot run is skipped with the reason "
                              "[default: %(default)s]")
     parser.add_argument("--limit", type=int, metavar="N", help="the first N utterances per language and kind")
-    parser.add_argument("--prompts", type=int, default=250, metavar="N",
+    parser.add_argument("--prompts", type=int, default=400, metavar="N",
                         help="real prompts drawn per language (before those left out) [default: %(default)s]")
-    parser.add_argument("--per-voice", type=int, default=6, metavar="N",
+    parser.add_argument("--per-voice", type=int, default=10, metavar="N",
                         help="synthetic texts per voice [default: %(default)s]")
     parser.add_argument("--words", type=int, default=8, help="words per synthetic text [default: %(default)s]")
     parser.add_argument("--jobs", type=int, default=1, help="align's worker processes [default: %(default)s]")
@@ -637,7 +641,7 @@ def main(argv: list[str] | None = None) -> int:
     from tqdm import tqdm
 
     mouths = load_mouths(args.models, args.peers)
-    models = [name for name in args.models if name in mouths]
+    models = [name.partition("=")[0] for name in args.models if name.partition("=")[0] in mouths]
     for name in models:
         print(f"{name}: {mouths[name].path} (sha256 {mouths[name].cache_tag}...), streamed at its default chunk "
               f"({mouths[name].model.default_chunk_frames} frames)")
@@ -646,7 +650,7 @@ def main(argv: list[str] | None = None) -> int:
     for row in tqdm(list(rows), desc="languages", unit="language"):
         kind, language = row
         items = (synthetic_items(language, args.per_voice, args.words, dropped) if kind == "synthetic"
-                 else real_items(language, args.prompts, dropped, args.jobs))[: args.limit]
+                 else real_items(language, args.prompts, dropped, args.jobs, args.reference_model))[: args.limit]
         for item in tqdm(items, desc=f"{language} {kind}", unit="utt.", leave=False):
             shapes = {name: frame_shapes(mouth, item) for name, mouth in mouths.items()}
             tally.add(row, reference_shapes(item), shapes, len(item.audio) / 16000)
