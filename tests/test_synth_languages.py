@@ -111,3 +111,16 @@ def test_a_small_corpus_is_built_with_exact_labels(tmp_path):
     recordings, supervisions = read_languages_corpus(config, tmp_path, progress=False)
     assert len(recordings) == len(supervisions) >= 3
     assert {s.speaker for s in supervisions} == {"espeak:de"}
+
+
+def test_the_multilingual_model_is_bundled_live_with_the_default_models_outputs_and_contract():
+    """Every client and viseme table takes `--model multilingual` as it takes the default: the same phones, contract,
+    chunks and latency."""
+    from speechattn_export import load_model
+    from speechattn_export.registry import registry
+
+    assert registry()["models"]["multilingual"]["live"] is True
+    multilingual, default = load_model("multilingual"), load_model("default-int8")
+    for key in ("phones", "contract_version", "allowed_chunk_frames", "default_chunk_frames", "final_latency_ms",
+                "stream_start", "quantization"):
+        assert multilingual.metadata[key] == default.metadata[key], key
