@@ -74,7 +74,7 @@ def test_speaker_split_is_deterministic_by_seed():
     ("data: {corpus: synth}\naugment: {snr_db: [30, 0]}\n", "augment.snr_db must be [low, high]"),
     ("data:\n  corpus: timit\n  root: {root}\n  dev_speaker: 0.1\n", "unknown setting(s): data.dev_speaker"),
     ("data:\n  corpus: timit\n  root: {root}\n  seed: first\n", "data.seed must be an integer"),
-    ("data:\n  corpus: wsj\n  root: {root}\n", "data.corpus must be one of synth, speechocean762, ljspeech, asterisk, timit, textgrid, htk"),
+    ("data:\n  corpus: wsj\n  root: {root}\n", "data.corpus must be one of synth, synth-languages, speechocean762, ljspeech, asterisk, timit, textgrid, htk"),
     ("data: {corpus: synth}\nsynth: {rate_wpm: [250, 110]}\n", "synth.rate_wpm must be [low, high]"),
     ("data: {corpus: synth}\nsynth: {engines: [1]}\n", "synth.engines must be a list of strings"),
     ("data: {corpus: synth}\nsynth: {engines: [espeak, mbrola]}\n", "unknown synthesizer(s) ['mbrola']"),
