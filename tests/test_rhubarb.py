@@ -362,9 +362,20 @@ def test_console_level_shows_log_entries_and_the_recognizer_note():
     found = events(rhubarb("--machineReadable", "--consoleLevel", "info", "-r", "phonetic", SAMPLE)[2])
     messages = [e["log"]["message"] for e in found if e["type"] == "log"]
     assert "Starting animation." in messages and "Done exporting." in messages
-    assert any("phonetic, is accepted and has no effect" in m for m in messages)
+    assert any("multilingual (-r phonetic: speech in any language)" in m for m in messages)
     assert {e["log"]["level"] for e in found if e["type"] == "log"} <= {"Info", "Warn", "Error", "Fatal"}
     assert rhubarb("-q", "--consoleLevel", "WARNING", SAMPLE)[0] == 0  # the README's name for Warn
+
+
+def test_phonetic_recognizer_takes_the_multilingual_model(tmp_path):
+    """-r phonetic (Rhubarb's recognizer for speech not in English) reads with the multilingual model, the default
+    recognizer with the English files model; the log names the file."""
+    models = {}
+    for recognizer in ("phonetic", "pocketSphinx"):
+        log = tmp_path / f"{recognizer}.log"
+        assert rhubarb("-q", "-r", recognizer, "--logFile", log, "--logLevel", "debug", SAMPLE)[0] == 0
+        models[recognizer] = re.search(r"\[Debug\] Model: (\S+),", log.read_text()).group(1)
+    assert models == {"phonetic": "multilingual-int8.onnx", "pocketSphinx": "file-int8.onnx"}
 
 
 def test_log_file_has_rhubarbs_line_layout_from_its_level(tmp_path):
@@ -484,7 +495,8 @@ def test_help_prints_rhubarbs_usage_of_every_option():
 
 
 def test_options_take_rhubarbs_spellings_and_case(full_run, tmp_path):
-    status, out, _ = rhubarb("--quiet", "--exportFormat", "JSON", "--recognizer", "PHONETIC", "--threads", "1", SAMPLE_8K)
+    status, out, _ = rhubarb("--quiet", "--exportFormat", "JSON", "--recognizer", "POCKETSPHINX", "--threads", "1",
+                             SAMPLE_8K)
     assert status == 0 and out == full_run["json"]
     assert rhubarb("-q", "--", SAMPLE_8K)[1] == full_run["tsv"]  # after --: no more options
     status, out, _ = rhubarb("-q", "-o", tmp_path / "out.tsv", "-f", "tsv", SAMPLE_8K)

@@ -13,7 +13,8 @@ sources (github.com/DanielSWolf/rhubarb-lip-sync, v1.14.0):
     rhubarb/src/tools/textFiles.cpp              the dialog file's errors
     rhubarb/src/exporters/*.cpp                  the files: speechattn.runtime.transcribe's as_rhubarb_* writers
 
-What differs: the phones come from speechattn's model (any --recognizer is accepted and logged as unused), the dialog
+What differs: the phones come from speechattn's model (-r phonetic, Rhubarb's recognizer for speech not in English,
+takes the multilingual model; pocketSphinx the English files model), the dialog
 text is aligned to the audio as `transcribe --dialog` aligns it (phones_for), any audio format transcribe reads is
 taken (Rhubarb: .wav and .ogg), and one option is speechattn's own: --language LANG, the dialog's words through
 espeak-ng as `align --language` takes them (Rhubarb's dialog is English; its phonetic recognizer ignores the dialog).  Progress is reported as the model works through the audio, a twentieth of the
@@ -278,7 +279,7 @@ class Request:
     extended_shapes: str = "GHX"
     dat_frame_rate: float = 24.0
     dat_preston_blair: bool = False
-    recognizer: str = "pocketSphinx"  # accepted; the phones are always speechattn's
+    recognizer: str = "pocketSphinx"  # phonetic: the multilingual model (no dialog); pocketSphinx: the English one
     threads: int | None = None  # None: all cores (Rhubarb's default too)
     quiet: bool = False
     machine_readable: bool = False
@@ -366,9 +367,13 @@ def progress_block_seconds(audio: Path) -> float:
     return min(BLOCK_SECONDS, max(MIN_BLOCK_SECONDS, seconds / PROGRESS_STEPS))
 
 
-def load_model(threads: int | None, log: Log, dialog: bool = False):
-    """The bundled files' model (file-int8), or with a dialog the default (what alignment runs on), or why not (as
-    a RhubarbError)."""
+PHONETIC_MODEL = "multilingual"  # -r phonetic: Rhubarb's recognizer for recordings in any language
+
+
+def load_model(threads: int | None, log: Log, dialog: bool = False, phonetic: bool = False):
+    """The bundled files' model (file-int8); with -r phonetic and no dialog the multilingual model (what Rhubarb's
+    phonetic recognizer is for: recordings not in English); with a dialog the default (what alignment runs on); or
+    why not (as a RhubarbError)."""
     from speechattn.errors import SpeechattnError
     from speechattn.runtime.transcribe import model_identity, resolve_model
     from speechattn_export.registry import files_name
@@ -377,7 +382,7 @@ def load_model(threads: int | None, log: Log, dialog: bool = False):
 
     onnxruntime.set_default_logger_severity(3)  # its warnings would reach stderr, which integrations parse line by line
     try:
-        path = resolve_model(None if dialog else files_name())
+        path = resolve_model(None if dialog else PHONETIC_MODEL if phonetic else files_name())
         model = StreamingModel(path, num_threads=threads)
     except (SpeechattnError, ValueError, OSError) as error:
         raise RhubarbError(f"Could not load speechattn's phone model.\n{error}") from None
@@ -429,9 +434,13 @@ def animate_and_export(request: Request, options: RhubarbOptions, log: Log, stdo
             lexicon = load_lexicon(None, request.language)
         except SpeechattnError as error:
             raise RhubarbError(one_line(error)) from None
-    log.say("Info", f"Recognizer: speechattn {__version__}'s phone model (the -r/--recognizer option, "
-                    f"{request.recognizer}, is accepted and has no effect).")
-    model = load_model(request.threads, log, dialog=dialog is not None and bool(dialog.strip()))
+    has_dialog = dialog is not None and bool(dialog.strip())
+    phonetic = request.recognizer.lower() == "phonetic"
+    log.say("Info", f"Recognizer: speechattn {__version__}'s phone model"
+                    + (" for a dialog (-r phonetic takes the multilingual model without one)." if has_dialog
+                       else ", multilingual (-r phonetic: speech in any language)." if phonetic
+                       else ", English (-r phonetic takes the multilingual model, for speech in any language)."))
+    model = load_model(request.threads, log, dialog=has_dialog, phonetic=phonetic)
     open_sound_file(request.input_file)
     log(progress_entry(0.0))
     try:
