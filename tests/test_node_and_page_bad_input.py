@@ -161,9 +161,9 @@ def test_transcribe_refuses_a_prototype_name_as_a_viseme_set_decoder_or_model_in
     one_line_error(node("export/node/transcribe.mjs", SAMPLE, "--decoder", name), 2,
                    f"--decoder must be one of bigram, hysteresis, not {name}")
     one_line_error(node("export/node/transcribe.mjs", SAMPLE, "--model", name), 1,
-                   f"{name}: no such model file (or bundled model name: default, default-int8, file-int8)")
+                   f"{name}: no such model file (or bundled model name: default, default-int8, file-int8, multilingual)")
     one_line_error(node("export/node/follow.mjs", SAMPLE, SAMPLE_TEXT, "--model", name), 1,
-                   f"{name}: no such model file (or bundled model name: default, default-int8, file-int8)")
+                   f"{name}: no such model file (or bundled model name: default, default-int8, file-int8, multilingual)")
 
 
 def test_the_kits_tables_refuse_prototype_names_with_their_own_message():

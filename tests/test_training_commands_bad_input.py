@@ -85,7 +85,7 @@ def test_eval_takes_the_bundled_model_names_that_transcribe_takes(capsys, prepar
     assert "full context is for checkpoints; default is an ONNX file" in line
     assert f"evaluate the bundled default model's checkpoint: {ROOT / 'speechattn/runtime/models/default.pt'}" in line
     line = refused(capsys, "eval", "defualt", manifest(prepared, "supervisions"), status=1)
-    assert "defualt: no such model file (or bundled model name: default, default-int8, file-int8)" in line
+    assert "defualt: no such model file (or bundled model name: default, default-int8, file-int8, multilingual)" in line
 
 
 def test_average_takes_the_recipe_keys_that_train_takes(capsys, tmp_path):
