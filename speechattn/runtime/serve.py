@@ -873,8 +873,9 @@ def request_refusal(head: bytes) -> tuple[bool, bytes | None]:
     return True, None
 
 
-def _bounded_connection(server: Server):
-    """websockets' ServerConnection with the server's bounds on what a client can make it hold or wait for.
+class _ConnectionBounds:
+    """What _bounded_connection adds to websockets' ServerConnection: the server's bounds on what a client can make
+    it hold or wait for.
 
     The opening handshake (the HTTP request, then the upgrade) must finish within handshake_timeout_seconds: past
     it (an idle socket, a slowloris request) the client gets HTTP 408, the server one log line, and the socket is
@@ -891,109 +892,114 @@ def _bounded_connection(server: Server):
     The request's head is judged before websockets reads it (request_refusal): a method other than GET, or a body,
     is answered (405, 400) and the rest of what the client sends is read and dropped until it closes or the
     handshake's time is up, so the answer is not lost to a reset while its body still arrives."""
-    from websockets.asyncio.server import ServerConnection
 
-    class BoundedConnection(ServerConnection):
-        heard_at = 0.0  # loop time of the client's latest bytes
-        unread_replies = 0  # bytes the protocol answered since the client last read everything we wrote
-        closed_by_server = False  # a bound closed it and said so in a log line
+    owner: Server  # set by _bounded_connection (websockets' own `server` attribute is its Server)
+    heard_at = 0.0  # loop time of the client's latest bytes
+    unread_replies = 0  # bytes the protocol answered since the client last read everything we wrote
+    closed_by_server = False  # a bound closed it and said so in a log line
 
-        head = b""  # the request's first bytes while request_refusal has not decided
-        judged = False
-        refused = False  # answered by request_refusal: what follows is dropped
+    head = b""  # the request's first bytes while request_refusal has not decided
+    judged = False
+    refused = False  # answered by request_refusal: what follows is dropped
 
-        def connection_made(self, transport) -> None:
-            super().connection_made(transport)
-            if hasattr(transport, "max_size"):  # asyncio's selector transport: its size of one read
-                transport.max_size = READ_BYTES
-            resume = self.recv_messages.resume
+    def connection_made(self, transport) -> None:
+        super().connection_made(transport)
+        if hasattr(transport, "max_size"):  # asyncio's selector transport: its size of one read
+            transport.max_size = READ_BYTES
+        resume = self.recv_messages.resume
 
-            def resumed() -> None:  # the client's bytes waited on the server until now: it was heard until now
-                self.heard_at = self.loop.time()
-                resume()
-
-            # Without it, a keepalive check in the one loop turn between the queue emptying and the next read saw
-            # the last read's time (a second ago for a client far ahead) and closed the client 1008.
-            self.recv_messages.resume = resumed
-
-        def data_received(self, data: bytes) -> None:
+        def resumed() -> None:  # the client's bytes waited on the server until now: it was heard until now
             self.heard_at = self.loop.time()
-            if self.refused:
-                return
+            resume()
+
+        # Without it, a keepalive check in the one loop turn between the queue emptying and the next read saw
+        # the last read's time (a second ago for a client far ahead) and closed the client 1008.
+        self.recv_messages.resume = resumed
+
+    def data_received(self, data: bytes) -> None:
+        self.heard_at = self.loop.time()
+        if self.refused:
+            return
+        if not self.judged:
+            self.head += data
+            self.judged, response = request_refusal(self.head)
             if not self.judged:
-                self.head += data
-                self.judged, response = request_refusal(self.head)
-                if not self.judged:
-                    return
-                data, self.head = self.head, b""
-                if response is not None:
-                    self.refused = True
-                    status = response.split(b" ", 2)[1].decode()
-                    server.metrics.refusals.labels(status).inc()
-                    log.info("event=refused peer=%s reason=http_%s request=%s", _peer(self), status,
-                             json.dumps(data.split(b"\r\n", 1)[0][:200].decode("ascii", "replace")))
-                    self.transport.write(response)
-                    if self.transport.can_write_eof():
-                        self.transport.write_eof()  # the answer is whole; the client's body is read and dropped
-                    return
-            waiting = self.transport.get_write_buffer_size()
-            if not waiting:  # everything written before has been taken by the client
-                self.unread_replies = 0
-            super().data_received(data)
-            self.unread_replies += max(0, self.transport.get_write_buffer_size() - waiting)
-            if self.unread_replies > MAX_UNREAD_REPLY_BYTES and not self.transport.is_closing():
-                self._said(f"the client reads none of its replies ({self.unread_replies:,} bytes of pongs waiting)")
-                self.protocol.fail(1008, "the client reads none of its replies")
-                self.send_data()
-                self.transport.abort()  # it reads nothing: the close frame would wait with the rest
+                return
+            data, self.head = self.head, b""
+            if response is not None:
+                self.refused = True
+                status = response.split(b" ", 2)[1].decode()
+                self.owner.metrics.refusals.labels(status).inc()
+                log.info("event=refused peer=%s reason=http_%s request=%s", _peer(self), status,
+                         json.dumps(data.split(b"\r\n", 1)[0][:200].decode("ascii", "replace")))
+                self.transport.write(response)
+                if self.transport.can_write_eof():
+                    self.transport.write_eof()  # the answer is whole; the client's body is read and dropped
+                return
+        waiting = self.transport.get_write_buffer_size()
+        if not waiting:  # everything written before has been taken by the client
+            self.unread_replies = 0
+        super().data_received(data)
+        self.unread_replies += max(0, self.transport.get_write_buffer_size() - waiting)
+        if self.unread_replies > MAX_UNREAD_REPLY_BYTES and not self.transport.is_closing():
+            self._said(f"the client reads none of its replies ({self.unread_replies:,} bytes of pongs waiting)")
+            self.protocol.fail(1008, "the client reads none of its replies")
+            self.send_data()
+            self.transport.abort()  # it reads nothing: the close frame would wait with the rest
 
-        async def keepalive(self) -> None:
-            from websockets.exceptions import ConnectionClosed
+    async def keepalive(self) -> None:
+        from websockets.exceptions import ConnectionClosed
 
-            while True:
-                await asyncio.sleep(self.ping_interval)
+        while True:
+            await asyncio.sleep(self.ping_interval)
+            try:
+                pong = await self.ping()
+            except ConnectionClosed:
+                return
+            asked = self.loop.time()
+            while not pong.done():
+                heard = max(asked, self.heard_at)
+                if self.recv_messages.paused:  # the server holds its bytes unread: the pong is among them
+                    heard = self.loop.time()
+                left = heard + self.ping_timeout - self.loop.time()
+                if left <= 0:
+                    self._said(f"no answer to a ping and nothing heard for {self.ping_timeout:g} s (the client "
+                               "stopped reading, or is gone)")
+                    async with self.send_context():
+                        self.protocol.fail(1008, "no answer to a ping: the client stopped reading")
+                    return
                 try:
-                    pong = await self.ping()
+                    await asyncio.wait_for(asyncio.shield(pong), left)
+                except asyncio.TimeoutError:
+                    continue
                 except ConnectionClosed:
                     return
-                asked = self.loop.time()
-                while not pong.done():
-                    heard = max(asked, self.heard_at)
-                    if self.recv_messages.paused:  # the server holds its bytes unread: the pong is among them
-                        heard = self.loop.time()
-                    left = heard + self.ping_timeout - self.loop.time()
-                    if left <= 0:
-                        self._said(f"no answer to a ping and nothing heard for {self.ping_timeout:g} s (the client "
-                                   "stopped reading, or is gone)")
-                        async with self.send_context():
-                            self.protocol.fail(1008, "no answer to a ping: the client stopped reading")
-                        return
-                    try:
-                        await asyncio.wait_for(asyncio.shield(pong), left)
-                    except asyncio.TimeoutError:
-                        continue
-                    except ConnectionClosed:
-                        return
 
-        def _said(self, reason: str) -> None:
-            """The one log line of a close by these bounds (the handler then says nothing more)."""
-            self.closed_by_server = True
-            server.metrics.refusals.labels("1008").inc()
-            log.info("event=closed peer=%s code=1008 reason=%s", _peer(self), json.dumps(reason))
+    def _said(self, reason: str) -> None:
+        """The one log line of a close by these bounds (the handler then says nothing more)."""
+        self.closed_by_server = True
+        self.owner.metrics.refusals.labels("1008").inc()
+        log.info("event=closed peer=%s code=1008 reason=%s", _peer(self), json.dumps(reason))
 
-        async def handshake(self, *args, **kwargs) -> None:
-            seconds = server.options.handshake_timeout_seconds
-            try:
-                await asyncio.wait_for(super().handshake(*args, **kwargs), seconds)
-            except asyncio.TimeoutError:
-                if self.refused:  # answered already; the client still sends or holds the socket
-                    raise
-                server.metrics.refusals.labels("408").inc()
-                log.info("event=refused peer=%s reason=handshake_timeout seconds=%g", _peer(self), seconds)
-                self.transport.write(b"HTTP/1.1 408 Request Timeout\r\nConnection: close\r\nContent-Length: 0\r\n\r\n")
-                raise  # websockets then drops the socket
+    async def handshake(self, *args, **kwargs) -> None:
+        seconds = self.owner.options.handshake_timeout_seconds
+        try:
+            await asyncio.wait_for(super().handshake(*args, **kwargs), seconds)
+        except asyncio.TimeoutError:
+            if self.refused:  # answered already; the client still sends or holds the socket
+                raise
+            self.owner.metrics.refusals.labels("408").inc()
+            log.info("event=refused peer=%s reason=handshake_timeout seconds=%g", _peer(self), seconds)
+            self.transport.write(b"HTTP/1.1 408 Request Timeout\r\nConnection: close\r\nContent-Length: 0\r\n\r\n")
+            raise  # websockets then drops the socket
 
-    return BoundedConnection
+
+def _bounded_connection(server: Server):
+    """websockets' ServerConnection with the server's bounds on what a client can make it hold or wait for
+    (_ConnectionBounds)."""
+    from websockets.asyncio.server import ServerConnection
+
+    return type("BoundedConnection", (_ConnectionBounds, ServerConnection), {"owner": server})
 
 
 def queue_frames(options: ServeOptions) -> tuple[int, int]:
