@@ -143,6 +143,14 @@ def align(audio, text, model, output_format, output_dir, output_file, dictionary
         raise UsageError("--ray aligns a corpus (a folder of audio files beside their .lab or .txt)")
     if text is None:
         raise UsageError("give the words: speechattn align AUDIO TEXT (a file, or the words in quotes)")
+    return _align_file(Path(audio), text, model_path, output_format, output_dir, output_file, dictionary, language,
+                       force, phases, boundaries, quiet, started)
+
+
+def _align_file(audio: Path, text, model_path: Path, output_format, output_dir, output_file, dictionary, language,
+                force: bool, phases: int, boundaries: str, quiet: bool, started: float) -> int:
+    """One recording and its words: the alignment printed or written to -o / --output-dir, what was not heard and a
+    summary on stderr."""
     from speechattn.cli.common import same_file
 
     from speechattn.runtime.align import ALIGN_FORMATS
@@ -188,33 +196,14 @@ def align(audio, text, model, output_format, output_dir, output_file, dictionary
     return 0
 
 
-def _align_corpus(folder: Path, model, fmt: str, output_dir: Path, dictionary, jobs: int, ray_address: str | None,
-                  overwrite: bool, quiet: bool, started: float, force: bool = False, phases: int = 1,
-                  boundaries: str = "hmm", language: str | None = None) -> int:
-    """A corpus in MFA's layout through the batch runner (runtime/batch.py): in this process (--jobs 1), worker
-    processes or Ray actors, the files already aligned skipped, one progress bar, a summary.  Exit status 0 when
-    every audio file's alignment is in output_dir at the end (written now or by an earlier run), 1 when any is not
-    (it failed, its text does not match its speech, or it has no transcript beside it)."""
+def _corpus_jobs(folder: Path, output_dir: Path, fmt: str) -> tuple[list, list]:
+    """(a FileJob for every audio file of a folder in MFA's layout or every recording of a supervisions manifest,
+    the audio files with no transcript beside them), each output's folder checked and no output one of the inputs."""
     from collections import Counter
 
-    from tqdm import tqdm
+    from speechattn.runtime.align import ALIGN_FORMATS
+    from speechattn.runtime.batch import FileJob
 
-    from speechattn.runtime.align import ALIGN_FORMATS, load_lexicon
-    from speechattn.runtime.workers import AlignSettings, AlignWorker
-    from speechattn.runtime.batch import FileJob, pending, run_job
-
-    from speechattn.runtime.transcribe import resolve_model
-
-    # what every worker needs, checked once here: one line, not one per worker
-    check_phases(load_onnx(resolve_model(model)), phases)
-    if dictionary is not None:
-        from speechattn.files import refuse_special
-        from speechattn.runtime.align import TextError
-
-        refuse_special(dictionary, "dictionary", TextError)
-    if dictionary is not None or language is not None:
-        load_lexicon(dictionary, language)  # an unknown language, espeak-ng missing: one line, not one per worker
-    output_directory(output_dir)  # a read-only place, a file: one line before the work
     everything, lonely = [], []
     if folder.is_dir():
         pairs, lonely = corpus_pairs(folder)
@@ -244,6 +233,35 @@ def _align_corpus(folder: Path, model, fmt: str, output_dir: Path, dictionary, j
                              f"inputs ({inputs[Path(job.target).resolve()]}): give another --output-dir or --format")
     for parent in {Path(job.target).parent for job in everything}:
         output_directory(parent)
+    return everything, lonely
+
+
+def _align_corpus(folder: Path, model, fmt: str, output_dir: Path, dictionary, jobs: int, ray_address: str | None,
+                  overwrite: bool, quiet: bool, started: float, force: bool = False, phases: int = 1,
+                  boundaries: str = "hmm", language: str | None = None) -> int:
+    """A corpus in MFA's layout through the batch runner (runtime/batch.py): in this process (--jobs 1), worker
+    processes or Ray actors, the files already aligned skipped, one progress bar, a summary.  Exit status 0 when
+    every audio file's alignment is in output_dir at the end (written now or by an earlier run), 1 when any is not
+    (it failed, its text does not match its speech, or it has no transcript beside it)."""
+    from tqdm import tqdm
+
+    from speechattn.runtime.align import load_lexicon
+    from speechattn.runtime.workers import AlignSettings, AlignWorker
+    from speechattn.runtime.batch import pending, run_job
+
+    from speechattn.runtime.transcribe import resolve_model
+
+    # what every worker needs, checked once here: one line, not one per worker
+    check_phases(load_onnx(resolve_model(model)), phases)
+    if dictionary is not None:
+        from speechattn.files import refuse_special
+        from speechattn.runtime.align import TextError
+
+        refuse_special(dictionary, "dictionary", TextError)
+    if dictionary is not None or language is not None:
+        load_lexicon(dictionary, language)  # an unknown language, espeak-ng missing: one line, not one per worker
+    output_directory(output_dir)  # a read-only place, a file: one line before the work
+    everything, lonely = _corpus_jobs(folder, output_dir, fmt)
     todo, done = pending(everything, overwrite)
     if done and not quiet:
         print(f"speechattn align: {done} file(s) already aligned in {output_dir}: skipped (--overwrite redoes them)",
