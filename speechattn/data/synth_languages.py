@@ -115,7 +115,6 @@ def espeak_utterance(language: str, variant: str, text: str, rate_wpm: int = 175
                                          "list names them)") from None
         raise
     spelled = engine.synthesize(text, voice, rate_wpm, pitch, pitch_range, phones=False, ipa=True)
-    engine.lib.espeak_ng_SetPhonemeEvents(1, 0)  # the English corpus reads mnemonics
     starts = [start for start, _ in named.events]
     if len(starts) != len(spelled.events):  # the timing may move by a few ms; the phonemes never
         raise SynthesisError(f"espeak-ng {voice}: the two syntheses of {text[:40]!r} differ in their phonemes")
@@ -147,8 +146,6 @@ class FestivalLanguages(Festival):
                                          "(speechattn.data.synth_languages.FESTIVAL_IPA)")
 
         samples, rate, ends = self.segments(text, voice, rate_wpm)
-        if samples.ndim > 1:
-            samples = samples.mean(axis=1)
         events, start = [], 0
         for segment, end_seconds in ends:
             events.append((start, segment))
