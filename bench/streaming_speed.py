@@ -270,7 +270,7 @@ def build_models(args, workdir: Path) -> tuple[PhoneTagger, Path, Path, str]:
     return model, fp32, int8, note
 
 
-def main() -> None:
+def parse_args() -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--fp32", type=Path, default=MODELS / "default.onnx", help="fp32 streaming file")
     parser.add_argument("--int8", type=Path, default=MODELS / "default-int8.onnx", help="int8 streaming file")
@@ -286,7 +286,90 @@ def main() -> None:
     parser.add_argument("--cpu-time", action="store_true",
                         help="time sections 1 and 3's calls by the calling thread's CPU time, not the wall clock: on "
                              "a machine other jobs load, a call's wall time counts the time they held the core")
-    args = parser.parse_args()
+    return parser.parse_args()
+
+
+def per_second(timing: dict, chunk_frames: int = CHUNK_FRAMES, of: str = "mean") -> float:
+    return timing[of] / (chunk_frames * 10 / 1000)  # ms of compute per s of audio
+
+
+def silero_per_second(timing: dict, of: str = "mean") -> float:
+    return timing[of] / (512 / SAMPLE_RATE)
+
+
+
+def latency_pairs(files: dict, fp32: Path, int8: Path, audio: np.ndarray, calls: int) -> tuple[dict, dict]:
+    """Section 1: each file's 80 ms calls beside silero-vad's, and the three together; (pairs, together)."""
+    # Each file is timed beside silero-vad alone, call by call: an app holds one model file next to its VAD.
+    # Timing the files together, as this bench did before, let the fp32 file's 11 MB of weights evict the
+    # others' from the caches on every round (int8 p50 0.44 ms alone, 0.46 beside silero-vad, 0.75-0.85 beside
+    # the fp32 file; silero-vad 0.11 alone, 0.14 beside int8, 0.27 beside both): that figure is kept below for
+    # comparison, but the pairs are the measure.
+    pairs = {name: interleaved_latency({name: ChunkRunner(path, audio), "silero": SileroRunner(audio)}, calls)
+             for name, path in files.items()}
+    together = interleaved_latency({"fp32": ChunkRunner(fp32, audio), "int8": ChunkRunner(int8, audio),
+                                    "silero": SileroRunner(audio)}, calls)
+    targets = {"fp32": "p50 <= 0.8, p99 <= 2", "int8": "p50 <= 0.5, p99 <= 2"}
+    print(f"1. one 80 ms chunk (C = {CHUNK_FRAMES}) through the ONNX graph, frontend included, {calls} calls "
+          "each; each file interleaved call by call with silero-vad (one 32 ms call), one pair at a time")
+    print("| model | p50 ms | p99 ms | mean ms | silero-vad p50 / mean ms, same pair | target |")
+    print("|---|---|---|---|---|---|")
+    for name, pair in pairs.items():
+        label = f"speechattn {name}" if name in targets else name
+        print(f"| {label} | {pair[name]['p50']:.2f} | {pair[name]['p99']:.2f} | {pair[name]['mean']:.2f} | "
+              f"{pair['silero']['p50']:.3f} / {pair['silero']['mean']:.3f} | {targets.get(name, 'earlier file')} |")
+    print(f"all three interleaved together (the earlier method: each evicts the others from the caches): p50 fp32 "
+          f"{together['fp32']['p50']:.2f}, int8 {together['int8']['p50']:.2f}, silero-vad "
+          f"{together['silero']['p50']:.3f} ms")
+
+    return pairs, together
+
+
+def cost_rows(pairs: dict, together: dict, files: dict, int8: Path, audio: np.ndarray, calls: int) -> None:
+    """Section 3: compute per second of audio against silero-vad, at 80 ms and at other chunks."""
+    print("\n3. compute per second of audio (streaming) vs silero-vad, each from the pair it was timed in")
+    # The ratio of the medians beside the ratio of the means: on a loaded machine the means carry the calls
+    # another process preempted (p99 10-30 times p50), which fall on the two files unevenly.
+    print("| model | ms per s of audio | silero-vad ms per s, same pair | x silero-vad | x silero-vad, p50s | "
+          "target |")
+    print("|---|---|---|---|---|---|")
+    rows = [(f"speechattn {name}", pairs[name][name], CHUNK_FRAMES, pairs[name]["silero"],
+             "<= 1.0" if name == "int8" else "") for name in ("fp32", "int8")]
+    # Larger chunks spread each call's fixed cost over more audio, at the price of latency (the chunk size is
+    # the caller's choice at run time): the same measure at 160 and 320 ms, again beside silero-vad.
+    default_chunk = int(ort.InferenceSession(str(int8)).get_modelmeta().custom_metadata_map["default_chunk_frames"])
+    for chunk in sorted({default_chunk, 16, 32} - {CHUNK_FRAMES}):
+        pair = interleaved_latency({"int8": ChunkRunner(int8, audio, chunk), "silero": SileroRunner(audio)},
+                                   calls // 2)
+        target = "<= 10 ms per s (the model's default chunk)" if chunk == default_chunk else ""
+        rows.append((f"speechattn int8, C = {chunk} ({chunk * 10} ms chunks)", pair["int8"], chunk, pair["silero"],
+                     target))
+    # fp32 and every earlier file at the default chunk too, each beside silero-vad in its own pair
+    for name, path in files.items():
+        if name == "int8" or default_chunk == CHUNK_FRAMES:
+            continue
+        pair = interleaved_latency({name: ChunkRunner(path, audio, default_chunk), "silero": SileroRunner(audio)},
+                                   calls // 2)
+        label = f"speechattn {name}" if name == "fp32" else name
+        rows.append((f"{label}, C = {default_chunk} ({default_chunk * 10} ms chunks)", pair[name], default_chunk,
+                     pair["silero"], ""))
+    for label, ours, chunk, silero, target in rows:
+        mean, silero_mean = per_second(ours, chunk), silero_per_second(silero)
+        medians = per_second(ours, chunk, "p50") / silero_per_second(silero, "p50")
+        print(f"| {label} | {mean:.2f} | {silero_mean:.2f} | {mean / silero_mean:.2f} | {medians:.2f} | {target} |")
+    # The same file with nothing called between its calls (an app without a VAD beside it): whether the
+    # detector's calls, evicting its weights from the caches, are what raise its cost.
+    alone = interleaved_latency({"int8": ChunkRunner(int8, audio, default_chunk)}, calls // 2)["int8"]
+    print(f"| speechattn int8, C = {default_chunk}, alone (no detector between its calls) | "
+          f"{per_second(alone, default_chunk):.2f} | | | | |")
+    print(f"all three together (the earlier method): fp32 "
+          f"{per_second(together['fp32']) / silero_per_second(together['silero']):.2f} x, int8 "
+          f"{per_second(together['int8']) / silero_per_second(together['silero']):.2f} x")
+
+
+
+def main() -> None:
+    args = parse_args()
     torch.set_num_threads(1)
     if args.cpu_time:
         CALL_CLOCK[0] = time.thread_time
@@ -303,28 +386,8 @@ def main() -> None:
               f"int8 {optimized_node_count(int8, workdir)}")
         print(f"onnxruntime {ort.__version__}, torch {torch.__version__}, one thread everywhere\n")
 
-        # Each file is timed beside silero-vad alone, call by call: an app holds one model file next to its VAD.
-        # Timing the files together, as this bench did before, let the fp32 file's 11 MB of weights evict the
-        # others' from the caches on every round (int8 p50 0.44 ms alone, 0.46 beside silero-vad, 0.75-0.85 beside
-        # the fp32 file; silero-vad 0.11 alone, 0.14 beside int8, 0.27 beside both): that figure is kept below for
-        # comparison, but the pairs are the measure.
         files = {"fp32": fp32, "int8": int8, **{f"baseline {path}": path for path in args.baseline}}
-        pairs = {name: interleaved_latency({name: ChunkRunner(path, audio), "silero": SileroRunner(audio)}, args.calls)
-                 for name, path in files.items()}
-        together = interleaved_latency({"fp32": ChunkRunner(fp32, audio), "int8": ChunkRunner(int8, audio),
-                                        "silero": SileroRunner(audio)}, args.calls)
-        targets = {"fp32": "p50 <= 0.8, p99 <= 2", "int8": "p50 <= 0.5, p99 <= 2"}
-        print(f"1. one 80 ms chunk (C = {CHUNK_FRAMES}) through the ONNX graph, frontend included, {args.calls} calls "
-              "each; each file interleaved call by call with silero-vad (one 32 ms call), one pair at a time")
-        print("| model | p50 ms | p99 ms | mean ms | silero-vad p50 / mean ms, same pair | target |")
-        print("|---|---|---|---|---|---|")
-        for name, pair in pairs.items():
-            label = f"speechattn {name}" if name in targets else name
-            print(f"| {label} | {pair[name]['p50']:.2f} | {pair[name]['p99']:.2f} | {pair[name]['mean']:.2f} | "
-                  f"{pair['silero']['p50']:.3f} / {pair['silero']['mean']:.3f} | {targets.get(name, 'earlier file')} |")
-        print(f"all three interleaved together (the earlier method: each evicts the others from the caches): p50 fp32 "
-              f"{together['fp32']['p50']:.2f}, int8 {together['int8']['p50']:.2f}, silero-vad "
-              f"{together['silero']['p50']:.3f} ms")
+        pairs, together = latency_pairs(files, fp32, int8, audio, args.calls)
 
         print(f"\n2. real-time factor through the portable client ({args.seconds:.0f} s of audio; target <= 0.01 fp32, whole file)")
         print("| model | pushes of 80 ms | whole file in one push |")
@@ -332,50 +395,8 @@ def main() -> None:
         for name, path in (("fp32", fp32), ("int8", int8)):
             print(f"| speechattn {name} | {stream_rtf(path, audio, 1280):.4f} | {stream_rtf(path, audio, None):.4f} |")
 
-        def per_second(timing: dict, chunk_frames: int = CHUNK_FRAMES, of: str = "mean") -> float:
-            return timing[of] / (chunk_frames * 10 / 1000)  # ms of compute per s of audio
 
-        def silero_per_second(timing: dict, of: str = "mean") -> float:
-            return timing[of] / (512 / SAMPLE_RATE)
-
-        print("\n3. compute per second of audio (streaming) vs silero-vad, each from the pair it was timed in")
-        # The ratio of the medians beside the ratio of the means: on a loaded machine the means carry the calls
-        # another process preempted (p99 10-30 times p50), which fall on the two files unevenly.
-        print("| model | ms per s of audio | silero-vad ms per s, same pair | x silero-vad | x silero-vad, p50s | "
-              "target |")
-        print("|---|---|---|---|---|---|")
-        rows = [(f"speechattn {name}", pairs[name][name], CHUNK_FRAMES, pairs[name]["silero"],
-                 "<= 1.0" if name == "int8" else "") for name in ("fp32", "int8")]
-        # Larger chunks spread each call's fixed cost over more audio, at the price of latency (the chunk size is
-        # the caller's choice at run time): the same measure at 160 and 320 ms, again beside silero-vad.
-        default_chunk = int(ort.InferenceSession(str(int8)).get_modelmeta().custom_metadata_map["default_chunk_frames"])
-        for chunk in sorted({default_chunk, 16, 32} - {CHUNK_FRAMES}):
-            pair = interleaved_latency({"int8": ChunkRunner(int8, audio, chunk), "silero": SileroRunner(audio)},
-                                       args.calls // 2)
-            target = "<= 10 ms per s (the model's default chunk)" if chunk == default_chunk else ""
-            rows.append((f"speechattn int8, C = {chunk} ({chunk * 10} ms chunks)", pair["int8"], chunk, pair["silero"],
-                         target))
-        # fp32 and every earlier file at the default chunk too, each beside silero-vad in its own pair
-        for name, path in files.items():
-            if name == "int8" or default_chunk == CHUNK_FRAMES:
-                continue
-            pair = interleaved_latency({name: ChunkRunner(path, audio, default_chunk), "silero": SileroRunner(audio)},
-                                       args.calls // 2)
-            label = f"speechattn {name}" if name == "fp32" else name
-            rows.append((f"{label}, C = {default_chunk} ({default_chunk * 10} ms chunks)", pair[name], default_chunk,
-                         pair["silero"], ""))
-        for label, ours, chunk, silero, target in rows:
-            mean, silero_mean = per_second(ours, chunk), silero_per_second(silero)
-            medians = per_second(ours, chunk, "p50") / silero_per_second(silero, "p50")
-            print(f"| {label} | {mean:.2f} | {silero_mean:.2f} | {mean / silero_mean:.2f} | {medians:.2f} | {target} |")
-        # The same file with nothing called between its calls (an app without a VAD beside it): whether the
-        # detector's calls, evicting its weights from the caches, are what raise its cost.
-        alone = interleaved_latency({"int8": ChunkRunner(int8, audio, default_chunk)}, args.calls // 2)["int8"]
-        print(f"| speechattn int8, C = {default_chunk}, alone (no detector between its calls) | "
-              f"{per_second(alone, default_chunk):.2f} | | | | |")
-        print(f"all three together (the earlier method): fp32 "
-              f"{per_second(together['fp32']) / silero_per_second(together['silero']):.2f} x, int8 "
-              f"{per_second(together['int8']) / silero_per_second(together['silero']):.2f} x")
+        cost_rows(pairs, together, files, int8, audio, args.calls)
 
         print("\n4. many streams at once: the client's StreamSet, every stream pushed 80 ms per step, one thread")
         print("| model | streams | audio-s per CPU-s | p95 ms per step (all streams' chunks) |")
