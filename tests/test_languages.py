@@ -93,7 +93,9 @@ def espeak_word_starts(utterance) -> dict[int, float]:
 
 def test_align_language_places_spanish_words_where_espeak_spoke_them(tmp_path, capsys):
     """Bounds well above the measured spread (bench/languages.py, docs/benchmarks.md "Words in other languages": es
-    word starts a median 16 ms from espeak-ng's on 160 words); a word placed wrong is off by far more."""
+    word starts a median 16 ms from espeak-ng's on 160 words); a word placed wrong (where its neighbour is) is off by
+    a word's length, 200 ms and more.  espeak-ng's audio differs by a few samples with what it synthesized before,
+    and the worst word's start moved from 0.03 to 0.1 s with the tests run before this one, hence 0.15."""
     from speechattn.runtime.espeak import espeak
     from speechattn.runtime.languages import LexiconOfLanguage
 
@@ -110,7 +112,7 @@ def test_align_language_places_spanish_words_where_espeak_spoke_them(tmp_path, c
         assert [w["word"] for w in result["words"]] == [w.text for w in LexiconOfLanguage("es").words(text)]
         assert sorted(reference) == spans
         errors += [abs(w["start"] - reference[at]) for w, at in zip(result["words"], spans)]
-    assert np.median(errors) < 0.03 and max(errors) < 0.1, errors
+    assert np.median(errors) < 0.03 and max(errors) < 0.15, errors
 
 
 def test_an_unknown_language_is_one_line(capsys):
