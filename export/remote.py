@@ -66,7 +66,7 @@ class RemoteStream:
     def __init__(self, url: str, options: DecodingOptions = DecodingOptions(), sample_rate: int = 16000,
                  token: str | None = None, script: str | None = None, weights: bool = False,
                  open_timeout: float = 10.0, reconnect: bool = False, attempts: int = 5,
-                 provisional: bool = False) -> None:
+                 provisional: bool = False, language: str | None = None) -> None:
         try:
             import websockets  # noqa: F401
         except ModuleNotFoundError:
@@ -76,7 +76,7 @@ class RemoteStream:
         self.reconnect, self.attempts = reconnect, attempts
         asked = {"decoder": options.decoder, "min_frames": options.min_frames, "chunk_frames": options.chunk_frames,
                  "visemes": options.visemes, "weights": weights or None, "script": script,
-                 "provisional": provisional or None}
+                 "language": language, "provisional": provisional or None}  # language: the script's (espeak-ng's name)
         self._start = {"type": "start", "sample_rate": int(sample_rate), "format": "float32",
                        "options": {k: v for k, v in asked.items() if v is not None}}
         self.position: dict | None = None  # follow-along: the reader's position last received

@@ -1,9 +1,10 @@
 """Words in other languages: espeak-ng's pronunciation of each word as the model's English phones.
 
-`align --language LANG` (and `transcribe --dialog`, `speechattn-rhubarb -d`) take the words' phones from here instead
-of CMUdict: each written word goes to espeak-ng (the `espeakng-loader` wheel, driven by speechattn/runtime/espeak.py) on
-its own, so its phonemes stay its own, in IPA; speechattn.phones.from_ipa turns every phoneme into the nearest of the
-40.  LexiconOfLanguage answers `words(text, max_words)` as the kit's Lexicon does, so the aligner cannot tell them
+`align --language LANG` (and `transcribe --dialog`, `speechattn-rhubarb -d`, `mic --script`, the server's `/align`
+and follow-along `language`) take the words' phones from here instead of CMUdict: each written word goes to espeak-ng
+(the `espeakng-loader` wheel, driven by speechattn/runtime/espeak.py) on its own, so its phonemes stay its own, in IPA;
+speechattn.phones.from_ipa turns every phoneme into the nearest of the 40.  LexiconOfLanguage answers
+`words(text, max_words)` as the kit's Lexicon does, so the aligner cannot tell them
 apart; each word's source is "espeak-ng".
 
 Words are runs of letters and digits in any script, joined by an apostrophe or hyphen (l'arbre, aujourd'hui);
@@ -14,15 +15,23 @@ the English lexicon leaves out what it cannot say.
 from __future__ import annotations
 
 import re
+import threading
 from pathlib import Path
 
 from speechattn.errors import SpeechattnError
 
 WORD = re.compile(r"[^\W_]+(?:['’-][^\W_]+)*")
 LANGUAGES_HINT = "speechattn align --language list names them"
+LANGUAGE_NAME = re.compile(r"[A-Za-z]{2,3}(?:-[A-Za-z0-9]{1,8}){0,3}")  # es, pt-BR, en-GB-x-rp: a name a client may send
+MAX_KNOWN_WORDS = 200_000  # words kept pronounced per language: a server's lexicon lives as long as the server
+ESPEAK_LOCK = threading.Lock()  # libespeak-ng keeps one voice for the process: a server's threads take turns
 
 
 class LanguageError(SpeechattnError):
+    pass
+
+
+class EspeakMissing(LanguageError):
     pass
 
 
@@ -30,7 +39,7 @@ def _espeak():
     try:
         import espeakng_loader  # noqa: F401
     except ImportError:
-        raise LanguageError("--language needs espeak-ng: pip install espeakng-loader (or pip install "
+        raise EspeakMissing("--language needs espeak-ng: pip install espeakng-loader (or pip install "
                             "'speechattn[languages]')") from None
     from speechattn.runtime.espeak import espeak
 
@@ -53,7 +62,8 @@ class LexiconOfLanguage:
         self.known: dict[str, tuple[str, ...]] = {}  # written word -> its phones, pronounced once
         self.engine = _espeak()
         try:
-            self.engine.set_voice(language)
+            with ESPEAK_LOCK:
+                self.engine.set_voice(language)
         except SynthesisError:
             raise LanguageError(f"espeak-ng has no language {language!r}: {LANGUAGES_HINT}") from None
 
@@ -62,8 +72,11 @@ class LexiconOfLanguage:
         from speechattn.phones import PHONES, from_ipa
 
         if word not in self.known:
-            self.known[word] = tuple(PHONES[index] for phoneme in self.engine.ipa(word, self.language)
-                                     for index in from_ipa(phoneme, self.language))
+            if len(self.known) >= MAX_KNOWN_WORDS:
+                self.known.clear()
+            with ESPEAK_LOCK:
+                phonemes = self.engine.ipa(word, self.language)
+            self.known[word] = tuple(PHONES[index] for phoneme in phonemes for index in from_ipa(phoneme, self.language))
         return self.known[word]
 
     def words(self, text: str, max_words: int | None = None) -> list:
@@ -86,3 +99,24 @@ class LexiconOfLanguage:
             if phones:
                 words.append(Word(text[start:end], text[start:end].lower(), (phones,), "espeak-ng", start, end))
         return words
+
+
+class Lexicons:
+    """A server's lexicons, shared by its threads: the kit's English one (language None) and one per espeak-ng
+    language asked for, each loaded at its first request.  `get` refuses a name no language could have, and one
+    espeak-ng does not speak, with a LanguageError (EspeakMissing where espeak-ng is not installed)."""
+
+    def __init__(self) -> None:
+        self.loaded: dict[str | None, object] = {}
+        self.loading = threading.Lock()
+
+    def get(self, language: str | None = None):
+        from speechattn.runtime.align import load_lexicon
+
+        if language is not None and (not isinstance(language, str) or not LANGUAGE_NAME.fullmatch(language)):
+            raise LanguageError(f"language must be an espeak-ng language name (es, fr, pt-BR ...), not "
+                                f"{str(language)[:40]!r}")
+        with self.loading:
+            if language not in self.loaded:
+                self.loaded[language] = load_lexicon(None, language)
+            return self.loaded[language]

@@ -44,7 +44,8 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from speechattn.audio import FRAME_SHIFT_MS, FRAMES_PER_SECOND
-from speechattn.errors import UsageError
+from speechattn.errors import SpeechattnError, UsageError
+from speechattn.runtime.languages import EspeakMissing, Lexicons
 from speechattn_export.decoder import PhoneBigram, PhoneDecoder, push_many
 from speechattn_export.pipeline import DecodingOptions, FollowStream, PhoneStream, Update
 from speechattn_export.stream_client import Frames, StreamSet
@@ -261,7 +262,7 @@ class Server:
         self.metrics = Metrics()
         self.counted = CountedModel(model, self.metrics)
         self.bigram = PhoneBigram.load()
-        self.lexicon = None  # loaded on the first follow-along stream
+        self.lexicons = Lexicons()  # the follow-along scripts' and /align's, each loaded at its first use
         self.sessions: dict[int, Session] = {}
         self.slots = 0  # connections holding one of max_streams (started or not), without --workers
         self.joining: list[Session] = []  # opened since the worker last ran
@@ -414,7 +415,7 @@ class Server:
         for flag in ("weights", "provisional"):
             if flag in asked and not isinstance(asked[flag], bool):  # "no" was true
                 raise Refused(1007, f"{flag} must be true or false, not {asked[flag]!r}")
-        phone_stream, follow = self._streams(asked)
+        phone_stream, follow = self._streams(asked, await self._script_words(asked))
         session = Session(next(self.keys), peer, phone_stream, follow, rate, SAMPLE_FORMATS[sample_format],
                           bool(asked.get("weights", False)), asyncio.Queue(self.options.max_queued_messages),
                           provisional=bool(asked.get("provisional", False)), connection=connection)
@@ -433,11 +434,33 @@ class Server:
                  sample_format, session.chunk_frames, follow is not None)
         return session
 
-    def _streams(self, asked: dict) -> tuple[PhoneStream, FollowStream | None]:
-        known = {"decoder", "min_frames", "chunk_frames", "visemes", "weights", "script", "script_from", "provisional"}
+    async def _script_words(self, asked: dict) -> list | None:
+        """The script's words (None without a script): the kit's lexicon, in the loop as before; in another `language`
+        espeak-ng's, on a thread (0.14 ms a word: 2 s for the longest script, too long to hold the loop)."""
+        known = {"decoder", "min_frames", "chunk_frames", "visemes", "weights", "script", "script_from", "language",
+                 "provisional"}
         unknown = sorted(set(asked) - known)
         if unknown:
             raise Refused(1007, f"unknown option {unknown[0]!r} (known: {', '.join(sorted(known))})")
+        script, language = asked.get("script"), asked.get("language")
+        if script is None:
+            for option in ("script_from", "language"):
+                if option in asked:
+                    raise Refused(1007, f"{option} is the script's: send the script too")
+            return None
+        if not isinstance(script, str) or not 0 < len(script) <= MAX_SCRIPT_CHARACTERS:
+            raise Refused(1007, f"script must be the text read aloud, 1 to {MAX_SCRIPT_CHARACTERS:,} characters")
+        try:
+            lexicon = self.lexicons.get(language)
+            if language is None:
+                return lexicon.words(script)
+            return await asyncio.to_thread(lexicon.words, script)
+        except EspeakMissing:
+            raise Refused(1007, "language: this server has no espeak-ng (pip install espeakng-loader)") from None
+        except (SpeechattnError, ValueError) as error:  # an unknown language; a token too long to be a word
+            raise Refused(1007, str(error)[:120]) from None
+
+    def _streams(self, asked: dict, words: list | None) -> tuple[PhoneStream, FollowStream | None]:
         base = self.options.decoding
         try:
             options = DecodingOptions(decoder=asked.get("decoder", base.decoder),
@@ -450,19 +473,12 @@ class Server:
             raise Refused(1007, 'weights are mouth-shape weights: ask for "visemes" too')
         phone_stream = PhoneStream(self.model, options, self.bigram if options.decoder == "bigram" else None)
         script, start_word = asked.get("script"), asked.get("script_from", 0)
-        if script is None:
-            if "script_from" in asked:
-                raise Refused(1007, "script_from is the script's word to start at: send the script too")
+        if words is None:
             return phone_stream, None
         if type(start_word) is not int or start_word < 0:
             raise Refused(1007, "script_from must be a word index of the script, 0 or more")
-        if not isinstance(script, str) or not 0 < len(script) <= MAX_SCRIPT_CHARACTERS:
-            raise Refused(1007, f"script must be the text read aloud, 1 to {MAX_SCRIPT_CHARACTERS:,} characters")
-        from speechattn_export.words import Lexicon, sentence_starts
+        from speechattn_export.words import sentence_starts
 
-        if self.lexicon is None:
-            self.lexicon = Lexicon.load()
-        words = self.lexicon.words(script)
         try:
             return phone_stream, FollowStream(phone_stream, words, sentence_starts(script, words), start_word=start_word)
         except ValueError as error:

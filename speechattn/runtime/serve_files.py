@@ -3,6 +3,7 @@ each answering with the JSON the command line writes (`transcribe --format json`
 
     curl --data-binary @a.wav 'http://127.0.0.1:8766/transcribe?name=a.wav'
     curl --data-binary @a.wav 'http://127.0.0.1:8766/align?name=a.wav&text=the+words+read+aloud[&force=1]'
+    curl --data-binary @b.wav 'http://127.0.0.1:8766/align?name=b.wav&language=es&text=hola+a+todos'
 
 Why a second listener: websockets parses only a WebSocket handshake (a GET with no body), so uploads go to a small
 HTTP/1.1 server on the same event loop, parsed by h11 (python-hyper's sans-I/O HTTP/1.1 parser, the one under
@@ -41,7 +42,7 @@ READ_BYTES = 1 << 16
 STOP_SECONDS = 2.0  # after the drain: how long a file being worked on has to reach its next block and be answered
 ENDPOINTS = ("/transcribe", "/align")
 TRANSCRIBE_PARAMETERS = {"name", "token", "decoder", "min_frames", "chunk_frames", "phases"}
-ALIGN_PARAMETERS = {"name", "token", "text", "force", "phases"}
+ALIGN_PARAMETERS = {"name", "token", "text", "force", "phases", "language"}
 
 
 class HttpError(Exception):
@@ -58,9 +59,8 @@ class FileServer:
         self.jobs = 0  # whole files queued or running
         self.uploads = 0  # requests whose body is arriving
         self.executor = ThreadPoolExecutor(max_workers=FILE_THREADS, thread_name_prefix="speechattn-files")
-        self.lexicon = None
         self.files_model = None  # options.files_model once loaded (_files_model)
-        self.loading = threading.Lock()  # the lexicon and the files' model, loaded once by whichever thread is first
+        self.loading = threading.Lock()  # the files' model, loaded once by whichever thread is first
         self.stopping = False  # the drain ran out of time: files still worked on stop at their next block (503)
 
     async def handle(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
@@ -180,6 +180,8 @@ class FileServer:
             raise HttpError(400, f"unknown parameter {unknown[0]!r} (known: {', '.join(sorted(known))})")
         if path == "/align" and not query.get("text", "").strip():
             raise HttpError(400, "align needs the words read aloud: ?text=...")
+        if path == "/align" and "language" in query:
+            self._check_language(query["language"])
         if query.get("force", "0") not in ("0", "1", "true", "false"):  # force=yes was taken as no force
             raise HttpError(400, f"force is 1 or 0, not {query['force'][:20]!r}")
         counts = self.server.model.phase_counts  # phases, checked before the body comes (a files model with
@@ -194,6 +196,19 @@ class FileServer:
             raise HttpError(503, f"busy: {MAX_FILE_JOBS} files are waiting; try again later")
         if self.uploads >= MAX_UPLOADS:
             raise HttpError(503, f"busy: {MAX_UPLOADS} uploads are arriving; try again later")
+
+    def _check_language(self, language: str) -> None:
+        """An unknown language is a 400 naming it, a server without espeak-ng a 501, before the body comes; the
+        language's lexicon is loaded here once, for every request after it."""
+        from speechattn.runtime.languages import EspeakMissing, LanguageError
+
+        try:
+            self.server.lexicons.get(language)
+        except EspeakMissing:
+            raise HttpError(501, f"language={language[:40]}: this server has no espeak-ng, which speaks the words of "
+                                 "other languages (pip install espeakng-loader where it runs)") from None
+        except LanguageError as error:
+            raise HttpError(400, str(error)) from None
 
     async def _receive(self, connection, reader, writer, request, upload: Path) -> None:
         """The body, to a file in a folder of its own, bounded by max_file_bytes, the whole of it within the
@@ -279,13 +294,11 @@ class FileServer:
         return self.files_model
 
     def _align(self, query: dict, upload: Path, name: str) -> str:
-        from speechattn.runtime.align import align_file, as_json, load_lexicon, script_words
+        from speechattn.runtime.align import align_file, as_json, script_words
 
-        with self.loading:
-            if self.lexicon is None:
-                self.lexicon = load_lexicon()
+        lexicon = self.server.lexicons.get(query.get("language"))  # a language: checked with the request's head
         phases = int(query.get("phases", "1"))  # as `align --phases`: checked with the request's head
-        words, starts = script_words(query["text"], "text", self.lexicon)
+        words, starts = script_words(query["text"], "text", lexicon)
         aligned = dataclasses.replace(align_file(self.server.model, upload, words, starts, phases=phases,
                                                  on_progress=self._going_on), file=name)
         if query.get("force", "0") not in ("1", "true"):  # as `speechattn align` without --force
