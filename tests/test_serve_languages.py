@@ -133,3 +133,27 @@ def test_a_start_message_with_a_language_is_valid_against_the_schema_and_a_bad_n
     jsonschema.validate(start, SCHEMA)
     with pytest.raises(jsonschema.ValidationError):
         jsonschema.validate({**start, "options": {"script": "hola", "language": "../x"}}, SCHEMA)
+
+
+def test_the_node_remote_stream_passes_the_language_through(spanish, tmp_path):
+    """export/node/remote.mjs --script TEXT --language es: the Spanish words heard; --language xx: the refusal in
+    one line."""
+    import shutil
+    import subprocess
+
+    node = shutil.which("node")
+    if node is None or not (ROOT / "export" / "node" / "node_modules" / "ws").exists():
+        pytest.skip("Node.js and the ws package (cd export/node && npm ci) are not installed")
+    text, wav, reference = spanish[0]
+    audio, _ = sf.read(wav, dtype="float32")
+    (tmp_path / "a.f32").write_bytes(audio.astype("<f4").tobytes())
+    with serving(BUNDLED) as server:
+        url = f"ws://127.0.0.1:{server.address[1]}/stream"
+        runs = {language: subprocess.run([node, "export/node/remote.mjs", url, str(tmp_path / "a.f32"), "--script",
+                                          text, "--language", language], cwd=ROOT, capture_output=True, text=True,
+                                         timeout=120) for language in ("es", "xx")}
+    assert runs["es"].returncode == 0, runs["es"].stderr
+    words = {w["index"]: w["word"] for w in json.loads(runs["es"].stdout)["words"]}
+    assert [words[i] for i in sorted(words)] == [text[at:].split()[0].strip("¿?,.") for at in sorted(reference)]
+    assert runs["xx"].returncode == 1 and runs["xx"].stderr.count("\n") == 1
+    assert "espeak-ng has no language 'xx'" in runs["xx"].stderr and "(code 1007)" in runs["xx"].stderr

@@ -33,10 +33,12 @@ export class RemoteStream {
   // try), send it the audio the old one did not take in (the "samples" count of its updates and result says how
   // much it did), and go on; times after a seam are offset by the audio before it, so they read as one stream's
   // (`seams`: where the streams meet, in seconds; `results`: each stream's result, offset); a follow-along stream's
-  // new follower takes the reader up at the last position received (script_from).  As export/remote.py.
-  static async open(url, { sampleRate = 16000, decoder, minFrames, chunkFrames, visemes, weights, script,
+  // new follower takes the reader up at the last position received (script_from).  `language`: the script's, an
+  // espeak-ng language name (es, fr, pt-BR ...; the server's espeak-ng gives its words' phones).  As export/remote.py.
+  static async open(url, { sampleRate = 16000, decoder, minFrames, chunkFrames, visemes, weights, script, language,
                            provisional, token, openTimeoutMs = 10000, reconnect = false, attempts = 5 } = {}) {
-    const asked = { decoder, min_frames: minFrames, chunk_frames: chunkFrames, visemes, weights, script, provisional };
+    const asked = { decoder, min_frames: minFrames, chunk_frames: chunkFrames, visemes, weights, script, language,
+                    provisional };
     const options = Object.fromEntries(Object.entries(asked).filter(([, value]) => value !== undefined && value !== null));
     const stream = new RemoteStream(url, sampleRate, { token, openTimeoutMs, reconnect, attempts });
     stream.#start = { type: "start", sample_rate: sampleRate, format: "float32", options };
@@ -281,7 +283,7 @@ function offset(items, seconds) {
 }
 
 const USAGE = "usage: node remote.mjs ws://HOST:PORT/stream AUDIO.f32 [--rate HZ] [--token T] [--chunk-frames N] " +
-  "[--piece N] [--realtime] [--reconnect] [--script TEXT]";
+  "[--piece N] [--realtime] [--reconnect] [--script TEXT [--language LANG]]";
 
 function usageError(message) { // a wrong command line: one line on stderr, status 2 (an input that fails: 1)
   process.stderr.write(`remote.mjs: ${message}\n`);
@@ -294,7 +296,7 @@ async function main() {
     parsed = parseArgs({ allowPositionals: true, options: {
       rate: { type: "string", default: "16000" }, token: { type: "string" }, "chunk-frames": { type: "string" },
       piece: { type: "string", default: "1600" }, reconnect: { type: "boolean" }, realtime: { type: "boolean" },
-      script: { type: "string" }, help: { type: "boolean", short: "h" } } });
+      script: { type: "string" }, language: { type: "string" }, help: { type: "boolean", short: "h" } } });
   } catch (error) {
     usageError(error.message);
   }
@@ -309,7 +311,7 @@ async function main() {
   const chunkFrames = values["chunk-frames"] === undefined ? undefined : Number(values["chunk-frames"]);
   const rate = Number(values.rate);
   const stream = await RemoteStream.open(positionals[0], { sampleRate: rate, token: values.token, chunkFrames,
-    reconnect: values.reconnect, script: values.script });
+    reconnect: values.reconnect, script: values.script, language: values.language });
   const piece = Number(values.piece), began = Date.now();
   let fromUpdates = 0;
   for (let begin = 0; begin < audio.length; begin += piece) {
