@@ -114,7 +114,9 @@ def align(audio, text, model, output_format, output_dir, output_file, dictionary
     The words become phones through CMUdict (every pronunciation variant; numbers, abbreviations and
     punctuation normalised) and a grapheme-to-phoneme model for words it lacks; --dictionary adds yours.  With
     --language LANG (es, fr, de ...) each word's phonemes come from espeak-ng instead, as the nearest of the
-    model's English phones (docs/benchmarks.md, "Words in other languages").  The
+    model's English phones (docs/benchmarks.md, "Words in other languages").  A WebVTT file (.vtt) is read as
+    its cues' words, in the language its header's `Language:` line names (es, pt-BR; en: CMUdict) unless
+    --language or --dictionary says how they sound.  The
     alignment tolerates a script the speaker departed from: words left out are reported as not heard, speech
     that is not in the script is marked <unk>, and neither drags the rest off.  Each word and phone has a
     confidence (mean posterior) and a goodness of pronunciation (gop: how far the phone beat its best
@@ -168,11 +170,12 @@ def _align_file(audio: Path, text, model_path: Path, output_format, output_dir, 
         from speechattn.cli.common import check_writable
 
         check_writable(output_file)  # a missing folder, a read-only one: one line before the work
-    from speechattn.runtime.align import load_lexicon, read_text, script_words
+    from speechattn.runtime.align import load_lexicon, read_text, script_and_language, script_words
     from speechattn_export.words import shorten
 
     # the text and its limits first: before the model loads or any audio is read
     text, name = read_text(text)
+    text, language = script_and_language(text, name, language, dictionary)
     words, starts = script_words(text, name, load_lexicon(dictionary, language))
     stream_model = load_onnx(model_path)
     check_phases(stream_model, phases)

@@ -323,10 +323,11 @@ def _dialog_script(dialog, dictionary, files, plot, language=None):
                          "aligns a corpus)")
     if plot:
         raise UsageError("--plot draws the recognised phones; give it without --dialog")
-    from speechattn.runtime.align import load_lexicon, read_text, script_words
+    from speechattn.runtime.align import load_lexicon, read_text, script_and_language, script_words
 
     refuse_special_texts(dialog=dialog, dictionary=dictionary)
     text, name = read_text(dialog, "dialog")
+    text, language = script_and_language(text, name, language, dictionary)  # a WebVTT file's own Language
     return script_words(text, name, load_lexicon(dictionary, language))
 
 
@@ -516,10 +517,11 @@ def mic(model, device, list_devices, chunk_frames, min_frames, decoder, output, 
     options = DecodingOptions(decoder=decoder, min_frames=min_frames, chunk_frames=chunk_frames, visemes=visemes)
     script = None
     if script_file is not None:
-        from speechattn.runtime.align import load_lexicon, read_text, script_words
+        from speechattn.runtime.align import load_lexicon, read_text, script_and_language, script_words
 
         refuse_special_texts(script=script_file, dictionary=dictionary)
         text, name = read_text(script_file, "script")
+        text, language = script_and_language(text, name, language, dictionary)  # a WebVTT file's own Language
         script = (text, *script_words(text, name, load_lexicon(dictionary, language)))
     elif dictionary is not None:
         raise UsageError("--dictionary gives pronunciations for --script's words; give --script too")

@@ -14,6 +14,7 @@ from __future__ import annotations
 import json
 import logging
 import os
+import re
 import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -48,7 +49,7 @@ def names_a_file(source: str) -> bool:
     """Whether a TEXT argument is a file name rather than the words: it ends in .txt or .lab (any case), or it is one
     word (no space) with a / in it.  Such a name that does not exist is an error, never words to align."""
     source = source.strip()
-    return source.lower().endswith(TEXT_SUFFIXES) or (
+    return source.lower().endswith(TEXT_SUFFIXES + (".vtt",)) or (
         any(separator in source for separator in {"/", os.sep}) and not any(c.isspace() for c in source))
 
 
@@ -68,7 +69,7 @@ def read_text(source: str | Path, what: str = "text") -> tuple[str, str]:
         raise TextError(f"{path}: a directory, not a {what}")
     if not exists:
         if names_a_file(str(source)):
-            raise TextError(f"{shorten(str(source))}: no such {what} file (a name ending in .txt or .lab, or one "
+            raise TextError(f"{shorten(str(source))}: no such {what} file (a name ending in .txt, .lab or .vtt, or one "
                             "word with a /, is read as a file; give the words themselves in quotes)")
         return str(source), "the text given"
     from speechattn.files import refuse_special
@@ -86,6 +87,54 @@ def read_text(source: str | Path, what: str = "text") -> tuple[str, str]:
     except UnicodeDecodeError as error:
         raise TextError(f"{path}: not UTF-8 text (byte {error.start}: {data[error.start:error.start + 1]!r}); "
                         "save it as UTF-8") from None
+
+
+WEBVTT = re.compile(r"WEBVTT(?:[ \t][^\n]*)?(?:\r?\n|$)")  # a WebVTT file's first line (after the byte-order mark)
+WEBVTT_SKIPPED = re.compile(r"(?:NOTE|STYLE|REGION)(?:[ \t]|$)")  # blocks that hold no words
+
+
+def webvtt_words(text: str) -> tuple[str, str | None]:
+    """A WebVTT file's words, each cue's on a line of its own (a sentence start, as a line of a plain script), its
+    cue settings, tags (<v Ana>, <i>, <00:01.500>) and entities gone; and the language its header names in a
+    `Language:` line (YouTube's captions, ffmpeg's and most editors' write one), or None."""
+    import html
+
+    lines = text.replace("\r\n", "\n").replace("\r", "\n").split("\n")
+    header = next((i for i, line in enumerate(lines) if not line.strip()), len(lines))
+    language = None
+    for line in lines[1:header]:
+        key, _, value = line.partition(":")
+        if key.strip().lower() == "language" and value.strip():
+            language = value.strip()
+    cues, block = [], []
+    for line in lines[header:] + [""]:
+        if line.strip():
+            block.append(line)
+            continue
+        timing = next((i for i, held in enumerate(block) if "-->" in held), None)
+        if block and timing is not None and not WEBVTT_SKIPPED.match(block[0]):
+            cue = html.unescape(re.sub(r"<[^>]*>", "", " ".join(block[timing + 1:]))).strip()
+            if cue:
+                cues.append(cue)
+        block = []
+    return "\n".join(cues), language
+
+
+def script_and_language(text: str, name: str, language: str | None = None,
+                        dictionary: str | Path | None = None) -> tuple[str, str | None]:
+    """(the words to align, their language for load_lexicon) of a script as read: a WebVTT file's cues, in the
+    language its header names (espeak_language: English keeps the kit's lexicon) unless --language or --dictionary
+    says how its words sound; any other text as it is, in `language`."""
+    text = text.removeprefix("\ufeff")  # speechattn-rhubarb reads a dialog as Rhubarb does, its byte-order mark kept
+    if not WEBVTT.match(text):
+        return text, language
+    words, tag = webvtt_words(text)
+    if tag is not None and language is None and dictionary is None:
+        from speechattn.runtime.languages import espeak_language
+
+        language = espeak_language(tag, name)
+        log.info("%s: language %s, from its Language header (%s)", name, language or "English", tag)
+    return words, language
 
 
 def load_lexicon(dictionary: str | Path | None = None, language: str | None = None):

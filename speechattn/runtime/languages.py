@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import re
 import threading
+from functools import lru_cache
 from pathlib import Path
 
 from speechattn.errors import SpeechattnError
@@ -46,8 +47,9 @@ def _espeak():
     return espeak()
 
 
+@lru_cache(maxsize=1)
 def languages() -> list[str]:
-    """The voice names espeak-ng's data ships (es, fr, de, pt-br, ...): the file names below its lang folder."""
+    """The voice names espeak-ng's data ships (es, fr, de, pt-BR, ...): the file names below its lang folder."""
     root = Path(_espeak().data_path) / "lang"
     return sorted(path.name for path in root.rglob("*") if path.is_file())
 
@@ -120,3 +122,23 @@ class Lexicons:
             if language not in self.loaded:
                 self.loaded[language] = load_lexicon(None, language)
             return self.loaded[language]
+
+
+def espeak_language(tag: str, name: str) -> str | None:
+    """A script's language tag (BCP 47: es, es-MX, pt-BR, en-US) as espeak-ng's language name: the whole tag where
+    espeak-ng has it (pt-BR, es-419, fr-BE), else its language (es-MX: es, fr-CA: fr); None for English, which keeps
+    the kit's lexicon (CMUdict), as a script without a tag does.  One espeak-ng lacks, or no espeak-ng: a
+    LanguageError naming the script and its tag."""
+    parts = tag.strip().replace("_", "-").lower().split("-")
+    if parts[0] in ("en", "eng"):
+        return None
+    try:
+        names = {language.lower(): language for language in languages()}
+    except EspeakMissing:
+        raise EspeakMissing(f"{name} is in {tag} (its Language header): its words need espeak-ng: pip install "
+                            "espeakng-loader (or give --language)") from None
+    for length in range(len(parts), 0, -1):
+        if "-".join(parts[:length]) in names:
+            return names["-".join(parts[:length])]
+    raise LanguageError(f"{name} is in {tag!r} (its Language header), a language espeak-ng does not speak "
+                        f"({LANGUAGES_HINT}): give --language")

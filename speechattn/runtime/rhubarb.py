@@ -17,7 +17,8 @@ What differs: the phones come from speechattn's model (-r phonetic, Rhubarb's re
 takes the multilingual model; pocketSphinx the English files model), the dialog
 text is aligned to the audio as `transcribe --dialog` aligns it (phones_for), any audio format transcribe reads is
 taken (Rhubarb: .wav and .ogg), and one option is speechattn's own: --language LANG, the dialog's words through
-espeak-ng as `align --language` takes them (Rhubarb's dialog is English; its phonetic recognizer ignores the dialog).  Progress is reported as the model works through the audio, a twentieth of the
+espeak-ng as `align --language` takes them (Rhubarb's dialog is English; its phonetic recognizer ignores the dialog); a
+WebVTT dialog file is read as its cues' words, in the language of its `Language:` header.  Progress is reported as the model works through the audio, a twentieth of the
 recording at a time (progress_block_seconds), where Rhubarb reports its voice detection's frames and then each
 utterance recognised; the machine-readable sink passes on each whole percent once, as Rhubarb's does.
 
@@ -426,14 +427,16 @@ def animate_and_export(request: Request, options: RhubarbOptions, log: Log, stdo
         except SpeechattnError as error:
             raise RhubarbError(f"Could not write output file {request.output_file}.\n{one_line(error)}") from None
     dialog = read_dialog(request.dialog_file) if request.dialog_file is not None else None
-    lexicon = None
-    if request.language is not None:  # an unknown language, espeak-ng missing: Rhubarb's failure, before the work
-        from speechattn.runtime.align import load_lexicon
+    lexicon, language = None, request.language
+    try:  # an unknown language, espeak-ng missing: Rhubarb's failure, before the work
+        from speechattn.runtime.align import load_lexicon, script_and_language
 
-        try:
-            lexicon = load_lexicon(None, request.language)
-        except SpeechattnError as error:
-            raise RhubarbError(one_line(error)) from None
+        if dialog is not None:  # a WebVTT dialog: its cues' words, in its Language header's language
+            dialog, language = script_and_language(dialog, request.dialog_file, language)
+        if language is not None:
+            lexicon = load_lexicon(None, language)
+    except SpeechattnError as error:
+        raise RhubarbError(one_line(error)) from None
     has_dialog = dialog is not None and bool(dialog.strip())
     phonetic = request.recognizer.lower() == "phonetic"
     log.say("Info", f"Recognizer: speechattn {__version__}'s phone model"
