@@ -15,7 +15,10 @@ another seed; speechattn/data/synth_languages.py FESTIVAL_VOICES says which fest
              package lists what each prompt says), each aligned to its text with `speechattn align --language LL`
              (English: `speechattn align`, CMUdict), the bundled default model, `--boundaries neural`.  The
              references are drawn by our own English model's aligner, so they favour our models' boundaries, as the
-             pocketsphinx-aligned English dev set favours pocketsphinx.  A prompt whose text holds * # ( ) / @ or a
+             pocketsphinx-aligned English dev set favours pocketsphinx.  `--reference-model default,multilingual`
+             adds the same prompts aligned by the multilingual model's aligner as rows of their own (English too,
+             so each is compared with English on the same kind of reference): the model under test then drew its
+             own references.  A prompt whose text holds * # ( ) / @ or a
              web address is left out (the speech says something else); one align reports unalignable, or with a
              word not heard, is left out and counted.
 
@@ -28,6 +31,7 @@ cues as it writes them: Rhubarb's nine shapes only).
 
     python bench/mouth_languages.py                      # everything (data prepared once under data/mouth_languages)
     python bench/mouth_languages.py --languages es,fr --limit 5 --peers pocketsphinx
+    python bench/mouth_languages.py --reference-model default,multilingual   # both aligners' references
 """
 
 from __future__ import annotations
@@ -78,7 +82,7 @@ TELUGU_VOWEL_SIGNS = ("", "ా", "ి", "ీ", "ు", "ూ", "ె", "ే", "ొ"
 class Item:
     """One utterance of the check: audio (16 kHz float32) and its reference, one phone index per 10 ms frame."""
 
-    kind: str  # "synthetic" or "real"
+    kind: str  # "synthetic", "real" or "real, NAME-aligned" (the references of another model's aligner)
     language: str
     name: str  # unique within (kind, language)
     voice: str
@@ -257,26 +261,35 @@ def alignment_labels(alignment: dict, frames: int) -> np.ndarray:
     return frame_labels(intervals, frames)
 
 
-def real_items(language: str, prompts: int, dropped: Dropped, jobs: int, reference_model: str = "default") -> list[Item]:
+def real_kinds(reference_models: list[str]) -> list[str]:
+    """The real speech's kinds, one per aligner drawing its references: "real" (the first), "real, NAME-aligned"."""
+    return ["real"] + [f"real, {name}-aligned" for name in reference_models[1:]]
+
+
+def real_items(language: str, prompts: int, dropped: Dropped, jobs: int, reference_model: str = "default",
+               kind: str = "real") -> list[Item]:
+    """The prompts `reference_model`'s aligner found alignable, each with its silver reference; what is left out
+    counted in `dropped` (the prompts themselves once, with the first kind; the aligner's refusals per kind)."""
     import soundfile as sf
 
     from speechattn.audio import num_frames
 
-    corpus, stems = prepare_real(language, prompts, dropped)
+    corpus, stems = prepare_real(language, prompts, dropped if kind == "real" else Dropped())
     aligned = align_real(language, corpus, stems, jobs, reference_model)
+    by = "" if kind == "real" else f" ({reference_model}'s aligner)"
     items = []
     for stem in stems:
         lab = corpus / f"{stem}.lab"
         result = aligned / f"{lab.stem}.json"
         if not result.exists():
-            dropped.counts[language, "unalignable"] += 1
+            dropped.counts[language, f"unalignable{by}"] += 1
             continue
         alignment = json.loads(result.read_text())
         if alignment["not_heard"] or alignment["unalignable"]:
-            dropped.counts[language, "a word not heard"] += 1
+            dropped.counts[language, f"a word not heard{by}"] += 1
             continue
         audio, _ = sf.read(lab.with_suffix(".wav"), dtype="float32")
-        items.append(Item("real", language, lab.stem, "asterisk", audio,
+        items.append(Item(kind, language, lab.stem, "asterisk", audio,
                           alignment_labels(alignment, num_frames(len(audio))), lab.read_text().strip()))
     return items
 
@@ -573,8 +586,9 @@ def target_lines(tally: Tally, rows: list, models: list[str], peers: list[str]) 
                 figures = {p: tally.accuracy(row, p, set_name) for p in peers}
                 figures = {p: a for p, a in figures.items() if a is not None}
                 best = max(figures, key=figures.get) if figures else None
-                met = ours - reference >= (-5 if kind == "real" else -3)
-                if kind == "real":
+                real = kind.startswith("real")
+                met = ours - reference >= (-5 if real else -3)
+                if real:
                     met = met and best is not None and ours - figures[best] >= 5
                 else:
                     synthetic_met[set_name] += met
@@ -607,8 +621,11 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument("--models", default=",".join(BUNDLED_MODELS), type=lambda t: comma_list(t, None, "--models"),
                         help="bundled model names or ONNX files (NAME=FILE: a file under a name); one that is missing "
                              "is skipped [default: %(default)s]")
-    parser.add_argument("--reference-model", default="default", metavar="NAME|FILE",
-                        help="the model whose aligner draws the real speech's silver references [default: %(default)s]")
+    parser.add_argument("--reference-model", default="default", metavar="NAME|FILE[,...]",
+                        type=lambda t: comma_list(t, None, "--reference-model"),
+                        help="the model whose aligner draws the real speech's silver references; several: the real "
+                             "rows once per model, side by side ('real, NAME-aligned' after the first) "
+                             "[default: %(default)s]")
     parser.add_argument("--peers", default=",".join(PEERS), type=lambda t: comma_list(t, PEERS, "--peers"),
                         help="peers on the same audio ('' for none); one that cannot run is skipped with the reason "
                              "[default: %(default)s]")
@@ -631,8 +648,11 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
 def rows_of(args) -> list[tuple[str, str]]:
     rows = []
     for kind in args.kinds:
-        allowed = SYNTHETIC_LANGUAGES if kind == "synthetic" else REAL_LANGUAGES
-        rows += [(kind, language) for language in args.languages if language in allowed]
+        if kind == "synthetic":
+            rows += [(kind, language) for language in args.languages if language in SYNTHETIC_LANGUAGES]
+        else:
+            rows += [(real, language) for real in real_kinds(args.reference_model) for language in args.languages
+                     if language in REAL_LANGUAGES]
     return rows
 
 
@@ -647,10 +667,11 @@ def main(argv: list[str] | None = None) -> int:
               f"({mouths[name].model.default_chunk_frames} frames)")
     peers = [name for name in args.peers if name in mouths]
     tally, dropped, rows = Tally(), Dropped(), rows_of(args)
+    references = dict(zip(real_kinds(args.reference_model), args.reference_model))
     for row in tqdm(list(rows), desc="languages", unit="language"):
         kind, language = row
         items = (synthetic_items(language, args.per_voice, args.words, dropped) if kind == "synthetic"
-                 else real_items(language, args.prompts, dropped, args.jobs, args.reference_model))[: args.limit]
+                 else real_items(language, args.prompts, dropped, args.jobs, references[kind], kind))[: args.limit]
         for item in tqdm(items, desc=f"{language} {kind}", unit="utt.", leave=False):
             shapes = {name: frame_shapes(mouth, item) for name, mouth in mouths.items()}
             tally.add(row, reference_shapes(item), shapes, len(item.audio) / 16000)
@@ -667,7 +688,7 @@ def main(argv: list[str] | None = None) -> int:
 
         lipsync_peers.close_browser()
     print(f"\nmouths: {', '.join(mouths)}; references: synthetic exact (the synthesizer's timing), real SILVER "
-          "(speechattn align [--language LL], the bundled default model)")
+          f"(speechattn align [--language LL] --model {', then '.join(args.reference_model)})")
     if dropped.counts:
         print("left out: " + "; ".join(f"{lang} {why}: {n}" for (lang, why), n in
                                                    sorted(dropped.counts.items())))

@@ -111,3 +111,27 @@ def test_english_is_the_best_models_english():
                                            "multi": {"vrm": ["A"] * 85 + ["I"] * 15}}, 1.0)
     targets = target_lines(tally, [("synthetic", "en"), ("synthetic", "es")], ["english", "multi"], [])
     assert "| es synthetic | — | — | 85.0; -5.0; no peer: not met |" in targets
+
+
+def test_another_aligners_references_are_real_rows_of_their_own_held_to_their_own_english():
+    """--reference-model default,multilingual: the real rows once per aligner; each kind's English is its own and
+    the real target (5 points, the peers 5 behind) holds for the second kind too."""
+    args = mouth_languages.parse_args(["--languages", "es", "--kinds", "real", "--reference-model",
+                                       "default,multilingual"])
+    assert mouth_languages.rows_of(args) == [("real", "en"), ("real", "es"), ("real, multilingual-aligned", "en"),
+                                             ("real, multilingual-aligned", "es")]
+    truth = {"rhubarb": ["A"] * 100}
+
+    def mouth(right: int) -> dict:
+        return {"rhubarb": ["A"] * right + ["B"] * (100 - right)}
+
+    tally = Tally()
+    tally.add(("real", "en"), truth, {"ours": mouth(95), "peer": mouth(70)}, 1.0)
+    tally.add(("real", "es"), truth, {"ours": mouth(86), "peer": mouth(80)}, 1.0)
+    tally.add(("real, multilingual-aligned", "en"), truth, {"ours": mouth(90), "peer": mouth(70)}, 1.0)
+    tally.add(("real, multilingual-aligned", "es"), truth, {"ours": mouth(86), "peer": mouth(80)}, 1.0)
+    rows = [("real", "en"), ("real", "es"), ("real, multilingual-aligned", "en"), ("real, multilingual-aligned", "es")]
+    targets = target_lines(tally, rows, ["ours"], ["peer"])
+    assert "| es real | 86.0; -9.0; +6.0 (peer): not met | — | — |" in targets
+    assert "| es real, multilingual-aligned | 86.0; -4.0; +6.0 (peer): met | — | — |" in targets
+    assert "synthetic, rhubarb" not in targets  # no real kind counted as synthetic
