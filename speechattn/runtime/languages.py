@@ -113,14 +113,17 @@ class Lexicons:
         self.loading = threading.Lock()
 
     def get(self, language: str | None = None):
-        from speechattn.runtime.align import load_lexicon
-
         if language is not None and (not isinstance(language, str) or not LANGUAGE_NAME.fullmatch(language)):
             raise LanguageError(f"language must be an espeak-ng language name (es, fr, pt-BR ...), not "
                                 f"{str(language)[:40]!r}")
         with self.loading:
             if language not in self.loaded:
-                self.loaded[language] = load_lexicon(None, language)
+                if language is None:
+                    from speechattn_export.words import Lexicon
+
+                    self.loaded[language] = Lexicon.load()
+                else:
+                    self.loaded[language] = LexiconOfLanguage(language)
             return self.loaded[language]
 
 
