@@ -112,3 +112,64 @@ def test_transcribe_dialog_and_rhubarb_dialog_read_the_webvtt_files_language(spa
                         spanish / "es.wav")
     assert out == plain[1]
     assert runs["es.txt"][1] != out  # the same words read as English give other cues
+
+
+def supervisions_manifest(folder: Path, recordings: dict[str, Path], supervisions: list[tuple[str, str, str]]) -> Path:
+    """A lhotse recordings manifest and the supervisions manifest beside it: (recording, text, language) each."""
+    import gzip
+
+    with gzip.open(folder / "c_recordings_dev.jsonl.gz", "wt") as f:
+        for name, audio in recordings.items():
+            f.write(json.dumps({"id": name, "sources": [{"type": "file", "channels": [0], "source": str(audio)}]})
+                    + "\n")
+    with gzip.open(folder / "c_supervisions_dev.jsonl.gz", "wt") as f:
+        for number, (name, text, language) in enumerate(supervisions):
+            f.write(json.dumps({"id": f"s{number}", "recording_id": name, "start": float(number), "duration": 1.0,
+                                "text": text, "language": language}) + "\n")
+    return folder / "c_supervisions_dev.jsonl.gz"
+
+
+def test_a_manifests_supervisions_name_each_recordings_language(spanish, tmp_path, capsys):
+    """lhotse's `language` (a name, Spanish, or a code, en): each recording aligned in its own; --language overrides
+    every one; a language espeak-ng lacks fails that recording alone, in one line."""
+    text = SENTENCES["es"][0]
+    manifest = supervisions_manifest(tmp_path, {"es": spanish / "es.wav", "en": CASE, "xx": CASE},
+                                     [("es", text, "Spanish"), ("en", "This no longer appears to be the case.", "en"),
+                                      ("xx", "This no longer appears to be the case.", "Atlantean")])
+    assert main(["align", str(manifest), "--output-dir", str(tmp_path / "out"), "--format", "json", "-q"]) == 1
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "is in 'Atlantean' (the manifest's language)" in err, err
+    spanish_words = json.loads((tmp_path / "out" / "es.json").read_text())["words"]
+    assert spanish_words == aligned(capsys, spanish / "es.wav", spanish / "es.txt", "--language", "es")["words"]
+    english_words = json.loads((tmp_path / "out" / "en.json").read_text())["words"]
+    assert english_words == aligned(capsys, CASE, "This no longer appears to be the case.")["words"]
+    assert not (tmp_path / "out" / "xx.json").exists()
+    assert main(["align", str(manifest), "--output-dir", str(tmp_path / "it"), "--format", "json", "-q",
+                 "--language", "it", "--force"]) == 0  # every recording in Italian: Atlantean is not asked for
+    italian = json.loads((tmp_path / "it" / "es.json").read_text())["words"]
+    assert [w["phones"] for w in italian] != [w["phones"] for w in spanish_words]
+
+
+def test_a_recording_whose_supervisions_name_two_languages_is_one_line(spanish, tmp_path, capsys):
+    manifest = supervisions_manifest(tmp_path, {"es": spanish / "es.wav"},
+                                     [("es", "hola", "es"), ("es", "hello", "en")])
+    assert main(["align", str(manifest), "--output-dir", str(tmp_path / "out")]) == 1
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "recording es: its supervisions name 2 languages (en, es)" in err, err
+
+
+def test_a_switch_to_another_voices_rules_leaves_no_mark_whatever_the_voices_name_length():
+    """espeak-ng marks a word said by another voice's rules with both voices' names, (en) and (piqd): neither is a
+    phoneme, so an English word in a Klingon script is its phonemes alone."""
+    from speechattn.runtime.espeak import espeak
+
+    phonemes = espeak().ipa("case", "piqd")  # spelt out: s|ˈiː|(piqd)|ʔ|ˈa|t|s|ˈi|ʔ|ˈe|t
+    assert phonemes and not any("(" in p for p in phonemes), phonemes
+
+
+def test_languages_by_name_are_espeaks_codes():
+    from speechattn.runtime.languages import language_names
+
+    names = language_names()
+    assert names["spanish"] == "es" and names["french"] == "fr" and names["portuguese"] == "pt"
+    assert names["cherokee"] == "chr"  # its voice file's name line carries a comment

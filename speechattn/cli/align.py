@@ -226,9 +226,9 @@ def _corpus_jobs(folder: Path, output_dir: Path, fmt: str) -> tuple[list, list]:
 
         from speechattn.runtime.batch import manifest_texts
 
-        for recording, audio, words in manifest_texts(folder):
+        for recording, audio, words, language in manifest_texts(folder):
             name = recording.replace(os.sep, "__") + ALIGN_FORMATS[fmt][0]
-            everything.append(FileJob(str(audio), str(output_dir / name), None, words))
+            everything.append(FileJob(str(audio), str(output_dir / name), None, words, language))
     inputs = {Path(path).resolve(): path for job in everything for path in (job.source, job.text) if path is not None}
     for job in everything:  # --output-dir the corpus itself with --format text: a.txt is a.wav's transcript
         if Path(job.target).resolve() in inputs:

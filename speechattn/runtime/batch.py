@@ -32,6 +32,7 @@ class FileJob:
     target: str  # the output it writes
     text: str | None = None  # align: the words, a file
     words: str | None = None  # align: the words themselves (a manifest's supervisions)
+    language: str | None = None  # align: the words' language as the manifest's supervisions name it (es, Spanish)
 
 
 @dataclass(frozen=True)
@@ -414,10 +415,12 @@ def _json_lines(path: Path):
         raise SpeechattnError(f"{path}: not a readable lhotse manifest ({reason})") from None
 
 
-def manifest_texts(path: Path) -> list[tuple[str, Path, str]]:
-    """align's corpus from a lhotse supervisions manifest: (recording id, its audio file, its words) per recording,
-    the texts of its supervisions in time order, one per line (each a sentence start).  The recordings manifest
-    beside it gives the files (`speechattn prepare` names them so)."""
+def manifest_texts(path: Path) -> list[tuple[str, Path, str, str | None]]:
+    """align's corpus from a lhotse supervisions manifest: (recording id, its audio file, its words, their language)
+    per recording, the texts of its supervisions in time order, one per line (each a sentence start), and the
+    language its supervisions name (lhotse's `language`: es, Spanish; None where none does; supervisions of one
+    recording naming two are an error: its words are aligned as one text).  The recordings manifest beside it gives
+    the files (`speechattn prepare` names them so)."""
     from speechattn.files import refuse_special
 
     refuse_special(path, "manifest")
@@ -425,6 +428,7 @@ def manifest_texts(path: Path) -> list[tuple[str, Path, str]]:
         raise SpeechattnError(f"{path}: align takes a supervisions manifest (its texts), with its recordings "
                               "manifest beside it")
     texts: dict[str, list[tuple[float, str]]] = {}
+    languages: dict[str, set[str]] = {}
     for number, item in _json_lines(path):
         recording, text = item.get("recording_id"), item.get("text")
         if not isinstance(recording, str) or not isinstance(text, str) or not text.strip():
@@ -432,6 +436,12 @@ def manifest_texts(path: Path) -> list[tuple[str, Path, str]]:
                                   "its text is needed")
         start = item.get("start", 0.0)
         texts.setdefault(recording, []).append((float(start) if isinstance(start, (int, float)) else 0.0, text))
+        if isinstance(item.get("language"), str) and item["language"].strip():
+            languages.setdefault(recording, set()).add(item["language"].strip())
+    mixed = next((r for r, named in languages.items() if len(named) > 1), None)
+    if mixed is not None:
+        raise SpeechattnError(f"{path}: recording {mixed}: its supervisions name {len(languages[mixed])} languages "
+                              f"({', '.join(sorted(languages[mixed]))}); align takes one a recording")
     audio = dict(zip(*_manifest_recordings(path))) if texts else {}
     missing = [r for r in texts if r not in audio]
     if missing:
@@ -439,7 +449,8 @@ def manifest_texts(path: Path) -> list[tuple[str, Path, str]]:
                               f"e.g. {missing[0]}")
     if not texts:
         raise SpeechattnError(f"{path}: no supervisions")
-    return [(recording, audio[recording], "\n".join(t for _, t in sorted(parts, key=lambda p: p[0])))
+    return [(recording, audio[recording], "\n".join(t for _, t in sorted(parts, key=lambda p: p[0])),
+             next(iter(languages.get(recording, {None}))))
             for recording, parts in texts.items()]
 
 

@@ -28,7 +28,8 @@ AUDIO_OUTPUT_SYNCHRONOUS = 2
 CHARS_UTF8 = 1  # espeakCHARS_UTF8
 PHONEMES_IPA = 0x02  # espeak_TextToPhonemes: IPA; bits 8-23 the separator between phonemes
 PHONEME_SEPARATOR = "|"
-LANGUAGE_SWITCH = re.compile(r"\([a-z]{2,3}(?:-[a-z0-9]+)*\)")  # (en): the voice's own rules say the word in English
+LANGUAGE_SWITCH = re.compile(r"\([a-z]{2,8}(?:-[a-z0-9]+)*\)", re.IGNORECASE)  # (en): another voice's rules say the
+# word, in English; (piqd): Klingon's back: espeak-ng writes the name of the voice it switches to
 INITIALIZE_PHONEME_EVENTS = 0x0001
 ESPEAK_RATE, ESPEAK_PITCH, ESPEAK_RANGE = 1, 3, 4  # espeak_PARAMETER
 US_ENGLISH_VOICES = ("en-us", "en-us-nyc")

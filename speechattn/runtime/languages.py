@@ -127,21 +127,37 @@ class Lexicons:
             return self.loaded[language]
 
 
-def espeak_language(tag: str, name: str) -> str | None:
-    """A script's language tag (BCP 47: es, es-MX, pt-BR, en-US) as espeak-ng's language name: the whole tag where
-    espeak-ng has it (pt-BR, es-419, fr-BE), else its language (es-MX: es, fr-CA: fr); None for English, which keeps
-    the kit's lexicon (CMUdict), as a script without a tag does.  One espeak-ng lacks, or no espeak-ng: a
-    LanguageError naming the script and its tag."""
+@lru_cache(maxsize=1)
+def language_names() -> dict[str, str]:
+    """espeak-ng's languages by their English name, lower case (spanish: es, french: fr), from each voice file's
+    `name` line (Spanish (Spain)); where two share a name (Spanish (Latin America): es-419) the shorter code."""
+    names: dict[str, str] = {}
+    for path in sorted((Path(_espeak().data_path) / "lang").rglob("*"), key=lambda p: (len(p.name), p.name)):
+        if path.is_file():
+            line = next((held for held in path.read_text(errors="replace").splitlines() if held.startswith("name ")),
+                        "")
+            names.setdefault(line[5:].split("(")[0].split("//")[0].strip().lower(), path.name)
+    return names
+
+
+def espeak_language(tag: str, name: str, where: str = "its Language header") -> str | None:
+    """A script's language tag (BCP 47: es, es-MX, pt-BR, en-US; or an English name: Spanish, as lhotse's recipes
+    write it) as espeak-ng's language name: the whole tag where espeak-ng has it (pt-BR, es-419, fr-BE), else its
+    language (es-MX: es, fr-CA: fr); None for English, which keeps the kit's lexicon (CMUdict), as a script without
+    a tag does.  One espeak-ng lacks, or no espeak-ng: a LanguageError naming the script, its tag and `where`."""
     parts = tag.strip().replace("_", "-").lower().split("-")
-    if parts[0] in ("en", "eng"):
+    if parts[0] in ("en", "eng", "english"):
         return None
     try:
-        names = {language.lower(): language for language in languages()}
+        codes = {language.lower(): language for language in languages()}
+        named = language_names()
     except EspeakMissing:
-        raise EspeakMissing(f"{name} is in {tag} (its Language header): its words need espeak-ng: pip install "
+        raise EspeakMissing(f"{name} is in {tag} ({where}): its words need espeak-ng: pip install "
                             "espeakng-loader (or give --language)") from None
     for length in range(len(parts), 0, -1):
-        if "-".join(parts[:length]) in names:
-            return names["-".join(parts[:length])]
-    raise LanguageError(f"{name} is in {tag!r} (its Language header), a language espeak-ng does not speak "
+        if "-".join(parts[:length]) in codes:
+            return codes["-".join(parts[:length])]
+    if tag.strip().lower() in named:
+        return named[tag.strip().lower()]
+    raise LanguageError(f"{name} is in {tag!r} ({where}), a language espeak-ng does not speak "
                         f"({LANGUAGES_HINT}): give --language")

@@ -79,12 +79,24 @@ class AlignWorker:
 
         self.settings = settings
         self.model = StreamingModel(resolve_model(settings.model), num_threads=1)
-        self.lexicon = load_lexicon(settings.dictionary, settings.language)  # a bad one: a TextError in one line
+        self.lexicons = {None: load_lexicon(settings.dictionary, settings.language)}  # a bad one: a TextError
+
+    def _lexicon(self, job: FileJob):
+        """--language's or --dictionary's lexicon where one is given; else that of the language the job's
+        supervisions name (a lhotse manifest's `language`: es, Spanish; English: the kit's), loaded once."""
+        if job.language is None or self.settings.language is not None or self.settings.dictionary is not None:
+            return self.lexicons[None]
+        from speechattn.runtime.languages import espeak_language
+
+        language = espeak_language(job.language, f"{job.source}'s supervisions", "the manifest's language")
+        if language not in self.lexicons:
+            self.lexicons[language] = load_lexicon(None, language)
+        return self.lexicons[language]
 
     def __call__(self, job: FileJob) -> FileResult:
         try:
             text, name = (job.words, f"{job.source}'s supervisions") if job.words else read_text(job.text)
-            words, starts = script_words(text, name, self.lexicon)
+            words, starts = script_words(text, name, self._lexicon(job))
             aligned = align_file(self.model, Path(job.source), words, starts, phases=self.settings.phases,
                                  boundaries=self.settings.boundaries)
             if not self.settings.force:
