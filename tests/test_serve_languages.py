@@ -114,10 +114,13 @@ def test_a_followed_stream_in_spanish_hears_the_words_where_espeak_spoke_them(sp
     ({"script": "hola a todos", "language": "xx"}, "espeak-ng has no language 'xx'"),
     ({"script": "hola a todos", "language": 7}, "not '7'"),
     ({"language": "es"}, "language is the script's: send the script too"),
+    ({"script": "hola a todos", "language": "es"}, "no espeak-ng"),  # a server without it
 ])
-def test_a_stream_with_an_unknown_language_is_refused_1007_naming_it(options, reason):
+def test_a_stream_with_an_unknown_language_is_refused_1007_naming_it(options, reason, monkeypatch):
     from websockets.sync.client import connect
 
+    if reason == "no espeak-ng":
+        monkeypatch.setitem(sys.modules, "espeakng_loader", None)  # import fails, as in the runtime install
     with serving(BUNDLED) as server:
         with connect(f"ws://127.0.0.1:{server.address[1]}/stream") as ws:
             ws.send(json.dumps({"type": "start", "sample_rate": 16000, "format": "float32", "options": options}))
