@@ -77,7 +77,8 @@ def list_languages(ctx, language: str | None) -> str | None:
 @option("--language", default=None, metavar="LANG", is_eager=True, callback=lambda ctx, _, value: list_languages(ctx, value),
         help="the words are in this language (an espeak-ng voice: es, fr, it, de, ru, pt, nl, pl ...; 'list' names "
              "them): their phones come from espeak-ng, each IPA phoneme as the nearest of the model's English phones "
-             "(pip install espeakng-loader).  Without it: English, through CMUdict")
+             "(pip install espeakng-loader).  Without it: the language a WebVTT TEXT's Language header or a manifest's "
+             "supervisions name, else English, through CMUdict")
 @option("--jobs", type=click.IntRange(1, 256), default=1,
         help="worker processes for a corpus (at most one per file, one thread each)")
 @option("--ray", "ray_address", default=None, metavar="ADDRESS",

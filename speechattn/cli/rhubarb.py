@@ -75,8 +75,8 @@ ARGS = (
         default=24.0),
     Arg("datUsePrestonBlair", "", "Only for dat exporter: uses the Preston Blair mouth shape names.", "switch"),
     Arg("dialogFile", "d", "A file containing the text of the dialog.", "string", type_desc="string"),
-    Arg("language", "", "Not Rhubarb's: the dialog's language, an espeak-ng voice (es, fr, de ...); English if not "
-        "given.", "string", type_desc="string"),
+    Arg("language", "", "Not Rhubarb's: the dialog's language, an espeak-ng voice (es, fr, de ...); if not given, a "
+        "WebVTT dialog's Language header, else English.", "string", type_desc="string"),
     Arg("extendedShapes", "", "All extended, optional shapes to use.", "string", type_desc="string", default="GHX"),
     Arg("threads", "", "The maximum number of worker threads to use.", "int", type_desc="number"),
     Arg("quiet", "q", "Suppresses all output to stderr except for warnings and error messages.", "switch"),
