@@ -63,7 +63,7 @@ def test_align_with_a_language_places_spanish_words_where_espeak_spoke_them_as_t
             errors += [abs(word["start"] - reference[at]) for word, at in zip(answer["words"], sorted(reference))]
         english_status, english = post(server, f"/align?name=es.wav&force=1&text={query_text(text)}",
                                        wav.read_bytes())
-    assert np.median(errors) < 0.03 and max(errors) < 0.1, errors  # the CLI test's bounds (tests/test_languages.py)
+    assert np.median(errors) < 0.03 and max(errors) < 0.15, errors  # the CLI test's bounds (tests/test_languages.py)
     assert english_status == 200  # without a language: the kit's English lexicon, other phones
     assert [w["phones"] for w in english["words"]] != [w["phones"] for w in answer["words"]]
 
