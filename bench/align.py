@@ -83,7 +83,7 @@ def damaged(words: list[ScriptWord], rng) -> tuple[list[ScriptWord], dict[int, i
     return out, mapping, int(drop)
 
 
-def main() -> None:
+def parse_args() -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--utterances", type=int, default=120)
     parser.add_argument("--model", default="default",
@@ -105,80 +105,103 @@ def main() -> None:
     parser.add_argument("--offsets", default="half,7", help="--mismatched: pair each utterance with the text this many "
                                                              "further on (comma-separated; half: half the set)")
     args = parser.parse_args()
-    model = load_model(args.model, threads=1)
-    if not 1 <= args.phases <= model.frame_subsampling:
-        parser.error(f"--phases: 1 to {model.frame_subsampling} for this model")
-    args.chunk_frames = args.chunk_frames or max(model.allowed_chunk_frames)
-    options = AlignOptions(min_frames=args.min_frames)
-    if args.mismatched:
-        if not args.manifests:
-            parser.error("--mismatched aligns the dev sets: give --manifests")
-        mismatched(model, options, args.manifests, args.limit, args.chunk_frames, args.offsets.split(","), args.phases)
-        return
-    peer = PhoneAligner()
-    jobs = plan(SynthConfig(hours=args.utterances * 4.2 / 3600))[: args.utterances]
-    agreement, errors, cpu, failures = defaultdict(list), defaultdict(list), defaultdict(float), defaultdict(int)
-    kept, reported, dropped_total, audio_seconds = [], 0, 0, 0.0
-    rng = np.random.default_rng(0)
-    for job in jobs:
+    if args.mismatched and not args.manifests:
+        parser.error("--mismatched aligns the dev sets: give --manifests")
+    return args
+
+
+class SyntheticCheck:
+    """Synthesized utterances aligned by both aligners to the synthesizer's phone sequence: each boundary's error,
+    each utterance's frames agreeing and each aligner's CPU; with `deviate`, a damaged script's other words too."""
+
+    def __init__(self, model, options: AlignOptions, args: argparse.Namespace):
+        self.model, self.options, self.args, self.peer = model, options, args, PhoneAligner()
+        self.agreement, self.errors = defaultdict(list), defaultdict(list)
+        self.cpu, self.failures = defaultdict(float), defaultdict(int)
+        self.kept, self.reported, self.dropped_total, self.audio_seconds = [], 0, 0, 0.0
+        self.rng = np.random.default_rng(0)
+
+    def add(self, job) -> None:
         name = engine_of(job.voice)
         utterance = engine(name).synthesize(job.text, job.voice, job.rate_wpm, job.pitch, job.pitch_range)
         utterance = with_edge_silence(utterance, job.lead_seconds, job.trail_seconds)
         frames = len(utterance.audio) // 160
-        audio_seconds += len(utterance.audio) / 16000
+        self.audio_seconds += len(utterance.audio) / 16000
         truth = frame_labels(utterance.intervals, frames)
         stretches = words_between_pauses(truth)
         start = time.process_time()
-        aligned = peer.align(utterance.audio, stretches)
-        cpu["pocketsphinx"] += time.process_time() - start
+        aligned = self.peer.align(utterance.audio, stretches)
+        self.cpu["pocketsphinx"] += time.process_time() - start
         start = time.process_time()
-        log_probs = log_posteriors(model, utterance.audio, frames, args.chunk_frames, phases=args.phases)
-        cpu["model"] += time.process_time() - start
+        log_probs = log_posteriors(self.model, utterance.audio, frames, self.args.chunk_frames,
+                                   phases=self.args.phases)
+        self.cpu["model"] += time.process_time() - start
         script = [ScriptWord(" ".join(w), tuple(w)) for w in stretches]
-        ours = align(log_probs, script, model.phones, options)
-        cpu["speechattn"] += time.process_time() - start
+        ours = align(log_probs, script, self.model.phones, self.options)
+        self.cpu["speechattn"] += time.process_time() - start
         hypotheses = {"speechattn": ours_labels(ours, frames)}
         if aligned is None:
-            failures["pocketsphinx"] += 1
+            self.failures["pocketsphinx"] += 1
         else:
             hypotheses["pocketsphinx"] = frame_labels(aligned, frames)
         for aligner, hypothesis in hypotheses.items():
-            agreement[aligner, name].append(float(np.mean(truth == hypothesis)))
-            errors[aligner, name] += boundary_errors_ms(truth, hypothesis)
-            errors[aligner, "all"] += boundary_errors_ms(truth, hypothesis)
-            agreement[aligner, "all"].append(float(np.mean(truth == hypothesis)))
-        if args.deviate:
-            bad_script, mapping, dropped = damaged(script, rng)
-            if dropped is not None:
-                deviated = align(log_probs, bad_script, model.phones, options)
-                reference, hypothesis = word_bounds(ours), word_bounds(deviated)
-                for position, true_position in mapping.items():
-                    if true_position in reference:
-                        for a, b in zip(reference[true_position], hypothesis.get(position, (-99, -99))):
-                            kept.append(abs(a - b) * 10)
-                dropped_total += 1
-                reported += dropped not in {mapping.get(p, -1) for p in hypothesis}
-    print(f"{len(jobs)} synthesized utterances ({audio_seconds / 60:.1f} min), both aligners given the "
-          f"synthesizer's phone sequence; model {args.model}; pocketsphinx failed on {failures['pocketsphinx']}")
-    print("| engine | aligner | boundaries within 10 / 20 / 50 ms | frames agreeing |")
-    print("|---|---|---|---|")
-    for (aligner, name) in sorted(errors, key=lambda k: (k[1] == "all", k[1], k[0])):
-        e = np.array(errors[aligner, name])
-        within = " / ".join(f"{100 * np.mean(e <= ms):.1f}" for ms in TOLERANCES_MS)
-        print(f"| {name} | {aligner} | {within} % | {100 * np.mean(agreement[aligner, name]):.1f} % |")
-    hours = audio_seconds / 3600
-    print(f"CPU per hour of audio, one thread: speechattn {cpu['speechattn'] / hours:.0f} s (the model "
-          f"{cpu['model'] / hours:.0f}, the aligner {(cpu['speechattn'] - cpu['model']) / hours:.0f}), "
-          f"pocketsphinx {cpu['pocketsphinx'] / hours:.0f} s: {cpu['pocketsphinx'] / cpu['speechattn']:.1f} x less")
-    if args.deviate and kept:
-        kept_ms = np.array(kept)
-        print(f"damaged scripts (one word dropped, one added, one substituted, {dropped_total} utterances): "
-              f"{100 * np.mean(kept_ms <= 20):.1f} % of the other words' boundaries within 20 ms of the true "
-              f"script's alignment; dropped words reported not heard: {reported} of {dropped_total}")
+            for kind in (name, "all"):
+                self.agreement[aligner, kind].append(float(np.mean(truth == hypothesis)))
+                self.errors[aligner, kind] += boundary_errors_ms(truth, hypothesis)
+        if self.args.deviate:
+            self.deviate(script, log_probs, ours)
+
+    def deviate(self, script, log_probs, ours) -> None:
+        bad_script, mapping, dropped = damaged(script, self.rng)
+        if dropped is None:
+            return
+        deviated = align(log_probs, bad_script, self.model.phones, self.options)
+        reference, hypothesis = word_bounds(ours), word_bounds(deviated)
+        for position, true_position in mapping.items():
+            if true_position in reference:
+                for a, b in zip(reference[true_position], hypothesis.get(position, (-99, -99))):
+                    self.kept.append(abs(a - b) * 10)
+        self.dropped_total += 1
+        self.reported += dropped not in {mapping.get(p, -1) for p in hypothesis}
+
+    def report(self, count: int) -> None:
+        print(f"{count} synthesized utterances ({self.audio_seconds / 60:.1f} min), both aligners given the "
+              f"synthesizer's phone sequence; model {self.args.model}; pocketsphinx failed on "
+              f"{self.failures['pocketsphinx']}")
+        print("| engine | aligner | boundaries within 10 / 20 / 50 ms | frames agreeing |")
+        print("|---|---|---|---|")
+        for (aligner, name) in sorted(self.errors, key=lambda k: (k[1] == "all", k[1], k[0])):
+            e = np.array(self.errors[aligner, name])
+            within = " / ".join(f"{100 * np.mean(e <= ms):.1f}" for ms in TOLERANCES_MS)
+            print(f"| {name} | {aligner} | {within} % | {100 * np.mean(self.agreement[aligner, name]):.1f} % |")
+        hours, cpu = self.audio_seconds / 3600, self.cpu
+        print(f"CPU per hour of audio, one thread: speechattn {cpu['speechattn'] / hours:.0f} s (the model "
+              f"{cpu['model'] / hours:.0f}, the aligner {(cpu['speechattn'] - cpu['model']) / hours:.0f}), "
+              f"pocketsphinx {cpu['pocketsphinx'] / hours:.0f} s: {cpu['pocketsphinx'] / cpu['speechattn']:.1f} x less")
+        if self.args.deviate and self.kept:
+            kept_ms = np.array(self.kept)
+            print(f"damaged scripts (one word dropped, one added, one substituted, {self.dropped_total} utterances): "
+                  f"{100 * np.mean(kept_ms <= 20):.1f} % of the other words' boundaries within 20 ms of the true "
+                  f"script's alignment; dropped words reported not heard: {self.reported} of {self.dropped_total}")
 
 
+def main() -> None:
+    args = parse_args()
+    model = load_model(args.model, threads=1)
+    if not 1 <= args.phases <= model.frame_subsampling:
+        raise SystemExit(f"--phases: 1 to {model.frame_subsampling} for this model")
+    args.chunk_frames = args.chunk_frames or max(model.allowed_chunk_frames)
+    options = AlignOptions(min_frames=args.min_frames)
+    if args.mismatched:
+        mismatched(model, options, args.manifests, args.limit, args.chunk_frames, args.offsets.split(","), args.phases)
+        return
+    check = SyntheticCheck(model, options, args)
+    jobs = plan(SynthConfig(hours=args.utterances * 4.2 / 3600))[: args.utterances]
+    for job in jobs:
+        check.add(job)
+    check.report(len(jobs))
     if args.manifests:
-        dev_sets(model, options, peer, args.manifests, args.limit, args.chunk_frames, args.phases)
+        dev_sets(model, options, check.peer, args.manifests, args.limit, args.chunk_frames, args.phases)
     if args.manifests and args.agreed:
         from agreed_boundaries import dev_sets as agreed_sets
 
