@@ -233,6 +233,7 @@ def synthetic(count: int, hmm_path: Path, settings: dict, arms=(), cache: Path |
     """bench/align.py's synthetic utterances, each aligner against the exact phone times: on bench/align.py's frame
     grid (any boundary, the nearest), and continuous (agreed_boundaries' kinds); CPU of each."""
     from speechattn.phones import PHONES
+    from speechattn.data.synth import SynthConfig, plan
     from speechattn.runtime.hmm import HmmGmm, refine
 
     from align import boundary_errors_ms
@@ -240,8 +241,10 @@ def synthetic(count: int, hmm_path: Path, settings: dict, arms=(), cache: Path |
     hmm = dataclasses.replace(HmmGmm.load(hmm_path), **settings)
     print(f"HMM {hmm_path.name}, {described(hmm)}")
     items = synthetic_items(count, cache)
+    voices = [job.voice for job in plan(SynthConfig(hours=count * 4.2 / 3600))[:len(items)]]  # the items' own
     grid, continuous, cpu_used, seconds = defaultdict(list), defaultdict(list), defaultdict(float), 0.0
-    for item in items:
+    by_voice: dict = defaultdict(list)  # (aligner, voice) -> frame-grid errors
+    for item, voice in zip(items, voices):
         frames, ours, log_probs = item["frames"], item["ours"], item["log_probs"]
         seconds += item["seconds"]
         cpu_used["speechattn"] += item["cpu_ours"]
@@ -254,11 +257,15 @@ def synthetic(count: int, hmm_path: Path, settings: dict, arms=(), cache: Path |
             arm = dataclasses.replace(hmm, band_frames=band_frames, neural_weight=weight)
             found[f"hmm band {band_frames} weight {weight:g}"] = refine(arm, item["audio"], ours, log_probs, PHONES)
         for name, alignment in found.items():
-            grid[name] += boundary_errors_ms(item["truth"], ours_labels(alignment, frames))
+            errors = boundary_errors_ms(item["truth"], ours_labels(alignment, frames))
+            grid[name] += errors
+            by_voice[name, voice] += errors
             continuous[name] += errors_against(item["exact"], boundaries(ours_intervals(alignment, frames)))
         if item["pocketsphinx"] is not None:
             labels, theirs = item["pocketsphinx"]
-            grid["pocketsphinx"] += boundary_errors_ms(item["truth"], labels)
+            errors = boundary_errors_ms(item["truth"], labels)
+            grid["pocketsphinx"] += errors
+            by_voice["pocketsphinx", voice] += errors
             continuous["pocketsphinx"] += errors_against(item["exact"], theirs)
     print(f"{len(items)} synthetic utterances ({seconds / 60:.1f} min), within 10 / 20 / 50 ms of the exact times:")
     for name in grid:
@@ -268,8 +275,25 @@ def synthetic(count: int, hmm_path: Path, settings: dict, arms=(), cache: Path |
     hours = seconds / 3600
     print("  CPU per hour of audio: " + ", ".join(f"{k} {v / hours:.1f} s" for k, v in cpu_used.items()) +
           " (hmm: the boundary stage alone, after speechattn's)")
+    by_synthesizer(by_voice)
     table("the same, continuous, by kind of boundary", dict(continuous), {})
     broad_summary("the same, continuous", dict(continuous))
+
+
+def by_synthesizer(by_voice: dict) -> None:
+    """Frame-grid boundaries more than 20 ms off, by synthesizer and by the voices with the most of them."""
+    from speechattn.data.synth import engine_of
+
+    print("the same, frame grid, boundaries more than 20 ms off by synthesizer (of all its boundaries):")
+    for aligner in dict.fromkeys(a for a, _ in by_voice):
+        engines: dict = defaultdict(list)
+        for (a, voice), errors in by_voice.items():
+            if a == aligner:
+                engines[engine_of(voice)] += errors
+        print(f"  {aligner}: " + "; ".join(f"{e} {np.sum(np.abs(x) > 20)} of {len(x)} "
+                                           f"({100 * np.mean(np.abs(x) > 20):.1f} %)" for e, x in engines.items()))
+    worst = sorted(((np.sum(np.abs(x) > 20), v, len(x)) for (a, v), x in by_voice.items() if a == "hmm"), reverse=True)
+    print("  hmm, the voices with the most: " + "; ".join(f"{v} {n} of {total}" for n, v, total in worst[:6]))
 
 
 def timing(manifests, limit: int | None) -> None:

@@ -1,5 +1,6 @@
 """Where speech starts and stops on real recordings, from the signal alone: a check of forced alignment at the
-edges of silence that neither aligner drew, speechattn's aligner beside pocketsphinx's in the same run.
+edges of silence that no aligner drew: speechattn's neural aligner, the same with `align`'s HMM-GMM boundary stage
+(speechattn/runtime/hmm.py), and pocketsphinx's aligner, in the same run.
 
 No reachable real-speech corpus has hand-drawn or independently aligned phone boundaries under a licence we may
 use (docs/data-hunt.md), so this builds the one boundary a signal shows without a labeller: where speech rises out
@@ -20,8 +21,8 @@ The check, on real speech:
     clips of the speakers whose id starts with 0-3 only (reserved for this check, kept out of training by
     recipes/speech-commands.yaml); the text is the word.
   * LibriSpeech (CC BY 4.0; read audiobooks): the clips of ../shared/data/librispeech-clips that have a transcript
-    in a tab-separated file (id, text) such as fbai-speech's test-other reference; the pauses inside a sentence
-    give edges too.
+    in a tab-separated file (id, text) such as fbai-speech's test-other reference, or pocketsphinx's recognized words
+    (bench/recognized_transcripts.py: the folder has no transcripts); the pauses inside a sentence give edges too.
 Each aligner gets the audio and the words; its speech/silence edges are its phone boundaries next to silence.
 For each reference edge the nearest edge of the same kind (onset or offset) of each aligner is scored: the share
 within 10 / 20 / 50 ms, the signed median (negative: the aligner's edge is earlier), by the phone class next to
@@ -251,7 +252,7 @@ def synthetic_edges(count: int, args) -> None:
     print("|---|---|---|---|---|---|")
     for key in sorted({k for _, k in scored}, key=lambda k: ("," in k, k)):
         cells = []
-        for aligner in ("speechattn", "pocketsphinx"):
+        for aligner in ALIGNERS:
             e = np.array(scored.get((aligner, key), []))
             cells += ([" / ".join(f"{100 * np.mean(np.abs(e) <= ms):.0f}" for ms in TOLERANCES_MS) + " %",
                        f"{np.median(e):+.0f} ms"] if e.size else ["-", "-"])
@@ -291,8 +292,17 @@ def librispeech(root: Path, transcripts: Path, limit: int | None) -> list[tuple[
     return items[:limit]
 
 
+# check's aligners: the neural aligner alone, with align's HMM-GMM boundary stage (speechattn/runtime/hmm.py), and
+# pocketsphinx's; each pair (scored, witness) is also scored on the edges where the energy and the witness agree
+ALIGNERS = ("speechattn", "speechattn + HMM", "pocketsphinx")
+PAIRS = (("speechattn", "pocketsphinx"), ("speechattn + HMM", "pocketsphinx"), ("pocketsphinx", "speechattn"),
+         ("pocketsphinx", "speechattn + HMM"))
+
+
 def check(name: str, items, model, options, peer, args, full=None) -> None:
     import soundfile as sf
+
+    from speechattn.runtime.hmm import bundled, refine
 
     from speechattn.data.labels import frame_labels
     from speechattn.phones import PHONE_TO_INDEX, PHONES
@@ -326,9 +336,13 @@ def check(name: str, items, model, options, peer, args, full=None) -> None:
         ours = align(log_probs, words, model.phones, options)
         cpu["speechattn"] += time.process_time() - start
         start = time.process_time()
+        refined = refine(bundled(), audio, ours, log_probs, model.phones)  # align's HMM-GMM boundary stage
+        cpu["HMM stage"] += time.process_time() - start
+        start = time.process_time()
         theirs = peer.align_words(audio, [w.spoken for w in words])
         cpu["pocketsphinx"] += time.process_time() - start
-        found = {"speechattn": aligner_edges(ours_labels(ours, frames), sil, PHONES)}
+        found = {"speechattn": aligner_edges(ours_labels(ours, frames), sil, PHONES),
+                 "speechattn + HMM": aligner_edges(ours_labels(refined, frames), sil, PHONES)}
         if theirs is None:
             failed["pocketsphinx"] += 1
         else:
@@ -344,24 +358,24 @@ def check(name: str, items, model, options, peer, args, full=None) -> None:
                 scored[aligner, "all"].append(error)
             # the edges that the energy and the *other* aligner place within --agree-ms of each other: a reference
             # two independent methods agree on, and that the aligner scored did not help to choose
-            for aligner, other in (("speechattn", "pocketsphinx"), ("pocketsphinx", "speechattn")):
+            for aligner, other in PAIRS:
                 if aligner not in found or other not in found:
                     continue
                 witness = nearest(found[other][edge.kind], edge.ms)
                 if witness and abs(witness[0] - edge.ms) <= args.agree_ms:
                     hit = nearest(found[aligner][edge.kind], (edge.ms + witness[0]) / 2)
-                    agreed[aligner].append(hit[0] - (edge.ms + witness[0]) / 2 if hit else 10_000.0)
+                    agreed[aligner, other].append(hit[0] - (edge.ms + witness[0]) / 2 if hit else 10_000.0)
     print(f"\n{name}: {recordings_kept} of {len(items)} recordings with a kept edge ({seconds / 60:.1f} min); edges "
           f"kept {len(scored['speechattn', 'onset'])} onsets, {len(scored['speechattn', 'offset'])} offsets; set apart "
           f"(gradual or noisy) {apart['onset']} onsets, {apart['offset']} offsets; pocketsphinx could not align "
           f"{failed['pocketsphinx']} (its edges there not scored)")
-    print("| edge (phone class beside the silence, in ours) | edges | speechattn within 10 / 20 / 50 ms | median | "
-          "pocketsphinx within 10 / 20 / 50 ms | median |")
-    print("|---|---|---|---|---|---|")
+    print("| edge (phone class beside the silence, in ours) | edges | " + " | ".join(
+        f"{aligner} within 10 / 20 / 50 ms | median" for aligner in ALIGNERS) + " |")
+    print("|---|---|" + "---|---|" * len(ALIGNERS))
     keys = sorted({k for _, k in scored}, key=lambda k: (k == "all", "," in k, k))
     for key in keys:
         cells = []
-        for aligner in ("speechattn", "pocketsphinx"):
+        for aligner in ALIGNERS:
             e = np.array(scored.get((aligner, key), []))
             if not e.size:
                 cells += ["-", "-"]
@@ -370,8 +384,8 @@ def check(name: str, items, model, options, peer, args, full=None) -> None:
                       f"{np.median(e):+.0f} ms"]
         print(f"| {key} | {len(scored['speechattn', key])} | " + " | ".join(cells) + " |")
     cells = []
-    for aligner, other in (("speechattn", "pocketsphinx"), ("pocketsphinx", "speechattn")):
-        e = np.array(agreed[aligner])
+    for aligner, other in PAIRS:
+        e = np.array(agreed[aligner, other])
         if e.size:
             cells.append(f"{aligner} on the {e.size} edges where the energy and {other} agree within "
                          f"{args.agree_ms:g} ms (their mean the reference): "
@@ -379,8 +393,7 @@ def check(name: str, items, model, options, peer, args, full=None) -> None:
                          + f" % within 10 / 20 / 50 ms, median {np.median(e):+.0f} ms")
     print("\n".join(cells))
     if seconds:
-        print(f"CPU per hour of audio, one thread: speechattn {3600 * cpu['speechattn'] / seconds:.0f} s, "
-              f"pocketsphinx {3600 * cpu['pocketsphinx'] / seconds:.0f} s")
+        print("CPU per hour of audio, one thread: " + ", ".join(f"{k} {3600 * v / seconds:.0f} s" for k, v in cpu.items()))
 
 
 def main() -> None:
