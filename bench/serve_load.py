@@ -33,6 +33,7 @@ import random
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from pathlib import Path
 
@@ -97,13 +98,14 @@ async def client(url: str, audio: np.ndarray, seconds: float, frame_ms: float, j
 
 def start_server(model: str, max_batch: int, threads: int | None, cpus: set[int] | None = None,
                  workers: int | None = None, max_wait_ms: float | None = None,
-                 provider: str = "cpu", tree: Path | None = None) -> tuple[subprocess.Popen, str]:
+                 provider: str = "cpu", tree: Path | None = None,
+                 extra: tuple = ()) -> tuple[subprocess.Popen, str]:
     """The server, from this checkout or from `tree` (another checkout's copy: its speechattn and its kit)."""
     command = [sys.executable, "-m", "speechattn", "serve", "--model", model, "--port", "0", "--max-streams", "5000",
                "--max-batch", str(max_batch), "--provider", provider] + \
         (["--threads", str(threads)] if threads else []) + \
         (["--workers", str(workers)] if workers else []) + \
-        (["--max-wait-ms", str(max_wait_ms)] if max_wait_ms is not None else [])
+        (["--max-wait-ms", str(max_wait_ms)] if max_wait_ms is not None else []) + list(extra)
     env = {**os.environ, "PYTHONUNBUFFERED": "1"}
     if tree is not None:  # its packages ahead of this checkout's editable install (the kit under its import name)
         kit = Path(tempfile.mkdtemp(prefix="serve-load-kit-"))
@@ -116,7 +118,15 @@ def start_server(model: str, max_batch: int, threads: int | None, cpus: set[int]
         line = process.stderr.readline()
         if not line:
             raise SystemExit(f"the server stopped: exit {process.wait()}")
+    # Its log read on (and dropped) from here on: a pipe nobody reads fills at 64 KiB (a few hundred streams' open
+    # and close lines), and the server's next log line then blocks its event loop.
+    threading.Thread(target=_drain_log, args=(process.stderr,), daemon=True).start()
     return process, line.split()[-1]
+
+
+def _drain_log(stream) -> None:
+    for _ in stream:
+        pass
 
 
 async def one_level(url: str, speech: list[np.ndarray], clients: range, total: int, args) -> list[float]:
@@ -167,6 +177,9 @@ def main() -> None:
     parser.add_argument("--threads", type=int, default=None, help="onnxruntime threads of the server")
     parser.add_argument("--workers", type=int, default=None, help="the server's --workers (default: its own)")
     parser.add_argument("--max-wait-ms", type=float, default=None, help="the server's --max-wait-ms (default: its own)")
+    parser.add_argument("--server-args", default="",
+                        help="--one-core: more `speechattn serve` options for this checkout's server, not the baseline's "
+                        "(an option tried against the same server without it)")
     parser.add_argument("--levels", default="1,10,50,100,200,300,400,600,800,1000,1200",
                         help="the numbers of streams tried, in turn (up to --max-clients)")
     parser.add_argument("--model-only", action="store_true",
@@ -304,7 +317,8 @@ def one_core(args) -> None:
     print("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|")
     held = {}
     for max_batch in (int(a) for a in args.arms.split(",")):
-        servers = {name: start_server(path, max_batch, 1, {server_core}, 1, args.max_wait_ms, args.provider, tree)
+        servers = {name: start_server(path, max_batch, 1, {server_core}, 1, args.max_wait_ms, args.provider, tree,
+                                      () if tree else tuple(args.server_args.split()))
                    for name, tree in trees.items()}
         try:
             past = set()
