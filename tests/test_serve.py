@@ -474,11 +474,17 @@ def test_remote_stream_gives_the_local_streams_phones_and_cues(model):
         thread.join(30)
 
 
-def test_serve_command_on_sigterm_gives_the_open_stream_its_result_and_exits_0(tiny_onnx):
+@pytest.mark.parametrize("event_loop", ["uvloop", "asyncio"])
+def test_serve_command_on_sigterm_gives_the_open_stream_its_result_and_exits_0(tiny_onnx, event_loop):
+    """On either event loop (uvloop where installed, the command's default; asyncio's own with
+    SPEECHATTN_EVENT_LOOP=asyncio)."""
     from websockets.sync.client import connect
 
+    if event_loop == "uvloop":
+        pytest.importorskip("uvloop")
     process = subprocess.Popen([sys.executable, "-m", "speechattn", "serve", "--model", str(tiny_onnx), "--port", "0"],
-                               cwd=ROOT, stderr=subprocess.PIPE, text=True, env={**os.environ, "PYTHONUNBUFFERED": "1"})
+                               cwd=ROOT, stderr=subprocess.PIPE, text=True,
+                               env={**os.environ, "PYTHONUNBUFFERED": "1", "SPEECHATTN_EVENT_LOOP": event_loop})
     try:
         line = ""
         while "listening on" not in line:
@@ -516,6 +522,15 @@ def test_serve_without_a_package_of_its_extra_says_what_to_install_in_one_line_w
     lines = result.stderr.strip().splitlines()
     assert result.returncode == 1 and len(lines) == 1, result.stderr
     assert f"this needs {missing}, which is not installed: pip install '.[serve]'" in lines[0], lines[0]
+
+
+def test_an_unknown_event_loop_is_one_line(tiny_onnx):
+    result = subprocess.run([sys.executable, "-m", "speechattn", "serve", "--model", str(tiny_onnx), "--port", "0"],
+                            cwd=ROOT, capture_output=True, text=True, timeout=120,
+                            env={**os.environ, "SPEECHATTN_EVENT_LOOP": "tokio"})
+    lines = result.stderr.strip().splitlines()
+    assert result.returncode != 0 and len(lines) == 1, result.stderr
+    assert "SPEECHATTN_EVENT_LOOP=tokio: auto, uvloop or asyncio" in lines[0], lines[0]
 
 
 def test_serve_on_a_gpu_this_onnxruntime_cannot_use_is_one_line_before_anything_listens(tiny_onnx):

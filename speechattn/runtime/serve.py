@@ -485,42 +485,54 @@ class Server:
             raise Refused(1007, str(error)) from None
 
     async def _read_loop(self, connection, session: Session) -> None:
-        rate, ahead = session.sample_rate, self.options.max_ahead_seconds
-        while not session.finishing:
-            try:
-                message = await _within(connection.recv(), self.options.idle_timeout_seconds)
-            except asyncio.TimeoutError:
-                raise Refused(1008, f"idle for {self.options.idle_timeout_seconds:g} s") from None
-            if session.finishing:  # the server is draining: what comes after the final result is not read
-                return
-            if isinstance(message, str):
-                if _json_object(message, "a text frame where audio belongs: audio goes in binary frames, text "
-                                         'frames carry {"type": "end"}', 1003).get("type") != "end":
-                    raise Refused(1003, 'the only text frame after "start" is {"type": "end"}; audio goes in '
-                                        "binary frames")
-                session.finishing = self.urgent = True
-                self.wake.set()
-                return
-            samples = session.samples_of(message)
-            if not samples.size:
-                continue
-            now = time.monotonic()
-            session.pending.append(samples)
-            session.pending_samples += samples.size
-            session.received_samples += samples.size
-            session.arrivals.append((session.received_samples / rate, now))
-            session.last_arrival, session.frame_seconds = now, samples.size / rate
-            self.received_seconds += samples.size / rate  # counted at the batcher's next run (_count_audio)
-            if session.key not in self.ready_keys and self._holds_chunk(session):
-                self.ready_keys.add(session.key)
-                self.wake.set()
-            # Not read past real time + max_ahead_seconds (nor while that much waits for the graph): the client's
-            # sends back up through websockets' bounded queue into TCP, so no client grows the server's memory.
-            early = session.received_samples / rate - (now - session.started) - ahead
-            if early > 0:
-                await _hold(connection, early)
-            while session.pending_samples / rate > ahead and not session.gone:
-                await _hold(connection, 0.01)
+        """The stream's messages until "end".  Whole binary frames are taken as websockets parses them
+        (_ConnectionBounds.process_event), without a wait on recv() and a turn of this task each; frames that
+        arrive while others wait in websockets' queue, text frames, and fragments come through recv()."""
+        reader = _Reader(connection, self.options.idle_timeout_seconds)
+        reader.listen(lambda data: self._take_audio(session, data))
+        try:
+            while not session.finishing:
+                message = await reader.recv()
+                if session.finishing:  # the server is draining: what comes after the final result is not read
+                    return
+                if isinstance(message, str):
+                    if _json_object(message, "a text frame where audio belongs: audio goes in binary frames, text "
+                                             'frames carry {"type": "end"}', 1003).get("type") != "end":
+                        raise Refused(1003, 'the only text frame after "start" is {"type": "end"}; audio goes in '
+                                            "binary frames")
+                    session.finishing = self.urgent = True
+                    self.wake.set()
+                    return
+                hold = self._take_audio(session, message)
+                if hold:
+                    await reader.hold(hold)
+        finally:
+            reader.stop()
+
+    def _take_audio(self, session: Session, data: bytes) -> float:
+        """A binary frame into the stream's pending audio; the seconds to stop reading the client for (0: none).
+        Not read past real time + max_ahead_seconds (nor while that much waits for the graph): the client's sends
+        back up through websockets' bounded queue into TCP, so no client grows the server's memory."""
+        if session.finishing:
+            return 0.0
+        samples = session.samples_of(data)
+        if not samples.size:
+            return 0.0
+        now, rate = time.monotonic(), session.sample_rate
+        session.pending.append(samples)
+        session.pending_samples += samples.size
+        session.received_samples += samples.size
+        session.arrivals.append((session.received_samples / rate, now))
+        session.last_arrival, session.frame_seconds = now, samples.size / rate
+        self.received_seconds += samples.size / rate  # counted at the batcher's next run (_count_audio)
+        if session.key not in self.ready_keys and self._holds_chunk(session):
+            self.ready_keys.add(session.key)
+            self.wake.set()
+        ahead = self.options.max_ahead_seconds
+        early = session.received_samples / rate - (now - session.started) - ahead
+        if early > 0:
+            return early
+        return 0.01 if session.pending_samples / rate > ahead and not session.gone else 0.0
 
     async def _send_loop(self, connection, session: Session) -> None:
         while True:
@@ -910,10 +922,12 @@ class _ConnectionBounds:
     handshake's time is up, so the answer is not lost to a reset while its body still arrives."""
 
     owner: Server  # set by _bounded_connection (websockets' own `server` attribute is its Server)
+    binary_opcode: object  # websockets' Opcode.BINARY, set there too (websockets is imported with the server)
     heard_at = 0.0  # loop time of the client's latest bytes
     unread_replies = 0  # bytes the protocol answered since the client last read everything we wrote
     closed_by_server = False  # a bound closed it and said so in a log line
 
+    take_frame = None  # a stream's _Reader: whole binary frames go to it as they are parsed, not through recv()
     head = b""  # the request's first bytes while request_refusal has not decided
     judged = False
     refused = False  # answered by request_refusal: what follows is dropped
@@ -962,6 +976,15 @@ class _ConnectionBounds:
             self.protocol.fail(1008, "the client reads none of its replies")
             self.send_data()
             self.transport.abort()  # it reads nothing: the close frame would wait with the rest
+
+    def process_event(self, event) -> None:
+        """A whole binary frame to the stream's reader when nothing waits in websockets' queue before it (so the
+        audio stays in order); anything else to websockets (recv())."""
+        take = self.take_frame
+        if take is not None and event.fin and event.opcode is self.binary_opcode and not len(self.recv_messages.frames):
+            take(event.data)
+        else:
+            super().process_event(event)
 
     async def keepalive(self) -> None:
         from websockets.exceptions import ConnectionClosed
@@ -1014,8 +1037,10 @@ def _bounded_connection(server: Server):
     """websockets' ServerConnection with the server's bounds on what a client can make it hold or wait for
     (_ConnectionBounds)."""
     from websockets.asyncio.server import ServerConnection
+    from websockets.frames import Opcode
 
-    return type("BoundedConnection", (_ConnectionBounds, ServerConnection), {"owner": server})
+    return type("BoundedConnection", (_ConnectionBounds, ServerConnection), {"owner": server,
+                                                                            "binary_opcode": Opcode.BINARY})
 
 
 def queue_frames(options: ServeOptions) -> tuple[int, int]:
@@ -1044,6 +1069,81 @@ if hasattr(asyncio, "timeout"):  # Python 3.11
             return await awaitable
 else:
     _within = asyncio.wait_for
+
+
+class _Reader:
+    """A stream's reads: recv() with the idle timeout (Refused 1008 once no message came for `seconds`), holds
+    (the client not read for a while), and listen(): whole binary frames handed to `take` as they are parsed
+    (_ConnectionBounds.process_event), where `take` returns the seconds to hold.  A frame taken so that asks for
+    a hold, or that is refused, interrupts recv() (a cancel: recv() may be cancelled, its message stays queued,
+    websockets' own guarantee), which holds or raises.
+
+    One timer a stream, moved on only when it fires: asyncio.timeout around every read started and cancelled a
+    timer a frame (6 % of a server core at 40 streams, py-spy); holds never time out."""
+
+    def __init__(self, connection, seconds: float) -> None:
+        self.connection, self.seconds = connection, seconds
+        self.loop, self.task = asyncio.get_running_loop(), asyncio.current_task()
+        self.heard = self.loop.time()  # loop time of the latest message (or of the end of a hold)
+        self.holding, self.take, self.interruption = False, None, None
+        self.timer = self.loop.call_at(self.heard + seconds, self._check)
+
+    def listen(self, take) -> None:
+        self.take = take
+        self.connection.take_frame = self._taken
+
+    def _taken(self, data: bytes) -> None:
+        self.heard = self.loop.time()
+        try:
+            hold = self.take(data)
+        except Refused as refused:
+            self._interrupt(refused)
+            return
+        if hold:
+            self._interrupt(hold)
+
+    def _interrupt(self, why) -> None:
+        """recv() raises `why` (a Refused) or holds `why` seconds; frames go through recv() meanwhile."""
+        self.connection.take_frame = None
+        if self.interruption is None:
+            self.interruption = why
+            self.task.cancel()
+
+    def _check(self) -> None:
+        if self.holding or self.loop.time() < self.heard + self.seconds:
+            self.timer = self.loop.call_at(max(self.heard, self.loop.time()) + self.seconds, self._check)
+            return
+        self._interrupt(Refused(1008, f"idle for {self.seconds:g} s"))
+
+    async def recv(self):
+        while True:
+            try:
+                message = await self.connection.recv()
+            except asyncio.CancelledError:
+                why, self.interruption = self.interruption, None
+                if why is None:
+                    raise
+                if hasattr(self.task, "uncancel"):  # Python 3.11: this cancel was ours, not the task's owner's
+                    self.task.uncancel()
+                if isinstance(why, Refused):
+                    raise why from None
+                await self.hold(why)
+                continue
+            self.heard = self.loop.time()
+            return message
+
+    async def hold(self, seconds: float) -> None:
+        self.holding, self.connection.take_frame = True, None  # its frames wait in websockets' queue
+        try:
+            await _hold(self.connection, seconds)
+        finally:
+            self.holding, self.heard = False, self.loop.time()
+        if self.take is not None:
+            self.connection.take_frame = self._taken
+
+    def stop(self) -> None:
+        self.timer.cancel()
+        self.connection.take_frame, self.take = None, None
 
 
 async def _hold(connection, seconds: float) -> None:
@@ -1140,6 +1240,24 @@ def run(model, options: ServeOptions, ready=None, threads: int | None = None) ->
             loop.add_signal_handler(number, server.shutdown)
         await server.serve(ready)
 
+    _run_loop(main)
+
+
+def _run_loop(main) -> None:  # main: the coroutine function
+    """asyncio.run on uvloop where it is installed (the serve extra has it) and SPEECHATTN_EVENT_LOOP is not
+    `asyncio`: its loop is libuv's in Cython, and the loop's own turns for each 40 ms frame of every stream were a
+    fifth of a server core's CPU at 60 streams on asyncio's pure-Python loop (py-spy)."""
+    choice = os.environ.get("SPEECHATTN_EVENT_LOOP", "auto")
+    if choice not in ("auto", "uvloop", "asyncio"):
+        raise UsageError(f"SPEECHATTN_EVENT_LOOP={choice}: auto, uvloop or asyncio")
+    if choice != "asyncio":
+        try:
+            import uvloop
+        except ImportError:
+            if choice == "uvloop":
+                raise UsageError("SPEECHATTN_EVENT_LOOP=uvloop: uvloop is not installed (pip install uvloop)") from None
+        else:
+            return uvloop.run(main())
     asyncio.run(main())
 
 
@@ -1268,7 +1386,7 @@ def _worker(model_path: str, threads, options: ServeOptions, number: int, metric
         await server.serve(lambda *address: reports.put("ready"))
 
     try:
-        asyncio.run(main())
+        _run_loop(main)
     except SpeechattnError as error:
         reports.put(str(error))
         sys.exit(1)
