@@ -260,13 +260,17 @@ class _BatchedDecoders:
         start = np.array([d.start for d in decs])
         posterior_sum = np.array([d.posterior_sum for d in decs])
         flat = np.arange(P * D).reshape(P, D)
+        # The back-pointers again as indices into one frame's (B * P * D) states, for _commit's trace: one gather
+        # a frame back instead of an addition and a gather
+        offsets = (np.arange(B) * (P * D))[:, None, None]
+        traced = backs + offsets  # (K + R, B, P, D)
         done: list[list[Segment]] = [[] for _ in decs]
         for r in range(R):
             back = backs[K + r]
             new = np.empty((B, P, D))
             entering = scores[:, :, D - 1][:, :, None] + self.transitions  # (B, from, to)
             source = entering.argmax(axis=1)  # (B, to)
-            new[:, :, 0] = np.take_along_axis(entering, source[:, None, :], axis=1)[:, 0]
+            new[:, :, 0] = entering.max(axis=1)  # the element argmax picks, bit for bit
             back[:, :, 0] = flat[source, D - 1]
             if D > 1:
                 new[:, :, 1:] = scores[:, :, :-1]
@@ -284,6 +288,7 @@ class _BatchedDecoders:
                 first[self.silence, D - 1] = 0.0
                 new[fresh], back[fresh] = first, -1
                 fresh[:] = False
+            np.add(back, offsets, out=traced[K + r])
             new += rows[:, r, :, None]
             new -= new.max(axis=(1, 2), keepdims=True)
             scores = new
@@ -291,7 +296,7 @@ class _BatchedDecoders:
             run_phone = scores.reshape(B, -1).argmax(axis=1) // D
             ripe = np.flatnonzero(frame - final > K - 1)  # lookahead + 1 frames pending: the oldest becomes final
             if ripe.size:
-                self._commit(ripe, r, scores, backs, posteriors, final, phone, start, posterior_sum, done)
+                self._commit(ripe, r, scores, traced, posteriors, final, phone, start, posterior_sum, done)
         for b, d in enumerate(decs):
             kept = min(K, int(frame[b]))
             d._stacked = block = backs[K + R - kept:, b].copy(), posteriors[K + R - kept:, b].copy()
@@ -303,16 +308,18 @@ class _BatchedDecoders:
             d.phone, d.start, d.posterior_sum = int(phone[b]), int(start[b]), float(posterior_sum[b])
         return done
 
-    def _commit(self, ripe, r, scores, backs, posteriors, final, phone, start, posterior_sum, done) -> None:
+    def _commit(self, ripe, r, scores, traced, posteriors, final, phone, start, posterior_sum, done) -> None:
         """PhoneDecoder._commit, then _finalise of its one frame, for each decoder in `ripe` at the call's frame r:
-        the best path's state K - 1 frames back becomes final, and the paths not through it are dropped."""
+        the best path's state K - 1 frames back becomes final, and the paths not through it are dropped.
+        `traced`: the back-pointers as indices into a frame's flat (B * P * D) states."""
         P, D, K = self.P, self.D, self.K
         n, now = ripe.size, K + r
         every = n == len(scores)
-        offsets = (ripe * (P * D))[:, None]  # into the flat (B * P * D) back-pointers of one frame
-        states = np.broadcast_to(np.arange(P * D), (n, P * D))
+        offsets = (ripe * (P * D))[:, None]
+        states = offsets + np.arange(P * D)  # (n, P * D), into the flat states of a frame
         for j in range(K - 1):  # the newest K - 1 back-pointers, newest first
-            states = backs[now - j].reshape(-1)[states + offsets]
+            states = traced[now - j].reshape(-1)[states]
+        states -= offsets  # each decoder's own state numbers
         best = scores[slice(None) if every else ripe].reshape(n, -1).argmax(axis=1)
         kept = states[np.arange(n), best]  # (n,) each decoder's state at the frame made final
         dropped = (states != kept[:, None]).reshape(n, P, D)
