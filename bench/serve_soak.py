@@ -217,6 +217,85 @@ async def run_client(url: str, plan: Plan) -> tuple[str, dict | None, int | None
         return "ended", result, ws.close_code
 
 
+class _Soak:
+    """The soak's clients on one event loop: streams kept at `options.streams`, each ended one counted, the normally
+    ended ones checked in `pool` against the kit's PhoneStream alone, the server's RSS sampled."""
+
+    def __init__(self, url, process, pool, chunks, speech, options: SoakOptions, tally: Tally, report):
+        self.url, self.process, self.pool, self.chunks, self.speech = url, process, pool, chunks, speech
+        self.options, self.tally, self.report = options, tally, report
+        self.rng = random.Random(options.seed)
+        self.checking: set = set()
+
+    async def sample_rss(self):
+        tally, minute_shown = self.tally, 0
+        while True:
+            now = time.monotonic() - tally.started
+            tally.rss.append((now, server_rss_mib(self.process.pid)))
+            if int(now // 60) > minute_shown:
+                minute_shown = int(now // 60)
+                self.report(f"| {minute_shown} | {tally.done} | {tally.rss[-1][1]:.1f} |", flush=True)
+            await asyncio.sleep(RSS_EVERY_SECONDS)
+
+    async def one(self, plan: Plan):
+        tally = self.tally
+        try:
+            what, result, code = await run_client(self.url, plan)
+        except Exception as error:  # a refused or broken connection: the stream is lost unless it vanished
+            what, result, code = ("vanished", None, None) if plan.kind == "vanish" else \
+                (f"error {type(error).__name__}: {error}", None, None)
+        tally.done += 1
+        tally.done_at.append(time.monotonic() - tally.started)
+        if what == "vanished":
+            tally.vanished += 1
+            tally.vanished_streams.append(result)
+        elif plan.kind == "slow" and result is None and code == 1008:
+            tally.slow_closed += 1
+        elif result is None:
+            tally.lost += 1
+            tally.problems.append(f"lost: {plan.kind} {plan.rate} Hz chunk {plan.chunk_frames}: {what} "
+                                  f"code {code}")
+        elif self.rng.random() < self.options.check_fraction and len(self.checking) < MAX_PENDING_CHECKS:
+            future = self.pool.submit(local_segments, plan.audio, plan.rate, plan.chunk_frames, plan.piece)
+            task = asyncio.create_task(self.verify(plan, result, asyncio.wrap_future(future)))
+            self.checking.add(task)
+            task.add_done_callback(self.checking.discard)  # its audio goes with it
+        else:
+            tally.unchecked += 1
+
+    async def verify(self, plan: Plan, result: dict, local):
+        tally = self.tally
+        try:
+            alone = await local
+        except Exception as error:
+            alone = [{"error": f"{type(error).__name__}: {error}"}]
+        if same_segments(result["segments"], alone):
+            tally.ok += plan.kind == "normal"
+            tally.slow_ok += plan.kind == "slow"
+        else:
+            tally.mismatched += 1
+            tally.problems.append(f"mismatched: {plan.kind} {plan.rate} Hz chunk {plan.chunk_frames} "
+                                  f"piece {plan.piece}: {len(result['segments'])} segments here, "
+                                  f"{len(alone)} alone")
+
+    async def run(self):
+        deadline = self.tally.started + self.options.minutes * 60
+        sampler = asyncio.create_task(self.sample_rss())
+        running: set = set()
+        while time.monotonic() < deadline:
+            while len(running) < self.options.streams:
+                running.add(asyncio.create_task(self.one(make_plan(self.rng, self.speech, self.chunks,
+                                                                   self.options))))
+                await asyncio.sleep(self.rng.uniform(0, 0.2))  # streams open spread out, not in one burst
+            finished, running = await asyncio.wait(running, timeout=max(0.0, deadline - time.monotonic()),
+                                                   return_when=asyncio.FIRST_COMPLETED)
+        await asyncio.gather(*running)
+        while self.checking:  # verify tasks remove themselves; wait for the last ones
+            await asyncio.wait(list(self.checking))
+        sampler.cancel()
+        self.tally.rss.append((time.monotonic() - self.tally.started, server_rss_mib(self.process.pid)))  # at the end
+
+
 def soak(model: str, speech: list[np.ndarray], options: SoakOptions = SoakOptions(), report=print) -> Tally:
     """Run the soak against a fresh server; print a row a minute through `report`; the tally."""
     from speechattn.cli.common import load_onnx
@@ -229,78 +308,9 @@ def soak(model: str, speech: list[np.ndarray], options: SoakOptions = SoakOption
     pool = ProcessPoolExecutor(1, initializer=_load, initargs=(model_path,))
     pool.submit(int).result()
     process, address, log, reader = start_server(model)
-    url = f"ws://{address}/stream"
     tally = Tally(log=log)
-    rng = random.Random(options.seed)
-    checking: set = set()
     try:
-        deadline = tally.started + options.minutes * 60
-
-        async def sample_rss():
-            minute_shown = 0
-            while True:
-                now = time.monotonic() - tally.started
-                tally.rss.append((now, server_rss_mib(process.pid)))
-                if int(now // 60) > minute_shown:
-                    minute_shown = int(now // 60)
-                    report(f"| {minute_shown} | {tally.done} | {tally.rss[-1][1]:.1f} |", flush=True)
-                await asyncio.sleep(RSS_EVERY_SECONDS)
-
-        async def one(plan: Plan):
-            try:
-                what, result, code = await run_client(url, plan)
-            except Exception as error:  # a refused or broken connection: the stream is lost unless it vanished
-                what, result, code = ("vanished", None, None) if plan.kind == "vanish" else \
-                    (f"error {type(error).__name__}: {error}", None, None)
-            tally.done += 1
-            tally.done_at.append(time.monotonic() - tally.started)
-            if what == "vanished":
-                tally.vanished += 1
-                tally.vanished_streams.append(result)
-            elif plan.kind == "slow" and result is None and code == 1008:
-                tally.slow_closed += 1
-            elif result is None:
-                tally.lost += 1
-                tally.problems.append(f"lost: {plan.kind} {plan.rate} Hz chunk {plan.chunk_frames}: {what} "
-                                      f"code {code}")
-            elif rng.random() < options.check_fraction and len(checking) < MAX_PENDING_CHECKS:
-                future = pool.submit(local_segments, plan.audio, plan.rate, plan.chunk_frames, plan.piece)
-                task = asyncio.create_task(verify(plan, result, asyncio.wrap_future(future)))
-                checking.add(task)
-                task.add_done_callback(checking.discard)  # its audio goes with it
-            else:
-                tally.unchecked += 1
-
-        async def verify(plan: Plan, result: dict, local):
-            try:
-                alone = await local
-            except Exception as error:
-                alone = [{"error": f"{type(error).__name__}: {error}"}]
-            if same_segments(result["segments"], alone):
-                tally.ok += plan.kind == "normal"
-                tally.slow_ok += plan.kind == "slow"
-            else:
-                tally.mismatched += 1
-                tally.problems.append(f"mismatched: {plan.kind} {plan.rate} Hz chunk {plan.chunk_frames} "
-                                      f"piece {plan.piece}: {len(result['segments'])} segments here, "
-                                      f"{len(alone)} alone")
-
-        async def main():
-            sampler = asyncio.create_task(sample_rss())
-            running: set = set()
-            while time.monotonic() < deadline:
-                while len(running) < options.streams:
-                    running.add(asyncio.create_task(one(make_plan(rng, speech, chunks, options))))
-                    await asyncio.sleep(rng.uniform(0, 0.2))  # streams open spread out, not in one burst
-                finished, running = await asyncio.wait(running, timeout=max(0.0, deadline - time.monotonic()),
-                                                       return_when=asyncio.FIRST_COMPLETED)
-            await asyncio.gather(*running)
-            while checking:  # verify tasks remove themselves; wait for the last ones
-                await asyncio.wait(list(checking))
-            sampler.cancel()
-            tally.rss.append((time.monotonic() - tally.started, server_rss_mib(process.pid)))  # after the last stream
-
-        asyncio.run(main())
+        asyncio.run(_Soak(f"ws://{address}/stream", process, pool, chunks, speech, options, tally, report).run())
         tally.streams_open_at_end = streams_open(address)
     finally:
         pool.shutdown(cancel_futures=True)
