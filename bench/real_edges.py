@@ -40,6 +40,7 @@ import os
 import sys
 import time
 from collections import defaultdict
+from dataclasses import dataclass
 from pathlib import Path
 
 os.environ.setdefault("OMP_NUM_THREADS", "1")
@@ -299,6 +300,19 @@ PAIRS = (("speechattn", "pocketsphinx"), ("speechattn + HMM", "pocketsphinx"), (
          ("pocketsphinx", "speechattn + HMM"))
 
 
+@dataclass
+class EdgeTally:
+    """What check counted: each aligner's errors by kind, the edges set apart, pocketsphinx's failures, CPU, the
+    agreed edges' errors, and the recordings and seconds kept."""
+    scored: dict
+    apart: dict
+    failed: dict
+    cpu: dict
+    agreed: dict
+    recordings_kept: int
+    seconds: float
+
+
 def check(name: str, items, model, options, peer, args, full=None) -> None:
     import soundfile as sf
 
@@ -365,35 +379,40 @@ def check(name: str, items, model, options, peer, args, full=None) -> None:
                 if witness and abs(witness[0] - edge.ms) <= args.agree_ms:
                     hit = nearest(found[aligner][edge.kind], (edge.ms + witness[0]) / 2)
                     agreed[aligner, other].append(hit[0] - (edge.ms + witness[0]) / 2 if hit else 10_000.0)
-    print(f"\n{name}: {recordings_kept} of {len(items)} recordings with a kept edge ({seconds / 60:.1f} min); edges "
-          f"kept {len(scored['speechattn', 'onset'])} onsets, {len(scored['speechattn', 'offset'])} offsets; set apart "
-          f"(gradual or noisy) {apart['onset']} onsets, {apart['offset']} offsets; pocketsphinx could not align "
-          f"{failed['pocketsphinx']} (its edges there not scored)")
+    report(name, len(items), EdgeTally(scored, apart, failed, cpu, agreed, recordings_kept, seconds), args.agree_ms)
+
+
+def report(name: str, count: int, t: EdgeTally, agree_ms: float) -> None:
+    """check's table: each aligner's edges by kind within 10 / 20 / 50 ms, the agreed edges, the CPU."""
+    print(f"\n{name}: {t.recordings_kept} of {count} recordings with a kept edge ({t.seconds / 60:.1f} min); edges "
+          f"kept {len(t.scored['speechattn', 'onset'])} onsets, {len(t.scored['speechattn', 'offset'])} offsets; set apart "
+          f"(gradual or noisy) {t.apart['onset']} onsets, {t.apart['offset']} offsets; pocketsphinx could not align "
+          f"{t.failed['pocketsphinx']} (its edges there not scored)")
     print("| edge (phone class beside the silence, in ours) | edges | " + " | ".join(
         f"{aligner} within 10 / 20 / 50 ms | median" for aligner in ALIGNERS) + " |")
     print("|---|---|" + "---|---|" * len(ALIGNERS))
-    keys = sorted({k for _, k in scored}, key=lambda k: (k == "all", "," in k, k))
+    keys = sorted({k for _, k in t.scored}, key=lambda k: (k == "all", "," in k, k))
     for key in keys:
         cells = []
         for aligner in ALIGNERS:
-            e = np.array(scored.get((aligner, key), []))
+            e = np.array(t.scored.get((aligner, key), []))
             if not e.size:
                 cells += ["-", "-"]
                 continue
             cells += [" / ".join(f"{100 * np.mean(np.abs(e) <= ms):.0f}" for ms in TOLERANCES_MS) + " %",
                       f"{np.median(e):+.0f} ms"]
-        print(f"| {key} | {len(scored['speechattn', key])} | " + " | ".join(cells) + " |")
+        print(f"| {key} | {len(t.scored['speechattn', key])} | " + " | ".join(cells) + " |")
     cells = []
     for aligner, other in PAIRS:
-        e = np.array(agreed[aligner, other])
+        e = np.array(t.agreed[aligner, other])
         if e.size:
             cells.append(f"{aligner} on the {e.size} edges where the energy and {other} agree within "
-                         f"{args.agree_ms:g} ms (their mean the reference): "
+                         f"{agree_ms:g} ms (their mean the reference): "
                          + " / ".join(f"{100 * np.mean(np.abs(e) <= ms):.0f}" for ms in TOLERANCES_MS)
                          + f" % within 10 / 20 / 50 ms, median {np.median(e):+.0f} ms")
     print("\n".join(cells))
-    if seconds:
-        print("CPU per hour of audio, one thread: " + ", ".join(f"{k} {3600 * v / seconds:.0f} s" for k, v in cpu.items()))
+    if t.seconds:
+        print("CPU per hour of audio, one thread: " + ", ".join(f"{k} {3600 * v / t.seconds:.0f} s" for k, v in t.cpu.items()))
 
 
 def main() -> None:
