@@ -159,7 +159,7 @@ class VisemeScores:
         return self.errors / max(1, self.cues)
 
 
-def main() -> int:
+def parse_args() -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("manifests", nargs="+", type=Path, help="*_supervisions_*.jsonl.gz with recordings beside")
     parser.add_argument("--model", type=Path, default=Path("export/models/default.onnx"))
@@ -175,139 +175,171 @@ def main() -> int:
                         help="ours averaged over N evenly spaced shifts of the audio, as `transcribe --phases N`")
     parser.add_argument("--peers", default="", help="real-time lip-sync tools to run beside, comma-separated: "
                         "headaudio, wlipsync, pylipsync (bench/lipsync_peers.py); one not installed is skipped")
-    args = parser.parse_args()
+    return parser.parse_args()
 
-    from pocketsphinx_peer import AllphoneDecoder
 
-    from speechattn.data.dataset import cuts_from_manifests
-    from speechattn.data.manifests import recordings_beside
-    from speechattn.training.evaluate import streamed_log_probs, utterances
-    from speechattn_export.stream_client import StreamingModel
-    from speechattn_export.visemes import frame_weights
+MOMENT_ROWS = ("final now", "low latency now", "low latency delayed")
 
-    sets = [SETS[name] for name in args.sets.split(",")]
-    moment_sets = [v for v in sets if v.name in ("vrm", "oculus")]
-    systems = SYSTEMS + (("+script",) if args.dialog else ())
-    if args.dialog:
-        from speechattn.runtime.align import script_segments
-        from speechattn_export.align import align
-        from speechattn_export.words import Lexicon
 
-        lexicon = Lexicon.load()
-    peers = {}
-    if args.peers:
-        import lipsync_peers
+class Lipsync:
+    """The model, pocketsphinx and the peers, and each manifest's scores by system and viseme set."""
 
-        peers = lipsync_peers.load_peers([name for name in args.peers.split(",") if name])
-    model = StreamingModel(args.model, num_threads=1)
-    chunk = args.chunk_frames or model.default_chunk_frames
-    if chunk not in model.allowed_chunk_frames:
-        parser.error(f"--chunk-frames {chunk}: {args.model.name} serves {list(model.allowed_chunk_frames)}")
-    if args.phases not in model.phase_counts:
-        parser.error(f"--phases {args.phases}: {args.model.name} takes {list(model.phase_counts)}")
-    if chunk != model.default_chunk_frames or args.phases != 1:
-        moment_sets = []  # live latency: the default chunk's
-    lookahead = int(model.metadata.get("decoder_lookahead_frames", "10"))
-    frame_ms = int(model.metadata["frame_shift_ms"])
-    final_frames = int(model.metadata["final_latency_ms"]) // frame_ms
-    provisional_frames = int(model.metadata["provisional_latency_ms"]) // frame_ms
-    if provisional_frames != model.default_chunk_frames + model.output_delay_frames:
-        raise SystemExit(f"{args.model}: provisional_latency_ms is not the default chunk + output delay")
-    sphinx = AllphoneDecoder()
-    print(f"ours: {args.model.name} streamed at {'its default' if chunk == model.default_chunk_frames else 'a'} chunk ({chunk} frames)"
-          f"{f', averaged over {args.phases} phases' if args.phases != 1 else ''}, bigram decoder: final labels "
-          f"{(chunk + model.output_delay_frames + lookahead) * 10} ms after the audio; peer: pocketsphinx allphone "
-          "(whole utterances); both through the same viseme tables and cue rules, scored by the same code")
-    report: dict = {}
-    print(f"{'data':<34} {'set':<8} {'speechattn':>22} {'pocketsphinx':>22} {'ahead by':>9}")
-    print(f"{'':<34} {'':<8} {'frame acc / VER':>22} {'frame acc / VER':>22} {'(frames)':>9}")
-    tables = []
-    for manifest in args.manifests:
-        cuts = list(cuts_from_manifests(recordings_beside(manifest), manifest))[: args.limit]
-        scores = {(system, v.name): VisemeScores() for system in systems + tuple(peers) for v in sets}
-        moments = {(row, v.name): FrameScores() for row in ("final now", "low latency now", "low latency delayed")
-                   for v in moment_sets}
-        floors = {v.name: NeverMoves() for v in sets}
-        cpu_seconds, audio_seconds = Counter(), 0.0
+    def __init__(self, args: argparse.Namespace):
+        from pocketsphinx_peer import AllphoneDecoder
+
+        from speechattn_export.stream_client import StreamingModel
+
+        self.args = args
+        self.sets = [SETS[name] for name in args.sets.split(",")]
+        self.moment_sets = [v for v in self.sets if v.name in ("vrm", "oculus")]
+        self.systems = SYSTEMS + (("+script",) if args.dialog else ())
+        if args.dialog:
+            from speechattn_export.words import Lexicon
+
+            self.lexicon = Lexicon.load()
+        self.peers = {}
+        if args.peers:
+            import lipsync_peers
+
+            self.peers = lipsync_peers.load_peers([name for name in args.peers.split(",") if name])
+        self.model = model = StreamingModel(args.model, num_threads=1)
+        self.chunk = chunk = args.chunk_frames or model.default_chunk_frames
+        if chunk not in model.allowed_chunk_frames:
+            raise SystemExit(f"--chunk-frames {chunk}: {args.model.name} serves {list(model.allowed_chunk_frames)}")
+        if args.phases not in model.phase_counts:
+            raise SystemExit(f"--phases {args.phases}: {args.model.name} takes {list(model.phase_counts)}")
+        if chunk != model.default_chunk_frames or args.phases != 1:
+            self.moment_sets = []  # live latency: the default chunk's
+        self.lookahead = int(model.metadata.get("decoder_lookahead_frames", "10"))
+        self.frame_ms = int(model.metadata["frame_shift_ms"])
+        self.final_frames = int(model.metadata["final_latency_ms"]) // self.frame_ms
+        provisional_frames = int(model.metadata["provisional_latency_ms"]) // self.frame_ms
+        if provisional_frames != model.default_chunk_frames + model.output_delay_frames:
+            raise SystemExit(f"{args.model}: provisional_latency_ms is not the default chunk + output delay")
+        self.sphinx = AllphoneDecoder()
+
+    def manifest(self, manifest: Path) -> dict:
+        """Every utterance of one manifest scored; its report entry (figures by set and system, CPU)."""
+        from speechattn.data.dataset import cuts_from_manifests
+        from speechattn.data.manifests import recordings_beside
+        from speechattn.training.evaluate import utterances
+
+        cuts = list(cuts_from_manifests(recordings_beside(manifest), manifest))[: self.args.limit]
+        self.scores = {(system, v.name): VisemeScores() for system in self.systems + tuple(self.peers)
+                       for v in self.sets}
+        self.moments = {(row, v.name): FrameScores() for row in MOMENT_ROWS for v in self.moment_sets}
+        self.floors = {v.name: NeverMoves() for v in self.sets}
+        self.cpu_seconds, self.audio_seconds = Counter(), 0.0
         texts = {cut.supervisions[0].id: cut.supervisions[0].text or "" for cut in cuts}
         for item_id, audio, labels in utterances(cuts):
-            frames = len(labels)
-            audio_seconds += len(audio) / model.sample_rate
-            scored = labels != IGNORE
-            started = time.process_time()
-            log_probs = streamed_log_probs(model, audio, chunk, args.phases)[:frames]
-            decoder = new_segmenter("bigram", PHONES)
-            ours = decoder.push(log_probs) + decoder.finish()
-            ours_cues = {v.name: make_cues(ours, v, PHONES) for v in sets}
-            cpu_seconds["speechattn"] += time.process_time() - started
-            started = time.process_time()
-            theirs = label_segments(sphinx.frame_labels(audio)[:frames])
-            cpu_seconds["pocketsphinx"] += time.process_time() - started
-            outputs = {}
-            for name, peer in peers.items():
-                outputs[name] = peer.run(audio, frames)
-                cpu_seconds[name] += outputs[name].cpu_seconds
-            reference = label_segments(labels)
-            scripted = None
-            if args.dialog:
-                words = lexicon.words(texts[item_id])
-                scripted = script_segments(align(log_probs, words, model.phones), ours, model.phones) if words \
-                    else ours
-            for v in sets:
-                if scripted is not None:
-                    scores["+script", v.name].add(make_cues(reference, v, PHONES), make_cues(scripted, v, PHONES),
-                                                  frames, scored, v)
-                truth = make_cues(reference, v, PHONES)
-                scores["speechattn", v.name].add(truth, ours_cues[v.name], frames, scored, v)
-                scores["pocketsphinx", v.name].add(truth, make_cues(theirs, v, PHONES), frames, scored, v)
-                truth_labels = cue_labels(truth, v, frames)
-                floors[v.name].add(truth, truth_labels, scored, v)
-                for name, output in outputs.items():
-                    if v.name in output.shapes:
-                        hypothesis = make_cues(shape_segments(output.shapes[v.name], v, PHONES), v, PHONES)
-                        scores[name, v.name].add(truth, hypothesis, frames, scored, v)
-                if v in moment_sets:
-                    rest = v.shapes.index(v.rest)
-                    final_now = shown_late(cue_labels(ours_cues[v.name], v, frames), final_frames, rest)
-                    moments["final now", v.name].add(truth_labels, final_now, scored)
-                    argmax = frame_weights(log_probs, v, model.phones).argmax(axis=1)
-                    moments["low latency delayed", v.name].add(truth_labels, argmax, scored)
-                    moments["low latency now", v.name].add(
-                        truth_labels, shown_per_chunk(argmax, chunk, model.output_delay_frames, rest), scored)
-        name = manifest.name.removesuffix(".jsonl.gz")
-        for v in sets:
-            a, b = scores["speechattn", v.name], scores["pocketsphinx", v.name]
+            self.utterance(audio, labels, texts[item_id])
+        return self.entry(manifest.name.removesuffix(".jsonl.gz"))
+
+    def utterance(self, audio, labels, text: str) -> None:
+        from speechattn.training.evaluate import streamed_log_probs
+
+        model, cpu_seconds = self.model, self.cpu_seconds
+        frames = len(labels)
+        self.audio_seconds += len(audio) / model.sample_rate
+        started = time.process_time()
+        log_probs = streamed_log_probs(model, audio, self.chunk, self.args.phases)[:frames]
+        decoder = new_segmenter("bigram", PHONES)
+        ours = decoder.push(log_probs) + decoder.finish()
+        ours_cues = {v.name: make_cues(ours, v, PHONES) for v in self.sets}
+        cpu_seconds["speechattn"] += time.process_time() - started
+        started = time.process_time()
+        theirs = label_segments(self.sphinx.frame_labels(audio)[:frames])
+        cpu_seconds["pocketsphinx"] += time.process_time() - started
+        outputs = {}
+        for name, peer in self.peers.items():
+            outputs[name] = peer.run(audio, frames)
+            cpu_seconds[name] += outputs[name].cpu_seconds
+        reference = label_segments(labels)
+        scripted = None
+        if self.args.dialog:
+            from speechattn.runtime.align import script_segments
+            from speechattn_export.align import align
+
+            words = self.lexicon.words(text)
+            scripted = script_segments(align(log_probs, words, model.phones), ours, model.phones) if words else ours
+        scored = labels != IGNORE
+        for v in self.sets:
+            if scripted is not None:
+                self.scores["+script", v.name].add(make_cues(reference, v, PHONES), make_cues(scripted, v, PHONES),
+                                                   frames, scored, v)
+            truth = make_cues(reference, v, PHONES)
+            self.scores["speechattn", v.name].add(truth, ours_cues[v.name], frames, scored, v)
+            self.scores["pocketsphinx", v.name].add(truth, make_cues(theirs, v, PHONES), frames, scored, v)
+            truth_labels = cue_labels(truth, v, frames)
+            self.floors[v.name].add(truth, truth_labels, scored, v)
+            for name, output in outputs.items():
+                if v.name in output.shapes:
+                    hypothesis = make_cues(shape_segments(output.shapes[v.name], v, PHONES), v, PHONES)
+                    self.scores[name, v.name].add(truth, hypothesis, frames, scored, v)
+            if v in self.moment_sets:
+                self.moment(v, truth_labels, ours_cues[v.name], log_probs, frames, scored)
+
+    def moment(self, v, truth_labels, cues, log_probs, frames: int, scored) -> None:
+        from speechattn_export.visemes import frame_weights
+
+        rest = v.shapes.index(v.rest)
+        final_now = shown_late(cue_labels(cues, v, frames), self.final_frames, rest)
+        self.moments["final now", v.name].add(truth_labels, final_now, scored)
+        argmax = frame_weights(log_probs, v, self.model.phones).argmax(axis=1)
+        self.moments["low latency delayed", v.name].add(truth_labels, argmax, scored)
+        self.moments["low latency now", v.name].add(
+            truth_labels, shown_per_chunk(argmax, self.chunk, self.model.output_delay_frames, rest), scored)
+
+    def entry(self, name: str) -> dict:
+        """The manifest's rows printed; its figures."""
+        report: dict = {}
+        for v in self.sets:
+            a, b = self.scores["speechattn", v.name], self.scores["pocketsphinx", v.name]
             print(f"{name:<34} {v.name:<8} {100 * a.frame_accuracy:>10.1f} % / {100 * a.error_rate:>5.1f} % "
                   f"{100 * b.frame_accuracy:>10.1f} % / {100 * b.error_rate:>5.1f} % "
                   f"{100 * (a.frame_accuracy - b.frame_accuracy):>+8.1f}")
-            if args.dialog:
-                c = scores["+script", v.name]
+            if self.args.dialog:
+                c = self.scores["+script", v.name]
                 print(f"{'':<34} {'+script':<8} {100 * c.frame_accuracy:>10.1f} % / {100 * c.error_rate:>5.1f} % "
                       f"(ours given the transcript: {100 * (c.frame_accuracy - a.frame_accuracy):+.1f} points)")
-            report.setdefault(name, {})[v.name] = {
+            report[v.name] = {
                 system: {"frame_accuracy": s.frame_accuracy, "viseme_error_rate": s.error_rate, "frames": s.frames,
                          "reference_cues": s.cues} for system, s in (("speechattn", a), ("pocketsphinx", b))}
-            for peer in peers:
-                if v.name in peers[peer].sets:
-                    s = scores[peer, v.name]
-                    report[name][v.name][peer] = {"frame_accuracy": s.frame_accuracy,
-                                                  "viseme_error_rate": s.error_rate}
-            floor = floors[v.name]
-            report[name][v.name]["never moves"] = {"shape": floor.shape, "frame_accuracy": floor.frame_accuracy,
-                                                   "viseme_error_rate": floor.error_rate}
-            for row in ("final now", "low latency now", "low latency delayed"):
-                if (row, v.name) in moments:
-                    report[name][v.name][row] = {"frame_accuracy": moments[row, v.name].frame_accuracy}
-        report[name]["cpu_per_audio_second"] = {k: c / max(audio_seconds, 1e-9) for k, c in cpu_seconds.items()}
-        report[name]["audio_seconds"] = audio_seconds
-        tables.append((name, report[name]))
+            for peer in self.peers:
+                if v.name in self.peers[peer].sets:
+                    s = self.scores[peer, v.name]
+                    report[v.name][peer] = {"frame_accuracy": s.frame_accuracy, "viseme_error_rate": s.error_rate}
+            floor = self.floors[v.name]
+            report[v.name]["never moves"] = {"shape": floor.shape, "frame_accuracy": floor.frame_accuracy,
+                                             "viseme_error_rate": floor.error_rate}
+            for row in MOMENT_ROWS:
+                if (row, v.name) in self.moments:
+                    report[v.name][row] = {"frame_accuracy": self.moments[row, v.name].frame_accuracy}
+        report["cpu_per_audio_second"] = {k: c / max(self.audio_seconds, 1e-9) for k, c in self.cpu_seconds.items()}
+        report["audio_seconds"] = self.audio_seconds
+        return report
+
+
+def main() -> int:
+    args = parse_args()
+    run = Lipsync(args)
+    model, chunk = run.model, run.chunk
+    print(f"ours: {args.model.name} streamed at {'its default' if chunk == model.default_chunk_frames else 'a'} chunk ({chunk} frames)"
+          f"{f', averaged over {args.phases} phases' if args.phases != 1 else ''}, bigram decoder: final labels "
+          f"{(chunk + model.output_delay_frames + run.lookahead) * 10} ms after the audio; peer: pocketsphinx allphone "
+          "(whole utterances); both through the same viseme tables and cue rules, scored by the same code")
+    print(f"{'data':<34} {'set':<8} {'speechattn':>22} {'pocketsphinx':>22} {'ahead by':>9}")
+    print(f"{'':<34} {'':<8} {'frame acc / VER':>22} {'frame acc / VER':>22} {'(frames)':>9}")
+    tables = [(manifest.name.removesuffix(".jsonl.gz"), run.manifest(manifest)) for manifest in args.manifests]
     print("VER: viseme error rate (edit distance of the cue shapes / reference cues); labels: silver forced "
           "alignments made with pocketsphinx's acoustic model, which favours the peer's frame boundaries")
-    print_moments(tables, [v.name for v in moment_sets], list(peers), chunk * frame_ms,
-                  model.output_delay_frames * frame_ms, final_frames * frame_ms)
+    print_moments(tables, [v.name for v in run.moment_sets], list(run.peers), chunk * run.frame_ms,
+                  model.output_delay_frames * run.frame_ms, run.final_frames * run.frame_ms)
     if args.json:
-        args.json.write_text(json.dumps(report, indent=1) + "\n")
-    if peers:
+        args.json.write_text(json.dumps(dict(tables), indent=1) + "\n")
+    if run.peers:
+        import lipsync_peers
+
         lipsync_peers.close_browser()
     return 0
 
