@@ -22,7 +22,7 @@ ALLOWED_BELOW = {  # layer -> the stages it may import from (besides itself)
 CLIENT_ALLOWED = {"runtime", "model", "training", "cli"}  # may import speechattn_export
 RUNTIME_THIRD_PARTY = {"numpy", "onnxruntime", "soundfile", "soxr", "sounddevice", "praatio", "tqdm", "click", "pythonosc",
                        "matplotlib", "scipy", "av", "ray", "grpc",  # grpc: the cluster extra's, as ray
-                       "websockets", "prometheus_client", "h11", "espeakng_loader"}  # from matplotlib on: optional extras, imported where used
+                       "websockets", "prometheus_client", "h11", "uvloop", "espeakng_loader"}  # from matplotlib on: optional extras, imported where used
 
 
 def module_name(path: Path) -> str:
