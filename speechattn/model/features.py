@@ -8,13 +8,12 @@ take the power spectrum, apply triangular mel filters (1127 ln(1 + f/700)),
 and take the log with a floor of float32 epsilon.  MFCC adds Kaldi's DCT,
 cepstral liftering and (optionally) the raw log energy in place of C0.
 
-The spectral analysis runs in float64 up to the power spectrum: DC removal and
-pre-emphasis as element-wise ops, then the window and a real FFT of 512 points
+The spectral analysis runs in float64 up to the power spectrum: DC removal,
+pre-emphasis and the window as element-wise ops, then a real FFT of 512 points
 (SquaredSpectrum: torch.fft.rfft in torch; in the graph two stages of small
-DFTs, each a matmul with a constant, the window and the twiddles folded into the
-first), each frame on its own, so a frame's spectrum cannot depend on how many
-frames one call holds.  The mel filterbank sums non-negative powers and runs in
-float32, the input level's gain applied to its 80 bands.
+DFTs, each a matmul with a constant), each frame on its own, so a frame's
+spectrum cannot depend on how many frames one call holds.  The mel filterbank
+sums non-negative powers and runs in float32.
 
 Framing (see audio.py): frame i ends at sample 160*(i+1) and reaches 240
 samples back; a stream carries those 240 samples between calls as state, so
@@ -157,86 +156,75 @@ def povey_window() -> np.ndarray:
     return (0.5 - 0.5 * np.cos(2 * np.pi * n / (WINDOW_SAMPLES - 1))) ** 0.85
 
 
-# The 512-point FFT as two stages of small DFTs (Cooley-Tukey, 512 = 32 x 16), each a matmul with a constant.
-# Sample n = 16 a + b (a < 25: a frame's 400 samples, the zero padding to 512 left out; b < 16), bin k = c + 32 d
-# (c < 32, d < 8): X[k] = sum_b W16^(b d) [sum_a W512^(n c) x[n]].  The first stage's matrix depends on b
-# (W512^(n c) is W32^(a c) times the twiddle W512^(b c)), so it is a batch of 16 matrices, one per b, with the window
-# folded in too: one batched MatMul where the window and the twiddles took 10 element-wise float64 nodes, which cost
-# onnxruntime more than the matmuls.  Bins 0 and 256 are left out: no mel filter weighs them (Kaldi's filters start
-# above 0 Hz and stop below Nyquist), so k = c + 32 d for d < 8 covers every bin that counts.
-_A, _B, _C, _D = 25, 16, 32, 8
-assert _A * _B == WINDOW_SAMPLES and _C * _B == FFT_SIZE and _C * _D == FFT_SIZE // 2
+# The 512-point FFT as two stages of small DFTs (Cooley-Tukey, 512 = 16 x 32), each a matmul with a constant.
+# Sample n = 32 a + b (a < 16, b < 32), bin k = c + 16 d (c < 16, d < 16): X[k] = sum_b W32^(b d) W512^(b c)
+# sum_a W16^(a c) x[n].  Bins 0 and 256 are left out: no mel filter weighs them (Kaldi's filters start above
+# 0 Hz and stop below Nyquist), so k = c + 16 d for d < 16 covers every bin that counts.
+_A, _B, _C, _D = 16, 32, 16, 16
 
 
-def _fft_tables(window: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """(stage 1 (16, 25, 64): for each b, window[n] W512^(n c), n = 16 a + b, the real and imaginary part of each
-    c as columns; stage 2 (32, 16): W16^(b d) as a real matrix taking [re b, im b] to [re d, im d])."""
-    n = _B * np.arange(_A)[None, :] + np.arange(_B)[:, None]  # (b, a)
-    nc = 2 * np.pi * n[:, :, None] * np.arange(_C) / FFT_SIZE  # (b, a, c)
-    stage1 = np.stack([np.cos(nc), -np.sin(nc)], axis=3).reshape(_B, _A, 2 * _C) * window[n][:, :, None]
+def _fft_tables() -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(stage 1 (16, 32): W16^(a c), real parts then imaginary as columns; twiddles (2, 32, 16): W512^(b c),
+    real and imaginary; stage 2 (64, 32): W32^(b d) as a real matrix taking [re b, im b] to [re d, im d])."""
+    ac = 2 * np.pi * np.outer(np.arange(_A), np.arange(_C)) / _A
+    stage1 = np.concatenate([np.cos(ac), -np.sin(ac)], axis=1)
+    bc = -2 * np.pi * np.outer(np.arange(_B), np.arange(_C)) / FFT_SIZE
+    twiddles = np.stack([np.cos(bc), np.sin(bc)])
     bd = -2 * np.pi * np.outer(np.arange(_B), np.arange(_D)) / _B
     re, im = np.cos(bd), np.sin(bd)
     stage2 = np.block([[re, im], [-im, re]])  # [Xr, Xi] = [Zr, Zi] @ stage2
-    return stage1, stage2
+    return stage1, twiddles, stage2
 
 
-_SPECTRUM_BINS = torch.arange(_C)[:, None] + _C * torch.arange(_D)[None, :]  # (c, d): bin c + 32 d
+_SPECTRUM_BINS = torch.arange(_C)[:, None] + _C * torch.arange(_D)[None, :]  # (c, d): bin c + 16 d
 
 
 def fft_bin_order() -> np.ndarray:
-    """The bin of each of SquaredSpectrum's 512 outputs: for each c, the real parts of d = 0..7, then the
+    """The bin of each of SquaredSpectrum's 512 outputs: for each c, the real parts of d = 0..15, then the
     imaginary ones."""
     return np.repeat(_SPECTRUM_BINS.numpy()[:, None, :], 2, axis=1).reshape(-1)  # (c, re/im, d)
 
 
 class SquaredSpectrum(torch.autograd.Function):
-    """(B, T, 400) float64 frames after DC removal, the window, the _fft_tables() and the pre-emphasis -> (B, T,
-    512): the squared real and imaginary parts of the 512-point FFT (zero-padded) of each frame pre-emphasised
-    (Kaldi: x[0] -= a * x[0]; x[t] -= a * x[t - 1]) and windowed, in fft_bin_order(), so the power spectrum's mel
-    filterbank is one matmul.
+    """(B, T, 400) float64 frames and the _fft_tables() -> (B, T, 512): the squared real and imaginary parts of
+    their 512-point FFT (zero-padded), in fft_bin_order(), so the power spectrum's mel filterbank is one matmul.
 
-    In the graph: Slice, Pad, Mul and Sub (the pre-emphasis), 4 Reshape, 2 Transpose, 2 MatMul, Mul, Shape and
-    Concat (16 nodes, where the pre-emphasis, the window and an FFT with its twiddles as element-wise nodes took 24;
-    at 40 ms chunks the frontend of 1 / 16 / 64 streams 0.97 / 0.82 / 0.83 x the time, docs/benchmarks.md).  The
-    pre-emphasis reads the sample before each one from the frame shifted one sample right with a zero in front,
-    where Kaldi repeats the first sample: the Povey window is 0 there, so the two agree exactly.  The products fold
-    the frames into rows, whose results do not depend on how many rows there are (stream-check and the streaming
-    tests hold it to that).  In torch (training, evaluation) the same spectrum comes from torch.fft.rfft, five times
-    faster than small batched matmuls there; the two agree to float64 rounding (the export's verification compares
-    them)."""
+    In the graph: Pad, 5 Reshape, 2 Transpose, 2 MatMul, Split, Mul, Sub, Add, Concat (19 nodes), 3x faster in
+    onnxruntime than its DFT operator, which computes its twiddle factors anew on every call (125 against 40 us
+    for 8 frames, one core).  The constants are the right operands: onnxruntime's MatMul broadcasts a constant
+    left operand over no frames (T = 0) with an error.  The graph's products fold the frames into rows, whose
+    results do not depend on how many rows there are (stream-check and the streaming tests hold it to that).
+    In torch (training, evaluation) the same spectrum comes from torch.fft.rfft, five times faster than small
+    batched matmuls there; the two agree to float64 rounding (the export's verification compares them)."""
 
     @staticmethod
-    def forward(ctx, frames, window, stage1, stage2, preemphasis: float):
-        if frames.shape[1]:  # one Pad node in the graph (torch's own refuses no frames)
-            frames = frames - preemphasis * nn.functional.pad(frames[..., :-1], (1, 0), mode="replicate")
-        frames = frames * window
+    def forward(ctx, frames, stage1, twiddles, stage2):
         B, T = frames.shape[0], frames.shape[1]
         rows = torch.cat([frames.reshape(-1, WINDOW_SAMPLES), frames.new_zeros(1, WINDOW_SAMPLES)])  # MKL refuses
         spectrum = torch.fft.rfft(rows, n=FFT_SIZE)[:-1, _SPECTRUM_BINS]  # an empty FFT: one row more, dropped
-        spectrum = spectrum.reshape(B, T, _C, _D)  # bin c + 32 d
+        spectrum = spectrum.reshape(B, T, _C, _D)  # bin c + 16 d
         parts = torch.stack([spectrum.real, spectrum.imag], dim=3)  # (B, T, c, re/im, d)
         return (parts * parts).reshape(B, T, _C * 2 * _D)
 
     @staticmethod
-    def symbolic(g, frames, window, stage1, stage2, preemphasis):
+    def symbolic(g, frames, stage1, twiddles, stage2):
         def constant(values):
             return g.op("Constant", value_t=torch.tensor(values, dtype=torch.int64))
 
-        x = frames
-        if preemphasis:  # the sample before each: all but the last, one sample later (the window is 0 at the first)
-            shifted = g.op("Pad", g.op("Slice", frames, constant([0]), constant([-1]), constant([2])),
-                           constant([0, 0, 1, 0, 0, 0]))
-            scale = g.op("Constant", value_t=torch.tensor(preemphasis, dtype=torch.float64))
-            x = g.op("Sub", x, g.op("Mul", shifted, scale))
-        # Reshapes with -1 (B x T, or rows: 0 when the call brings no frame); each Transpose swaps the two axes of a
-        # matrix (the other orders cost onnxruntime 3-4 times as much)
-        x = g.op("Transpose", g.op("Reshape", x, constant([-1, _B])), perm_i=[1, 0])  # (b, B x T x a)
-        y = g.op("MatMul", g.op("Reshape", x, constant([_B, -1, _A])), stage1)  # (b, B x T, c re/im)
-        z = g.op("Transpose", g.op("Reshape", y, constant([_B, -1])), perm_i=[1, 0])  # (B x T x c x re/im, b)
-        spectrum = g.op("MatMul", g.op("Reshape", z, constant([-1, 2 * _B])), stage2)  # (B x T x c, re/im d)
-        shape = g.op("Concat", g.op("Shape", frames, end_i=2), constant([_C * 2 * _D]), axis_i=0)  # (B, T, 512)
-        # allowzero: T = 0 (a call that brings no frame) is a size here, not "copy the input's size"
-        return g.op("Reshape", g.op("Mul", spectrum, spectrum), shape, allowzero_i=1)
+        padded = g.op("Pad", frames, constant([0, 0, 0, 0, 0, FFT_SIZE - WINDOW_SAMPLES]))
+        # Reshapes with 0 (copy B) and -1 (T, or T x rows; 0 when the call brings no frame).  The products take
+        # (B, rows, K) against the constant: a Transpose right before a MatMul would be fused into it, and the
+        # fused kernel rejects a call with no frame.
+        x = g.op("Transpose", g.op("Reshape", padded, constant([0, -1, _A, _B])), perm_i=[0, 1, 3, 2])
+        y = g.op("MatMul", g.op("Reshape", x, constant([0, -1, _A])), stage1)  # (B, T x b, re/im c)
+        yr, yi = g.op("Split", g.op("Reshape", y, constant([0, -1, _B, 2 * _C])), constant([_C, _C]), axis_i=3,
+                      outputs=2)
+        tr, ti = g.op("Split", twiddles, constant([1, 1]), axis_i=0, outputs=2)
+        zr = g.op("Sub", g.op("Mul", yr, tr), g.op("Mul", yi, ti))
+        zi = g.op("Add", g.op("Mul", yr, ti), g.op("Mul", yi, tr))
+        z = g.op("Transpose", g.op("Concat", zr, zi, axis_i=2), perm_i=[0, 1, 3, 2])  # (B, T, c, re/im b)
+        spectrum = g.op("MatMul", g.op("Reshape", z, constant([0, -1, 2 * _B])), stage2)  # (B, T x c, re/im d)
+        return g.op("Reshape", g.op("Mul", spectrum, spectrum), constant([0, -1, _C * 2 * _D]))
 
 
 def mel_filterbank(num_bins: int, low_freq_hz: float, high_freq_hz: float) -> np.ndarray:
@@ -295,8 +283,9 @@ class Frontend(nn.Module):
         self.register_buffer("window", torch.tensor(povey_window(), dtype=torch.float64), persistent=False)
         banks = mel_filterbank(config.num_mel_bins, config.low_freq_hz, config.high_freq_hz)
         self.register_buffer("mel_banks", torch.tensor(banks, dtype=f32))
-        stage1, stage2 = (torch.tensor(t, dtype=torch.float64) for t in _fft_tables(povey_window()))
+        stage1, twiddles, stage2 = (torch.tensor(t, dtype=torch.float64) for t in _fft_tables())
         self.register_buffer("fft_stage1", stage1, persistent=False)
+        self.register_buffer("fft_twiddles", twiddles, persistent=False)
         self.register_buffer("fft_stage2", stage2, persistent=False)
         self.register_buffer("fft_bins", torch.tensor(fft_bin_order()), persistent=False)
         # level normalisation: a frame's mean square as one matmul
@@ -389,13 +378,19 @@ class Frontend(nn.Module):
         # moved log-mel by up to 1e-2 (measured with the earlier matmul analysis, whose rounding also depended
         # on how many frames one call held).  Each frame is transformed on its own, so calls never matter.
         samples = self._centered(frames) if centered is None else centered
-        squares = SquaredSpectrum.apply(samples, self.window, self.fft_stage1, self.fft_stage2, self.config.preemphasis)
+        a = self.config.preemphasis  # Kaldi: x[0] -= a * x[0]; x[t] -= a * x[t - 1]
+        if samples.shape[1]:  # one Pad node in the graph (torch's own refuses no frames)
+            samples = samples - a * nn.functional.pad(samples[..., :-1], (1, 0), mode="replicate")
+        else:
+            samples = samples - a * torch.cat([samples[..., :1], samples[..., :-1]], dim=-1)
+        squares = SquaredSpectrum.apply(samples * self.window, self.fft_stage1, self.fft_twiddles,
+                                         self.fft_stage2)
+        if gain is not None:
+            squares = squares * gain
         # power = re² + im² of each bin, then the filterbank: one matmul with each filter's row at both parts of
         # its bin.  A sum of non-negative terms, so float32 loses nothing here (the cancellation is in the FFT,
         # which stays float64) and reads half the bytes.
         power = squares.float() @ self.mel_banks[self.fft_bins]  # (B, T, num_mel_bins)
-        if gain is not None:  # on the mel bands, not the 512 squares: a product of 80 float32s, not 512 float64s
-            power = power * gain.float()
         log_mel = torch.log(torch.clamp(power, min=self.config.log_floor)).to(frames.dtype)
         if self.config.kind == "fbank":
             return log_mel
