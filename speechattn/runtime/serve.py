@@ -1096,14 +1096,14 @@ class _Reader:
         self.heard = self.loop.time()
         try:
             hold = self.take(data)
-        except Refused as refused:
-            self._interrupt(refused)
+        except Exception as error:  # a Refused, or a defect: raised in the stream's task, as a recv()'d frame's
+            self._interrupt(error)
             return
         if hold:
             self._interrupt(hold)
 
     def _interrupt(self, why) -> None:
-        """recv() raises `why` (a Refused) or holds `why` seconds; frames go through recv() meanwhile."""
+        """recv() raises `why` (an exception) or holds `why` seconds; frames go through recv() meanwhile."""
         self.connection.take_frame = None
         if self.interruption is None:
             self.interruption = why
@@ -1125,7 +1125,7 @@ class _Reader:
                     raise
                 if hasattr(self.task, "uncancel"):  # Python 3.11: this cancel was ours, not the task's owner's
                     self.task.uncancel()
-                if isinstance(why, Refused):
+                if isinstance(why, Exception):
                     raise why from None
                 await self.hold(why)
                 continue
