@@ -477,7 +477,7 @@ def test_remote_stream_gives_the_local_streams_phones_and_cues(model):
 @pytest.mark.parametrize("event_loop", ["uvloop", "asyncio"])
 def test_serve_command_on_sigterm_gives_the_open_stream_its_result_and_exits_0(tiny_onnx, event_loop):
     """On either event loop (uvloop where installed, the command's default; asyncio's own with
-    SPEECHATTN_EVENT_LOOP=asyncio)."""
+    SPEECHATTN_EVENT_LOOP=asyncio), which its listening line names."""
     from websockets.sync.client import connect
 
     if event_loop == "uvloop":
@@ -486,10 +486,12 @@ def test_serve_command_on_sigterm_gives_the_open_stream_its_result_and_exits_0(t
                                cwd=ROOT, stderr=subprocess.PIPE, text=True,
                                env={**os.environ, "PYTHONUNBUFFERED": "1", "SPEECHATTN_EVENT_LOOP": event_loop})
     try:
-        line = ""
+        line, lines = "", []
         while "listening on" not in line:
             line = process.stderr.readline()
             assert line, "the server stopped before listening"
+            lines.append(line)
+        assert any("event=listening host" in seen and f"loop={event_loop}" in seen for seen in lines), lines
         url = line.split()[-1]
         with connect(url) as ws:
             ws.send(json.dumps({"type": "start", "sample_rate": 16000}))
@@ -524,12 +526,14 @@ def test_serve_without_a_package_of_its_extra_says_what_to_install_in_one_line_w
     assert f"this needs {missing}, which is not installed: pip install '.[serve]'" in lines[0], lines[0]
 
 
-def test_an_unknown_event_loop_is_one_line(tiny_onnx):
-    result = subprocess.run([sys.executable, "-m", "speechattn", "serve", "--model", str(tiny_onnx), "--port", "0"],
-                            cwd=ROOT, capture_output=True, text=True, timeout=120,
+@pytest.mark.parametrize("workers", ["1", "2"])
+def test_an_unknown_event_loop_is_one_line_and_a_usage_error(tiny_onnx, workers):
+    """Checked before any worker starts, so one worker or several exit alike (2: a usage error)."""
+    result = subprocess.run([sys.executable, "-m", "speechattn", "serve", "--model", str(tiny_onnx), "--port", "0",
+                             "--workers", workers], cwd=ROOT, capture_output=True, text=True, timeout=120,
                             env={**os.environ, "SPEECHATTN_EVENT_LOOP": "tokio"})
     lines = result.stderr.strip().splitlines()
-    assert result.returncode != 0 and len(lines) == 1, result.stderr
+    assert result.returncode == 2 and len(lines) == 1, (result.returncode, result.stderr)
     assert "SPEECHATTN_EVENT_LOOP=tokio: auto, uvloop or asyncio" in lines[0], lines[0]
 
 

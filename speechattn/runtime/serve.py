@@ -804,9 +804,9 @@ class Server:
                              ping_interval=self.options.ping_interval_seconds,
                              ping_timeout=self.options.ping_timeout_seconds, close_timeout=5) as server:
                 self.address = server.sockets[0].getsockname()[:2]
-                log.info("event=listening host=%s port=%d max_streams=%d max_batch=%d workers=%d pid=%d",
+                log.info("event=listening host=%s port=%d max_streams=%d max_batch=%d workers=%d pid=%d loop=%s",
                          *self.address, self.options.max_streams, self.options.max_batch, self.options.workers,
-                         os.getpid())
+                         os.getpid(), type(asyncio.get_running_loop()).__module__.split(".")[0])
                 files = await self._serve_files()
                 if ready is not None:
                     ready(*self.address, *(self.http_address[1:] if files else ()))
@@ -1243,21 +1243,30 @@ def run(model, options: ServeOptions, ready=None, threads: int | None = None) ->
     _run_loop(main)
 
 
-def _run_loop(main) -> None:  # main: the coroutine function
-    """asyncio.run on uvloop where it is installed (the serve extra has it) and SPEECHATTN_EVENT_LOOP is not
-    `asyncio`: its loop is libuv's in Cython, and the loop's own turns for each 40 ms frame of every stream were a
-    fifth of a server core's CPU at 60 streams on asyncio's pure-Python loop (py-spy)."""
+def _event_loop() -> str:
+    """uvloop where it is installed (the serve extra has it) and SPEECHATTN_EVENT_LOOP is not `asyncio`: its loop is
+    libuv's in Cython, and the loop's own turns for each 40 ms frame of every stream were a fifth of a server core's
+    CPU at 60 streams on asyncio's pure-Python loop (py-spy).  A value it does not know: UsageError."""
     choice = os.environ.get("SPEECHATTN_EVENT_LOOP", "auto")
     if choice not in ("auto", "uvloop", "asyncio"):
         raise UsageError(f"SPEECHATTN_EVENT_LOOP={choice}: auto, uvloop or asyncio")
-    if choice != "asyncio":
-        try:
-            import uvloop
-        except ImportError:
-            if choice == "uvloop":
-                raise UsageError("SPEECHATTN_EVENT_LOOP=uvloop: uvloop is not installed (pip install uvloop)") from None
-        else:
-            return uvloop.run(main())
+    if choice == "asyncio":
+        return "asyncio"
+    from importlib.util import find_spec
+
+    if find_spec("uvloop") is None:
+        if choice == "uvloop":
+            raise UsageError("SPEECHATTN_EVENT_LOOP=uvloop: uvloop is not installed (pip install uvloop)")
+        return "asyncio"
+    return "uvloop"
+
+
+def _run_loop(main) -> None:  # main: the coroutine function
+    """asyncio.run on the loop _event_loop names."""
+    if _event_loop() == "uvloop":
+        import uvloop
+
+        return uvloop.run(main())
     asyncio.run(main())
 
 
@@ -1270,6 +1279,7 @@ def needed() -> None:
     for name in ("websockets", "prometheus_client", "h11"):
         if find_spec(name) is None:
             raise ModuleNotFoundError(f"No module named {name!r}", name=name)
+    _event_loop()  # SPEECHATTN_EVENT_LOOP's usage error here, the same with one worker or several
 
 
 def _run_workers(model_path, threads, options: ServeOptions, ready) -> None:
