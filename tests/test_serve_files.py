@@ -177,7 +177,7 @@ def test_a_file_posted_to_align_with_its_words_gets_the_json_align_writes(server
                         "-o", str(tmp_path / "out.json"), "--force")
     refused, refusal = post(server, "/align?name=a.wav&text=" + words.replace(" ", "+"), body)
     assert refused == 422 and refusal["error"].startswith("a.wav: the text does not match the speech")
-    assert refusal["error"].endswith("or give force=1 to align it anyway")  # the request's way, not the CLI's
+    assert refusal["error"].endswith("give language=LANG; or give force=1 to align it anyway")  # the request's way
     assert status == 200 and answer["file"] == "a.wav"
     assert sorted([w["index"] for w in answer["words"]] + [w["index"] for w in answer["not_heard"]]) == list(range(6))
     assert {k: v for k, v in answer.items() if k != "file"} == {k: v for k, v in expected.items() if k != "file"}

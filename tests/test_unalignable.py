@@ -39,6 +39,7 @@ def test_a_recording_aligned_to_another_recordings_text_is_refused_in_one_line(c
     assert code == 1 and out == "" and len(lines) == 1, err
     assert lines[0].startswith(f"speechattn align: error: {audio}: the text does not match the speech (alignment "
                                "score -") and f"below {AlignOptions().min_score:g})" in lines[0] and "--force" in lines[0]
+    assert "for words not in English, give --language LANG" in lines[0]  # Spanish words read as English fail so
     assert not target.exists() and list(tmp_path.iterdir()) == []  # nothing written, no temporary file left
 
 

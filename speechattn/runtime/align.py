@@ -199,13 +199,16 @@ class AlignedFile:
     def not_heard(self) -> list[str]:
         return [self.words[i].text for i in self.alignment.not_heard]
 
-    def check_alignable(self, min_score: float = AlignOptions.min_score, force: str = "--force") -> None:
+    def check_alignable(self, min_score: float = AlignOptions.min_score, force: str = "--force",
+                        language: str = "--language LANG") -> None:
         """An Unalignable error in one line when the text does not match the speech (`speechattn align` without
-        --force; --dialog and follow-along never refuse); `force`: how the caller asks to align it anyway."""
+        --force; --dialog and follow-along never refuse); `force`: how the caller asks to align it anyway,
+        `language`: how it names the words' language (Spanish words read as English do not match)."""
         if self.alignment.unalignable:
             raise Unalignable(f"{self.file}: the text does not match the speech (alignment score "
                               f"{self.alignment.score:.2f}, below {min_score:g}): not aligned; check that it is this "
-                              f"recording's text, or give {force} to align it anyway")
+                              f"recording's text and, for words not in English, give {language}; or give {force} to "
+                              "align it anyway")
 
 
 def _seconds(frame: int, duration: float) -> float:

@@ -302,7 +302,7 @@ class FileServer:
         aligned = dataclasses.replace(align_file(self.server.model, upload, words, starts, phases=phases,
                                                  on_progress=self._going_on), file=name)
         if query.get("force", "0") not in ("1", "true"):  # as `speechattn align` without --force
-            aligned.check_alignable(force="force=1")
+            aligned.check_alignable(force="force=1", language="language=LANG")
         return as_json(aligned)
 
     def _check_duration(self, upload: Path, name: str) -> None:
