@@ -68,6 +68,24 @@ def test_align_with_a_language_places_spanish_words_where_espeak_spoke_them_as_t
     assert [w["phones"] for w in english["words"]] != [w["phones"] for w in answer["words"]]
 
 
+def webvtt(text: str, tag: str) -> str:
+    return f"WEBVTT\nLanguage: {tag}\n\n00:00.000 --> 00:09.000\n{text}\n"
+
+
+def test_a_webvtt_text_posted_to_align_is_in_the_language_its_header_names(spanish, tmp_path):
+    """As align reads a .vtt script: its cues' words, in its Language header's language; language= overrides it."""
+    text, wav, _ = spanish[0]
+    with serving(BUNDLED) as server:
+        _, named = post(server, f"/align?name=es.wav&language=es&text={query_text(text)}", wav.read_bytes())
+        status, tagged = post(server, f"/align?name=es.wav&text={query_text(webvtt(text, 'es-MX'))}", wav.read_bytes())
+        _, overridden = post(server, f"/align?name=es.wav&force=1&language=fr&text={query_text(webvtt(text, 'es'))}",
+                             wav.read_bytes())
+        refused, answer = post(server, f"/align?name=es.wav&text={query_text(webvtt(text, 'xx'))}", wav.read_bytes())
+    assert status == 200 and tagged == named, tagged
+    assert [w["phones"] for w in overridden["words"]] != [w["phones"] for w in named["words"]]  # French phones
+    assert refused >= 400 and "'xx'" in answer["error"] and "\n" not in answer["error"], answer
+
+
 @pytest.mark.parametrize("language, status, words", [
     ("xx", 400, "espeak-ng has no language 'xx'"),
     ("../../etc", 400, "not '../../etc'"),
@@ -108,6 +126,21 @@ def test_a_followed_stream_in_spanish_hears_the_words_where_espeak_spoke_them(sp
     assert [e["word"] for e in heard] == [text[at:].split()[0].strip("¿?,.") for at in sorted(reference)]
     errors = [abs(e["start"] - reference[at]) for e, at in zip(heard, sorted(reference))]
     assert np.median(errors) < 0.05 and max(errors) < 0.15, errors
+
+
+def test_a_followed_stream_with_a_webvtt_script_follows_it_in_its_header_language(spanish):
+    """The same words at the same times as the plain script with language es."""
+    text, wav, _ = spanish[0]
+    audio, rate = sf.read(wav, dtype="float32")
+    heard = []
+    with serving(BUNDLED) as server:
+        for script, language in ((text, "es"), (webvtt(text, "es"), None)):
+            stream = RemoteStream(f"ws://127.0.0.1:{server.address[1]}/stream", sample_rate=rate, script=script,
+                                  language=language)
+            events = stream.push(audio).words + stream.finish().words
+            assert stream.result["not_heard"] == []
+            heard.append(sorted({e["index"]: (e["word"], e["start"]) for e in events}.items()))
+    assert heard[0] == heard[1] and len(heard[0]) == len(text.split()), heard
 
 
 @pytest.mark.parametrize("options, reason", [

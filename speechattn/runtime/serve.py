@@ -435,8 +435,8 @@ class Server:
         return session
 
     async def _script_words(self, asked: dict) -> list | None:
-        """The script's words (None without a script): the kit's lexicon, in the loop as before; in another `language`
-        espeak-ng's, on a thread (0.14 ms a word: 2 s for the longest script, too long to hold the loop)."""
+        """The script's words (None without a script; a WebVTT script's cues, in the language its header names unless
+        `language` says): the kit's lexicon, in the loop as before; in another `language` espeak-ng's, on a thread (0.14 ms a word: 2 s for the longest script, too long to hold the loop)."""
         known = {"decoder", "min_frames", "chunk_frames", "visemes", "weights", "script", "script_from", "language",
                  "provisional"}
         unknown = sorted(set(asked) - known)
@@ -450,7 +450,10 @@ class Server:
             return None
         if not isinstance(script, str) or not 0 < len(script) <= MAX_SCRIPT_CHARACTERS:
             raise Refused(1007, f"script must be the text read aloud, 1 to {MAX_SCRIPT_CHARACTERS:,} characters")
+        from speechattn.runtime.align import script_and_language
+
         try:
+            script, language = script_and_language(script, "script", language)  # WebVTT: its cues, in its Language
             lexicon = self.lexicons.get(language)
             if language is None:
                 return lexicon.words(script)

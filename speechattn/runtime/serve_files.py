@@ -294,11 +294,14 @@ class FileServer:
         return self.files_model
 
     def _align(self, query: dict, upload: Path, name: str) -> str:
-        from speechattn.runtime.align import align_file, as_json, script_words
+        from speechattn.runtime.align import align_file, as_json, script_and_language, script_words
 
-        lexicon = self.server.lexicons.get(query.get("language"))  # a language: checked with the request's head
+        # a WebVTT text's cues, in the language its header names unless language= says (checked with the request's
+        # head); any other text as it is
+        text, language = script_and_language(query["text"], "text", query.get("language"))
+        lexicon = self.server.lexicons.get(language)
         phases = int(query.get("phases", "1"))  # as `align --phases`: checked with the request's head
-        words, starts = script_words(query["text"], "text", lexicon)
+        words, starts = script_words(text, "text", lexicon)
         aligned = dataclasses.replace(align_file(self.server.model, upload, words, starts, phases=phases,
                                                  on_progress=self._going_on), file=name)
         if query.get("force", "0") not in ("1", "true"):  # as `speechattn align` without --force
