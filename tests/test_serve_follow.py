@@ -76,15 +76,21 @@ def test_a_followed_stream_through_the_server_gives_the_kits_words(name, text, p
     ({"script": "Please enter your password.", "script_from": "2"}, "0 or more"),
 ])
 def test_a_script_from_that_is_no_word_of_the_script_is_refused_1007(options, reason):
+    with serving(BUNDLED) as server:
+        code, why = closed_at_start(server, options)
+    assert code == 1007 and reason in why, why
+
+
+def closed_at_start(server, options: dict) -> tuple[int, str]:
+    """A stream started with `options` and read until the server closes it: (close code, reason)."""
     from websockets.sync.client import connect
 
-    with serving(BUNDLED) as server:
-        with connect(f"ws://127.0.0.1:{server.address[1]}/stream") as ws:
-            ws.send(json.dumps({"type": "start", "sample_rate": 16000, "format": "float32", "options": options}))
-            with pytest.raises(Exception):
-                while True:
-                    ws.recv(timeout=10)
-            assert ws.close_code == 1007 and reason in ws.close_reason, ws.close_reason
+    with connect(f"ws://127.0.0.1:{server.address[1]}/stream") as ws:
+        ws.send(json.dumps({"type": "start", "sample_rate": 16000, "format": "float32", "options": options}))
+        with pytest.raises(Exception):
+            while True:
+                ws.recv(timeout=10)
+        return ws.close_code, ws.close_reason
 
 
 def test_a_followed_stream_goes_on_at_the_readers_word_after_a_server_restart():

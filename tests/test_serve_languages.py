@@ -21,6 +21,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from test_languages import SENTENCES, espeak_word_starts  # noqa: E402
 from test_serve_files import cli_json, post, serving  # noqa: E402
+from test_serve_follow import closed_at_start  # noqa: E402
 
 from speechattn_export.remote import RemoteStream  # noqa: E402
 
@@ -150,17 +151,11 @@ def test_a_followed_stream_with_a_webvtt_script_follows_it_in_its_header_languag
     ({"script": "hola a todos", "language": "es"}, "no espeak-ng"),  # a server without it
 ])
 def test_a_stream_with_an_unknown_language_is_refused_1007_naming_it(options, reason, monkeypatch):
-    from websockets.sync.client import connect
-
     if reason == "no espeak-ng":
         monkeypatch.setitem(sys.modules, "espeakng_loader", None)  # import fails, as in the runtime install
     with serving(BUNDLED) as server:
-        with connect(f"ws://127.0.0.1:{server.address[1]}/stream") as ws:
-            ws.send(json.dumps({"type": "start", "sample_rate": 16000, "format": "float32", "options": options}))
-            with pytest.raises(Exception):
-                while True:
-                    ws.recv(timeout=10)
-            assert ws.close_code == 1007 and reason in ws.close_reason, ws.close_reason
+        code, why = closed_at_start(server, options)
+    assert code == 1007 and reason in why, why
 
 
 def test_a_start_message_with_a_language_is_valid_against_the_schema_and_a_bad_name_is_not():
