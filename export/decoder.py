@@ -263,7 +263,8 @@ class _BatchedDecoders:
         # The back-pointers again as indices into one frame's (B * P * D) states, for _commit's trace: one gather
         # a frame back instead of an addition and a gather
         offsets = (np.arange(B) * (P * D))[:, None, None]
-        traced = backs + offsets  # (K + R, B, P, D)
+        traced = np.empty_like(backs)  # (K + R, B, P, D); the call's own frames filled as they are decoded
+        np.add(backs[:K], offsets, out=traced[:K])
         done: list[list[Segment]] = [[] for _ in decs]
         for r in range(R):
             back = backs[K + r]
