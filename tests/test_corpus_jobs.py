@@ -85,7 +85,7 @@ def test_every_way_writes_the_same_files_for_long_recordings(long_corpus, tmp_pa
 
 
 def summary(err: str) -> str:
-    return re.sub(r"[\d.]+ s of audio in [\d.]+ s(, \d+ x real time)?", "T", err.strip().splitlines()[-1])
+    return re.sub(r"[\d.]+ s of audio in [\d.]+ s(, [\d.]+ x real time)?", "T", err.strip().splitlines()[-1])
 
 
 def test_jobs_1_and_jobs_n_close_with_the_same_summary(tmp_path, tiny_onnx):

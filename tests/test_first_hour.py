@@ -45,7 +45,7 @@ def test_the_readmes_first_command_prints_what_the_readme_shows_beside_the_words
     printed = capsys.readouterr()
     shown = blocks[3].strip().splitlines()
     assert printed.out.splitlines() == shown[:1]
-    timing = r"[\d.]+ s of audio in [\d.]+ s, \d+ x real time"
+    timing = r"[\d.]+ s of audio in [\d.]+ s, [\d.]+ x real time"
     assert re.fullmatch(timing, shown[1].split("1 file, ")[1])
     assert [re.sub(timing, "T", line) for line in printed.err.splitlines() if "onnxruntime" not in line] == \
         [re.sub(timing, "T", shown[1])]

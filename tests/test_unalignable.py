@@ -43,6 +43,19 @@ def test_a_recording_aligned_to_another_recordings_text_is_refused_in_one_line(c
     assert not target.exists() and list(tmp_path.iterdir()) == []  # nothing written, no temporary file left
 
 
+def test_a_text_too_long_for_its_audio_is_told_so_not_that_it_does_not_match(capsys, tmp_path):
+    import soundfile
+
+    clip = tmp_path / "clip.wav"  # the first 0.2 s of a recording (a cut file), given the whole sentence
+    soundfile.write(clip, soundfile.read(PASSWORD, dtype="float32")[0][:3200], 16000)
+    code, out, err = run(capsys, clip, PASSWORD_TEXT)
+    last = err.strip().splitlines()[-1]
+    assert code == 1 and out == ""
+    assert last.startswith(f"speechattn align: error: {clip}: 0.20 s of audio is too short to hold 9 words "
+                           "(alignment score -") and "the whole recording" in last and "--force" in last, err
+    assert main(["align", str(clip), "Please."]) == 0  # one word fits: not refused as too short
+
+
 @pytest.mark.parametrize("model", ["default", "default-int8"])
 @pytest.mark.parametrize("audio, text", OWN, ids=["case", "password"])
 def test_a_recording_aligned_to_its_own_text_aligns_with_its_score_in_the_json(capsys, audio, text, model):

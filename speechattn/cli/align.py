@@ -9,7 +9,7 @@ from pathlib import Path
 import click
 
 from speechattn.cli.common import (OUTPUT_FILE, PATH, check_phases, load_onnx, model_option, option, output_directory,
-                                   progress_wanted)
+                                   progress_wanted, speed_phrase)
 from speechattn.errors import UsageError
 
 ALIGN_FORMAT_NAMES = ("text", "json", "textgrid", "ctm")
@@ -284,7 +284,7 @@ def _align_corpus(folder: Path, model, fmt: str, output_dir: Path, dictionary, j
     seconds, not_heard = sum(r.seconds for r in results), sum(r.not_heard for r in results)
     if not quiet:
         wall = time.perf_counter() - started
-        speed = f", {seconds / wall:.0f} x real time" if wall > 0 and seconds else ""
+        speed = speed_phrase(seconds, wall)
         # "failed" counts every file whose alignment is not there (the exit status's rule): a file with no
         # transcript too, said apart ("0 failed" beside exit status 1 read as a bug)
         without = f" ({len(lonely)} with no transcript beside it)" if lonely else ""

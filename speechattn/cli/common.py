@@ -284,3 +284,11 @@ def check_phases(model, phases: int) -> None:
     if phases not in model.phase_counts:
         raise UsageError(f"--phases {phases}: this model's encoder steps {model.frame_subsampling} frame(s) at a time; "
                          f"give --phases {' or '.join(map(str, model.phase_counts))} (evenly spaced shifts within it)")
+
+
+def speed_phrase(audio_seconds: float, wall_seconds: float) -> str:
+    """", N x real time" (two figures under 10, so a tiny file is not "0 x"), or "" without a measure."""
+    if wall_seconds <= 0 or not audio_seconds:
+        return ""
+    ratio = audio_seconds / wall_seconds
+    return f", {ratio:.0f} x real time" if ratio >= 10 else f", {ratio:.2g} x real time"

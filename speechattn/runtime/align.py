@@ -204,11 +204,20 @@ class AlignedFile:
         """An Unalignable error in one line when the text does not match the speech (`speechattn align` without
         --force; --dialog and follow-along never refuse); `force`: how the caller asks to align it anyway,
         `language`: how it names the words' language (Spanish words read as English do not match)."""
+        if self.alignment.unalignable and too_short(len(self.words), self.duration):
+            raise Unalignable(f"{self.file}: {self.duration:.2f} s of audio is too short to hold {len(self.words)} "
+                              f"words (alignment score {self.alignment.score:.2f}, below {min_score:g}): not aligned; "
+                              f"check that it is the whole recording, or give {force} to align it anyway")
         if self.alignment.unalignable:
             raise Unalignable(f"{self.file}: the text does not match the speech (alignment score "
                               f"{self.alignment.score:.2f}, below {min_score:g}): not aligned; check that it is this "
                               f"recording's text and, for words not in English, give {language}; or give {force} to "
                               "align it anyway")
+
+
+def too_short(words: int, duration: float) -> bool:
+    """Whether `duration` seconds of audio are too short to say `words` words (more than ten a second)."""
+    return words > 10 * max(duration, 0.1)
 
 
 def _seconds(frame: int, duration: float) -> float:
@@ -303,7 +312,7 @@ def align_file(model, path: Path, words, sentence_starts=None, options: AlignOpt
                 alignment = hmm_boundaries(alignment, spool_reader(samples_spool, samples, 1, "<i2", 1 / 32767),
                                            spool_reader(spool, sum(counts), P, "<f4"), model.phones)
     duration = samples / SAMPLE_RATE
-    if len(words) > 10 * max(duration, 0.1):
+    if too_short(len(words), duration):
         log.warning("%s: %d words for %.2f s of audio: most will be reported as not heard", path, len(words),
                     duration)
     return AlignedFile(str(path), rate, channels, duration, str(model.path), words, alignment,
