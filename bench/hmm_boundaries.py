@@ -12,7 +12,8 @@ Two steps, so that arms of the boundary stage are scored on the same peers:
      offsets of speech bench/real_edges.py's detector finds in the energy (drawn by no aligner).
 --synthetic N (with --hmm): bench/align.py's N synthetic utterances (espeak-ng, flite, festival), whose phone times
 are exact, each aligner against them, on bench/align.py's frame grid and continuous; --synthetic-cache FILE keeps
-the utterances and the peers' alignments, so that arms are scored on the same ones.
+the utterances and the peers' alignments, so that arms are scored on the same ones.  The boundaries more than 20 ms
+off are counted near (30 ms on the frame grid, one frame past the tolerance) and far, by synthesizer and kind.
 --timing --manifests …: CPU of `align` with the HMM-GMM stage and of pocketsphinx's aligner, in the same run.
 
     python bench/hmm_boundaries.py --cache /tmp/dev.pkl --manifests data/real-dev/real-dev_supervisions_dev.jsonl.gz \
@@ -38,8 +39,8 @@ os.environ.setdefault("OMP_NUM_THREADS", "1")
 import numpy as np  # noqa: E402
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from agreed_boundaries import (Praat, agreed, boundaries, errors_against, exact_intervals, ours_intervals,  # noqa: E402
-                               peer_intervals, table)
+from agreed_boundaries import (Praat, agreed, arpabet_kind, boundaries, errors_against, exact_intervals,  # noqa: E402
+                               group, ours_intervals, peer_intervals, table)
 from alignment_common import ScriptWord, log_posteriors, ours_labels, words_between_pauses  # noqa: E402
 
 
@@ -243,7 +244,8 @@ def synthetic(count: int, hmm_path: Path, settings: dict, arms=(), cache: Path |
     items = synthetic_items(count, cache)
     voices = [job.voice for job in plan(SynthConfig(hours=count * 4.2 / 3600))[:len(items)]]  # the items' own
     grid, continuous, cpu_used, seconds = defaultdict(list), defaultdict(list), defaultdict(float), 0.0
-    by_voice: dict = defaultdict(list)  # (aligner, voice) -> frame-grid errors
+    by_voice: dict = defaultdict(list)  # (aligner, voice) -> frame-grid (kind of boundary, error ms)
+    continuous_by_voice: dict = defaultdict(list)  # (aligner, voice) -> continuous (kind, error ms)
     for item, voice in zip(items, voices):
         frames, ours, log_probs = item["frames"], item["ours"], item["log_probs"]
         seconds += item["seconds"]
@@ -256,16 +258,19 @@ def synthetic(count: int, hmm_path: Path, settings: dict, arms=(), cache: Path |
         for band_frames, weight in arms:  # other settings of the boundary stage, on the same utterances
             arm = dataclasses.replace(hmm, band_frames=band_frames, neural_weight=weight)
             found[f"hmm band {band_frames} weight {weight:g}"] = refine(arm, item["audio"], ours, log_probs, PHONES)
+        kinds = grid_kinds(item["truth"])
         for name, alignment in found.items():
             errors = boundary_errors_ms(item["truth"], ours_labels(alignment, frames))
             grid[name] += errors
-            by_voice[name, voice] += errors
-            continuous[name] += errors_against(item["exact"], boundaries(ours_intervals(alignment, frames)))
+            by_voice[name, voice] += list(zip(kinds, errors))
+            scored = errors_against(item["exact"], boundaries(ours_intervals(alignment, frames)))
+            continuous[name] += scored
+            continuous_by_voice[name, voice] += scored
         if item["pocketsphinx"] is not None:
             labels, theirs = item["pocketsphinx"]
             errors = boundary_errors_ms(item["truth"], labels)
             grid["pocketsphinx"] += errors
-            by_voice["pocketsphinx", voice] += errors
+            by_voice["pocketsphinx", voice] += list(zip(kinds, errors))
             continuous["pocketsphinx"] += errors_against(item["exact"], theirs)
     print(f"{len(items)} synthetic utterances ({seconds / 60:.1f} min), within 10 / 20 / 50 ms of the exact times:")
     for name in grid:
@@ -276,6 +281,7 @@ def synthetic(count: int, hmm_path: Path, settings: dict, arms=(), cache: Path |
     print("  CPU per hour of audio: " + ", ".join(f"{k} {v / hours:.1f} s" for k, v in cpu_used.items()) +
           " (hmm: the boundary stage alone, after speechattn's)")
     by_synthesizer(by_voice)
+    misses(by_voice, continuous_by_voice, ("speechattn", "hmm"))
     table("the same, continuous, by kind of boundary", dict(continuous), {})
     broad_summary("the same, continuous", dict(continuous))
 
@@ -287,13 +293,60 @@ def by_synthesizer(by_voice: dict) -> None:
     print("the same, frame grid, boundaries more than 20 ms off by synthesizer (of all its boundaries):")
     for aligner in dict.fromkeys(a for a, _ in by_voice):
         engines: dict = defaultdict(list)
-        for (a, voice), errors in by_voice.items():
+        for (a, voice), scored in by_voice.items():
             if a == aligner:
-                engines[engine_of(voice)] += errors
+                engines[engine_of(voice)] += [e for _, e in scored]
         print(f"  {aligner}: " + "; ".join(f"{e} {np.sum(np.abs(x) > 20)} of {len(x)} "
                                            f"({100 * np.mean(np.abs(x) > 20):.1f} %)" for e, x in engines.items()))
-    worst = sorted(((np.sum(np.abs(x) > 20), v, len(x)) for (a, v), x in by_voice.items() if a == "hmm"), reverse=True)
+    worst = sorted(((sum(abs(e) > 20 for _, e in x), v, len(x)) for (a, v), x in by_voice.items() if a == "hmm"),
+                   reverse=True)
     print("  hmm, the voices with the most: " + "; ".join(f"{v} {n} of {total}" for n, v, total in worst[:6]))
+
+
+def grid_kinds(truth: np.ndarray) -> list[str]:
+    """The kind of each boundary of frame labels (agreed_boundaries.group), in boundary_errors_ms's order."""
+    from speechattn.phones import PHONES
+    from speechattn_export.segments import label_intervals
+
+    runs = label_intervals(truth)
+    return [group(arpabet_kind(PHONES[a]), arpabet_kind(PHONES[b])) for (_, _, a), (_, _, b) in zip(runs, runs[1:])]
+
+
+def near_far(scored) -> tuple[int, int]:
+    """Of (kind, error ms) pairs more than 20 ms off: (how many at most 30 ms off, how many further)."""
+    off = np.abs([e for _, e in scored])
+    return int(np.sum((off > 20) & (off <= 30))), int(np.sum(off > 30))
+
+
+def misses(by_voice: dict, continuous_by_voice: dict, aligners) -> None:
+    """Boundaries more than 20 ms off, near and far, by synthesizer and by kind.  On the frame grid errors are whole
+    frames, so the near ones are 30 ms off (one frame past the tolerance: the reference and the boundary each stand
+    for a time anywhere within their frame) and the far ones 40 ms or more; continuous, 20-30 ms and over 30 ms.
+    Moving a boundary within its frame changes no frame-grid error; moving it one frame the right way turns a near
+    miss into a hit, so (all - far) / all is the frame grid's ceiling for any placement within a frame either side."""
+    from speechattn.data.synth import engine_of
+
+    print("the same, boundaries more than 20 ms off, near + far (frame grid: 30 ms + 40 ms or more; continuous: "
+          "20-30 ms + over 30 ms):")
+    for aligner in aligners:
+        for scale, table_of in (("frame grid", by_voice), ("continuous", continuous_by_voice)):
+            engines: dict = defaultdict(list)
+            kinds: dict = defaultdict(list)
+            for (a, voice), scored in table_of.items():
+                if a == aligner:
+                    engines[engine_of(voice)] += scored
+                    for kind, error in scored:
+                        kinds[kind].append((kind, error))
+            every = [x for scored in engines.values() for x in scored]
+            near, far = near_far(every)
+            line = f"  {aligner}, {scale}: all {near} + {far} of {len(every)}; " + "; ".join(
+                f"{e} {' + '.join(map(str, near_far(x)))}" for e, x in engines.items())
+            print(line + "; by kind: " + ", ".join(f"{k} {' + '.join(map(str, near_far(x)))}"
+                                                  for k, x in sorted(kinds.items())))
+            if scale == "frame grid":
+                print(f"    every near miss moved one frame the right way, nothing else moved: "
+                      f"{100 * (len(every) - far) / len(every):.2f} % within 20 ms (the most that moving each boundary "
+                      f"at most one frame can reach)")
 
 
 def timing(manifests, limit: int | None) -> None:
