@@ -49,7 +49,9 @@ def cpu() -> float:
 
 
 def described(model) -> str:
-    return f"band {model.band_frames} frames, neural weight {model.neural_weight:g}"
+    how = (f"posterior crossings, temperature {model.posterior_temperature:g}" if model.posterior_temperature > 0
+           else "the best path")
+    return f"band {model.band_frames} frames, neural weight {model.neural_weight:g}, {how}"
 
 
 BROAD = {"speech→silence": "silence edges", "silence→speech": "silence edges", "vowel→stop": "stops",
@@ -86,7 +88,8 @@ def energy_edges(audio: np.ndarray, found: dict, scored: dict) -> None:
 
 def settings_of(args) -> dict:
     """The boundary stage's settings the command line overrides."""
-    given = {"band_frames": args.band, "neural_weight": args.neural_weight}
+    given = {"band_frames": args.band, "neural_weight": args.neural_weight,
+             "posterior_temperature": args.posterior_temperature}
     return {k: v for k, v in given.items() if v is not None}
 
 
@@ -255,9 +258,11 @@ def synthetic(count: int, hmm_path: Path, settings: dict, arms=(), cache: Path |
         refined = refine(hmm, item["audio"], ours, log_probs, PHONES)
         cpu_used["hmm"] += cpu() - t
         found = {"speechattn": ours, "hmm": refined}
-        for band_frames, weight in arms:  # other settings of the boundary stage, on the same utterances
-            arm = dataclasses.replace(hmm, band_frames=band_frames, neural_weight=weight)
-            found[f"hmm band {band_frames} weight {weight:g}"] = refine(arm, item["audio"], ours, log_probs, PHONES)
+        for band_frames, weight, temperature in arms:  # other settings of the stage, on the same utterances
+            arm = dataclasses.replace(hmm, band_frames=band_frames, neural_weight=weight,
+                                      posterior_temperature=temperature)
+            found[f"hmm band {band_frames} weight {weight:g} temperature {temperature:g}"] = refine(
+                arm, item["audio"], ours, log_probs, PHONES)
         kinds = grid_kinds(item["truth"])
         for name, alignment in found.items():
             errors = boundary_errors_ms(item["truth"], ours_labels(alignment, frames))
@@ -399,10 +404,13 @@ def main() -> None:
     parser.add_argument("--band", type=int, default=None, help="frames a boundary may move (default: the file's)")
     parser.add_argument("--neural-weight", type=float, default=None,
                         help="each state's emission gains this x its phone's neural log-posterior (default: the file's)")
+    parser.add_argument("--posterior-temperature", type=float, default=None,
+                        help="0: boundaries where the best path puts them; above 0: where the posteriors cross one "
+                             "half, the emissions scaled by this (default: the file's)")
     parser.add_argument("--synthetic", type=int, default=0, metavar="N", help="N synthetic utterances")
     parser.add_argument("--synthetic-cache", type=Path, default=None,
                         help="--synthetic: the utterances and the peers' alignments, read if there, else written")
-    parser.add_argument("--arms", default="", metavar="BAND:WEIGHT,...",
+    parser.add_argument("--arms", default="", metavar="BAND:WEIGHT[:TEMPERATURE],...",
                         help="--synthetic: more settings of the boundary stage scored on the same utterances")
     parser.add_argument("--timing", action="store_true",
                         help="with --manifests: CPU of align and of pocketsphinx's aligner in the same run, no cache")
@@ -417,7 +425,8 @@ def main() -> None:
     if args.hmm and args.cache:
         score_dev(args.cache, args.hmm, settings_of(args))
     if args.hmm and args.synthetic:
-        arms = [(int(a.split(':')[0]), float(a.split(':')[1])) for a in args.arms.split(',') if a]
+        arms = [(int(a.split(":")[0]), float(a.split(":")[1]), float((a.split(":") + ["0"])[2]))
+                for a in args.arms.split(",") if a]
         synthetic(args.synthetic, args.hmm, settings_of(args), arms, args.synthetic_cache)
     if not (args.manifests or args.hmm):
         parser.error("give --manifests (with --cache) and/or --hmm")

@@ -14,7 +14,7 @@ import pytest
 
 from speechattn.phones import PHONES
 from speechattn.runtime import hmm
-from speechattn.runtime.hmm import FORMAT, HmmGmm, chain_viterbi, features, refine
+from speechattn.runtime.hmm import FORMAT, HmmGmm, chain_entry_medians, chain_viterbi, features, refine
 from speechattn.training.hmm import HmmTrainConfig, Utterance, segments_from_labels, train
 from speechattn_export.align import AlignedPhone, AlignedWord, Alignment
 
@@ -103,6 +103,62 @@ def test_chain_viterbi_finds_the_best_cut_and_refuses_windows_no_path_fits():
     assert chain_viterbi(flat, stay, windows).tolist() == [0, 0, 0, 1, 1, 1, 1, 1]
     with pytest.raises(ValueError):
         chain_viterbi(np.zeros(4), stay, np.array([[0, 2], [6, 8]]))  # a gap between the windows
+
+
+def entry_medians_by_enumeration(emissions: np.ndarray, stay: np.ndarray, T: int) -> list[int]:
+    """chain_entry_medians' answer with every window the whole utterance, from every path written out: (T, N)
+    emissions; each path's weight exp(its log-likelihood)."""
+    import itertools
+
+    N = emissions.shape[1]
+    move = np.log1p(-np.exp(stay))
+    weights = {}
+    for entries in itertools.combinations(range(1, T), N - 1):  # the frames states 1 .. N-1 are entered
+        path = np.searchsorted(np.array(entries), np.arange(T), side="right")
+        score = emissions[np.arange(T), path].sum() + sum(stay[path[t]] if path[t] == path[t - 1] else move[path[t - 1]]
+                                                          for t in range(1, T))
+        weights[entries] = np.exp(score)
+    total = sum(weights.values())
+    medians = [0]
+    for j in range(1, N):
+        reached = [sum(w for entries, w in weights.items() if entries[j - 1] <= s) / total for s in range(T)]
+        medians.append(next(s for s in range(T) if reached[s] >= 0.5))
+    return medians
+
+
+def test_chain_entry_medians_match_every_path_written_out():
+    rng = np.random.default_rng(3)
+    T, N = 9, 3
+    for _ in range(4):
+        emissions = rng.normal(0, 2, (T, N))
+        stay = np.log(rng.uniform(0.3, 0.9, N))
+        windows = np.array([[0, T]] * N)
+        flat = np.concatenate([emissions[:, j] for j in range(N)])
+        assert chain_entry_medians(flat, stay, windows).tolist() == entry_medians_by_enumeration(emissions, stay, T)
+
+
+def test_chain_entry_medians_split_flat_emissions_in_the_middle_and_refuse_what_no_path_fits():
+    stay = np.log([0.5, 0.5])
+    # every path of 2 states over 8 frames equally likely: state 1 entered at frames 1 .. 7, the median 4
+    assert chain_entry_medians(np.zeros(16), stay, np.array([[0, 8], [0, 8]])).tolist() == [0, 4]
+    e = np.array([[0, -9]] * 3 + [[-9, 0]] * 5, dtype=float)  # a sure cut: the best path's
+    flat = np.concatenate([e[:, 0], e[:, 1]])
+    assert chain_entry_medians(flat, stay, np.array([[0, 8], [0, 8]])).tolist() == [0, 3]
+    with pytest.raises(ValueError):
+        chain_entry_medians(np.zeros(4), stay, np.array([[0, 2], [6, 8]]))
+
+
+def test_refined_by_posteriors_boundaries_land_on_a_synthetic_signals_known_boundaries(trained):
+    rng = np.random.default_rng(1)
+    model = dataclasses.replace(trained, neural_weight=0.0, band_frames=4, posterior_temperature=0.5)
+    errors = []
+    for _ in range(5):
+        audio, exact = utterance(rng)
+        frames = exact[-1][2]
+        refined = refine(model, audio, alignment_of(shifted(exact, rng, 3), frames))
+        got = [(p.start_frame, p.end_frame) for p in refined.words[0].phones]
+        errors += [abs(x - y) for g, t in zip(got, [(a, b) for p, a, b in exact if p != "sil"]) for x, y in zip(g, t)]
+    assert max(errors) <= 1, errors
 
 
 def test_the_shipped_parameter_file_loads_and_has_the_format_the_command_writes(tmp_path, trained):

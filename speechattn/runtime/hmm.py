@@ -68,6 +68,9 @@ def context_of(phone: str) -> int:
 # their exact times (97.5 % within 20 ms; 20 ms and 4 x: 97.5) and gained 0.8 of a point on real speech (88.0).
 DEFAULT_BAND_FRAMES = 4
 DEFAULT_NEURAL_WEIGHT = 3.0
+# 0: each boundary where the best path puts it (chain_viterbi); above 0: where the posterior that the next phone has
+# begun crosses one half, over every path the band allows, the emissions scaled by this (chain_entry_medians)
+DEFAULT_POSTERIOR_TEMPERATURE = 0.0
 
 
 # --- features ------------------------------------------------------------------------------------------------
@@ -144,6 +147,7 @@ class HmmGmm:
     log_stay: np.ndarray  # (S,) log self-loop probability
     band_frames: int = DEFAULT_BAND_FRAMES  # refinement: how far a boundary may move
     neural_weight: float = DEFAULT_NEURAL_WEIGHT  # refinement: the neural log-posterior's weight in each emission
+    posterior_temperature: float = DEFAULT_POSTERIOR_TEMPERATURE  # refinement: 0 the best path, else posteriors
     info: dict = dataclasses.field(default_factory=dict)  # how it was trained (data, rounds, likelihoods)
 
     @classmethod
@@ -216,7 +220,8 @@ class HmmGmm:
 
         header = {"format": FORMAT, "phones": list(self.phones), "states_per_phone": STATES_PER_PHONE,
                   "contexts": list(CONTEXTS), "feature_dims": FEATURE_DIMS, "band_frames": self.band_frames,
-                  "neural_weight": self.neural_weight, "info": self.info}
+                  "neural_weight": self.neural_weight, "posterior_temperature": self.posterior_temperature,
+                  "info": self.info}
         buffer = io.BytesIO()
         np.savez_compressed(buffer, header=np.frombuffer(json.dumps(header).encode(), dtype=np.uint8),
                             means=self.means.astype(np.float32), variances=self.variances.astype(np.float32),
@@ -254,7 +259,9 @@ class HmmGmm:
             raise ValueError(f"{path}: array shapes do not fit {len(phones)} phones of {FEATURE_DIMS} dims")
         return cls(phones, state_of, counts, mu, arrays["variances"], arrays["log_weights"], arrays["log_stay"],
                    band_frames=int(header.get("band_frames", DEFAULT_BAND_FRAMES)),
-                   neural_weight=float(header.get("neural_weight", DEFAULT_NEURAL_WEIGHT)), info=header.get("info", {}))
+                   neural_weight=float(header.get("neural_weight", DEFAULT_NEURAL_WEIGHT)),
+                   posterior_temperature=float(header.get("posterior_temperature", DEFAULT_POSTERIOR_TEMPERATURE)),
+                   info=header.get("info", {}))
 
 
 BUNDLED_FILE = "boundaries-hmm.npz"  # beside the bundled ONNX models (export/models/)
@@ -320,6 +327,61 @@ def chain_viterbi(emissions: np.ndarray, stay: np.ndarray, windows: np.ndarray) 
     return path
 
 
+def chain_entry_medians(emissions: np.ndarray, stay: np.ndarray, windows: np.ndarray) -> np.ndarray:
+    """For each state j of the chain chain_viterbi walks (the same emissions, stay and windows): the first frame by
+    which the path has entered j with posterior probability one half or more, over every path the windows allow (a
+    forward-backward pass, where chain_viterbi keeps the one best path).  Returns (N,) frames, the first state's 0;
+    raises ValueError where no path fits the windows.
+
+    Solved state by state as chain_viterbi is, with a log-sum where it takes a maximum (P: the prefix sums of stay[j]
+    + e_j over j's window): alpha_j(t) = P(t) + logsumexp_{s<=t} (enter_j(s) + e_j(s) - P(s)) and beta_j(t) = -P(t)
+    + logsumexp_{u>=t} (P(u) + leave_j(u)); j is entered at s with probability exp(enter_j(s) + e_j(s) + beta_j(s)
+    - log Z)."""
+    N, T = len(windows), int(windows[-1, 1])
+    move = np.log1p(-np.exp(np.minimum(stay, -1e-6)))
+    emissions = np.asarray(emissions, dtype=np.float64)
+    offsets = np.concatenate([[0], np.cumsum(windows[:, 1] - windows[:, 0])])
+    entering, prefixes, alpha, alpha_a = [], [], None, 0  # entering: enter_j + e_j over j's window
+    for j in range(N):
+        a, b = int(windows[j, 0]), int(windows[j, 1])
+        if b <= a:
+            raise ValueError("no path through the chain fits the frames")
+        e = emissions[offsets[j]:offsets[j + 1]]
+        enter = np.full(b - a, -np.inf)
+        if j == 0:
+            if a == 0:
+                enter[0] = 0.0
+        else:  # enter j at frame s from j-1 at frame s-1
+            first, last = max(a, alpha_a + 1), min(b, alpha_a + len(alpha) + 1)
+            if last > first:
+                enter[first - a:last - a] = alpha[first - 1 - alpha_a:last - 1 - alpha_a] + move[j - 1]
+        prefix = np.cumsum(stay[j] + e)
+        entering.append(enter + e)
+        prefixes.append(prefix)
+        alpha, alpha_a = prefix + np.logaddexp.accumulate(enter + e - prefix), a
+    if not alpha_a <= T - 1 < alpha_a + len(alpha) or not np.isfinite(alpha[T - 1 - alpha_a]):
+        raise ValueError("no path through the chain fits the frames")
+    log_z = alpha[T - 1 - alpha_a]
+    medians = np.zeros(N, dtype=np.int64)
+    after, after_a = None, 0  # state j+1's e + beta over its window
+    for j in range(N - 1, -1, -1):
+        a, b = int(windows[j, 0]), int(windows[j, 1])
+        leave = np.full(b - a, -np.inf)
+        if j == N - 1:
+            leave[T - 1 - a] = 0.0
+        else:  # leave j at frame u for j+1 at frame u+1
+            first, last = max(a, after_a - 1), min(b, after_a + len(after) - 1)
+            if last > first:
+                leave[first - a:last - a] = after[first + 1 - after_a:last + 1 - after_a] + move[j]
+        prefix = prefixes[j]
+        beta = np.logaddexp.accumulate((prefix + leave)[::-1])[::-1] - prefix
+        if j > 0:
+            reached = np.cumsum(np.exp(np.minimum(entering[j] + beta - log_z, 0.0)))
+            medians[j] = a + min(int(np.searchsorted(reached, 0.5 * reached[-1])), b - a - 1)
+        after, after_a = emissions[offsets[j]:offsets[j + 1]] + beta, a
+    return medians
+
+
 def segment_chain(model: HmmGmm, phones: list[str]) -> tuple[np.ndarray, np.ndarray]:
     """(chain states, the segment of each chain position) of a phone sequence, each phone's first and last states
     those of its neighbours' kinds (silence beyond the ends)."""
@@ -333,15 +395,15 @@ def segment_chain(model: HmmGmm, phones: list[str]) -> tuple[np.ndarray, np.ndar
     return np.asarray(states, dtype=np.int64), np.asarray(segment, dtype=np.int64)
 
 
-def align_segments(model: HmmGmm, x: np.ndarray, segments: list[tuple[str, int, int]], band_frames: int,
-                   neural=None) -> tuple[list[tuple[str, int, int]], float, np.ndarray]:
-    """Re-align consecutive (phone, start, end) segments covering frames [segments[0].start, segments[-1].end) of
-    features x, each boundary at most band_frames from where it was.  neural: (log_probs (T, P'), their phones,
-    weight): each state's emission gains weight x its phone's neural log-posterior (a hybrid).  Returns the new
-    segments, the path's log-likelihood and its (T,) states (the model's, one a frame)."""
+def chain_emissions(model: HmmGmm, x: np.ndarray, segments: list[tuple[str, int, int]], band_frames: int,
+                    neural=None) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """The chain of consecutive (phone, start, end) segments over frames [segments[0].start, segments[-1].end) of
+    features x, each boundary at most band_frames from where it is: (states (N,), the segment of each (N,), windows
+    (N, 2) in frames from the first segment's start, emissions of each window's frames, state by state).  neural:
+    (log_probs (T, P'), their phones, weight): each state's emission gains weight x its phone's neural
+    log-posterior (a hybrid)."""
     t0, t1 = segments[0][1], segments[-1][2]
-    phones = [s[0] for s in segments]
-    states, segment_of = segment_chain(model, phones)
+    states, segment_of = segment_chain(model, [s[0] for s in segments])
     # each state may hold the frames of its segment's band: at most band_frames beyond its neural edges
     starts = np.array([s[1] for s in segments])[segment_of] - t0
     ends = np.array([s[2] for s in segments])[segment_of] - t0
@@ -356,7 +418,20 @@ def align_segments(model: HmmGmm, x: np.ndarray, segments: list[tuple[str, int, 
         column = np.array([neural_phones.index(p) for p in model.phones])[model.phone_of_state]
         emissions = emissions + weight * np.asarray(log_probs[t0:t1], dtype=np.float32)[pair_frame,
                                                                                        column[pair_state]]
+    return states, segment_of, windows, emissions
+
+
+def align_segments(model: HmmGmm, x: np.ndarray, segments: list[tuple[str, int, int]], band_frames: int,
+                   neural=None) -> tuple[list[tuple[str, int, int]], float, np.ndarray]:
+    """Re-align consecutive (phone, start, end) segments covering frames [segments[0].start, segments[-1].end) of
+    features x by the best path, each boundary at most band_frames from where it was (neural: chain_emissions').
+    Returns the new segments, the path's log-likelihood and its (T,) states (the model's, one a frame)."""
+    t0, t1 = segments[0][1], segments[-1][2]
+    phones = [s[0] for s in segments]
+    states, segment_of, windows, emissions = chain_emissions(model, x, segments, band_frames, neural)
+    lengths = windows[:, 1] - windows[:, 0]
     path = chain_viterbi(emissions, model.log_stay[states], windows)
+    T = t1 - t0
     frames = np.arange(T)
     score = float(emissions[(np.cumsum(lengths) - lengths)[path] + frames - windows[path, 0]].sum())
     seg_path = segment_of[path]
@@ -365,6 +440,22 @@ def align_segments(model: HmmGmm, x: np.ndarray, segments: list[tuple[str, int, 
     out = [(phones[i], int(a), int(b)) for i, a, b in zip(seg_path[np.concatenate([[0], change])], bounds[:-1],
                                                           bounds[1:])]
     return out, score, states[path]
+
+
+def posterior_segments(model: HmmGmm, x: np.ndarray, segments: list[tuple[str, int, int]], band_frames: int,
+                       neural=None, temperature: float = 1.0) -> list[tuple[str, int, int]]:
+    """The same segments, each boundary where the posterior probability that the next segment has begun crosses
+    one half (chain_entry_medians), the emissions scaled by temperature.  Every path enters a state a frame or more
+    after the state before it, so the medians do too, and each segment keeps a frame a state; ValueError where no
+    path fits (or rounding broke that)."""
+    t0, t1 = segments[0][1], segments[-1][2]
+    states, segment_of, windows, emissions = chain_emissions(model, x, segments, band_frames, neural)
+    medians = chain_entry_medians(temperature * emissions, model.log_stay[states], windows)
+    firsts = np.flatnonzero(np.diff(segment_of)) + 1  # each segment's first state but the first segment's
+    bounds = np.concatenate([[0], medians[firsts], [t1 - t0]])
+    if (np.diff(bounds) <= 0).any():
+        raise ValueError("a segment lost its frames")
+    return [(s[0], t0 + int(a), t0 + int(b)) for s, a, b in zip(segments, bounds[:-1], bounds[1:])]
 
 
 def pieces(segments: list[tuple[str, int, int]], band_frames: int) -> list[list[tuple[str, int, int]]]:
@@ -411,7 +502,8 @@ def refine(model: HmmGmm, audio, alignment, log_probs=None, phones=None):
         for part in block:
             local = [(phone, start - a, end - a) for phone, start, end in part]
             try:
-                new = align_segments(model, x, local, band, neural)[0]
+                new = posterior_segments(model, x, local, band, neural, model.posterior_temperature) \
+                    if model.posterior_temperature > 0 else align_segments(model, x, local, band, neural)[0]
             except ValueError:  # no path fits (a piece too short for its phones): keep the neural boundaries
                 new = local
             for (phone, start, _), (_, first, end) in zip(part, new):
