@@ -150,6 +150,7 @@ class ChunkLayout(NamedTuple):
     batch: int | torch.Tensor  # B
     num_chunks: int | torch.Tensor  # K
     chunk_frames: int | torch.Tensor  # C
+    key_index: torch.Tensor  # (K, L + C): positions of each chunk's keys in the left-extended sequence
     kv_rows: tuple | None  # graph path: (K, H, L + C) each, the rows of each chunk's keys and of its values, head by
     # head, in the left-extended keys and values seen as (B, 2 H (L + T), Dh); None on the Python-size path
     bias_index: torch.Tensor | None  # (C, L + C): index into the relative-bias table for query i, key j of a chunk
@@ -159,7 +160,6 @@ class ChunkLayout(NamedTuple):
     shapes: tuple | None = None  # graph path: int64 shapes (-1, C, D), (-1, H, L + C, Dh), (B, -1, D), (B, -1, Dh):
     # the folded queries, the folded key (and value) windows head first, the output and the keys' and values' rows
     # (-1 = B * K, T or 2 H (L + T), inferred)
-    window: int | None = None  # Python-size path: L + C, the keys of a chunk's window
 
 
 class ShapeReshape(torch.autograd.Function):
@@ -294,7 +294,7 @@ class ChunkedSelfAttention(nn.Module):
         """
         B, K, C = layout.batch, layout.num_chunks, layout.chunk_frames
         H, Dh = self.num_heads, self.head_dim
-        window = layout.window  # L + C
+        window = layout.key_index.shape[1]  # L + C
         D = H * Dh  # split with constant sizes: `chunk` exports as a chain of shape arithmetic per layer
         qkv_bias = self.qkv.bias if silence is None else self.qkv.bias - torch.cat([silence.new_zeros(D), silence])
         queries, keys_values = nn.functional.linear(x, self.qkv.weight, qkv_bias).split([D, 2 * D], dim=-1)
@@ -487,12 +487,13 @@ class PhoneTagger(nn.Module):
         int64 tensor of B."""
         C, L = chunk_frames, left_frames
         span = C + L  # one node for every use of L + C in the graph
+        window = torch.arange(span, device=device)  # (L + C,)
+        key_index = torch.arange(num_chunks, device=device)[:, None] * C + window[None, :]  # (K, L + C)
         if isinstance(C, int) and isinstance(num_chunks, int) and num_chunks > 0:
-            key_index = torch.arange(num_chunks, device=device)[:, None] * C + torch.arange(span, device=device)
             hidden = torch.finfo(torch.float32).min
             key_mask = None if key_valid is None else \
                 torch.where(key_valid[:, key_index], 0.0, hidden)[:, :, None, None, :]  # (B, K, 1, 1, L + C)
-            return ChunkLayout(batch, num_chunks, C, None, self._bias_index(C, L, device), key_mask, window=span)
+            return ChunkLayout(batch, num_chunks, C, key_index, None, self._bias_index(C, L, device), key_mask)
         # Sizes are tensors (the ONNX graph, torch streaming): the chunks fold into the batch of one attention
         # node per layer, with the shapes it needs computed here once for all layers (-1 for the sizes that
         # follow from the others: fewer nodes to compute them).
@@ -505,21 +506,12 @@ class PhoneTagger(nn.Module):
         batch = batch if torch.is_tensor(batch) else torch.tensor([batch])  # a call with no chunk: torch's int
         output_shape = torch.cat([batch, -one, one * D])  # (B, T, D)
         rows_shape = torch.cat([batch, -one, one * (D // H)])  # (B, 2 H (L + T), Dh)
-        # head h of position j's key is row 2 H j + h of the (B, 2 H (L + T), Dh) view, of its value 2 H j + H + h;
-        # chunk k's are the first chunk's moved on by 2 H C k rows, and the first chunk's are a constant table
-        # (made for the largest chunk) cut to its L + C keys: 7 graph nodes where building every row index was 10
-        C_max = max(self.config.chunk_frames_choices) // self.config.frame_subsampling
-        first_rows = (torch.arange(L + C_max, device=device)[None, :] * (2 * H)
-                      + torch.arange(H, device=device)[:, None])  # (H, L + C'max)
-        first_rows = Positions.apply(first_rows, torch.zeros(1, dtype=torch.int64), width)  # (H, L + C)
-        chunk_starts = CopyReshape.apply(torch.arange(num_chunks, device=device) * (C * (2 * H)), -1, 1, 1)
-        key_rows = chunk_starts + first_rows  # (K, 1, 1) + (H, L + C) -> (K, H, L + C)
+        # head h of position j's key is row 2 H j + h of the (B, 2 H (L + T), Dh) view, of its value 2 H j + H + h
+        key_rows = key_index[:, None, :] * (2 * H) + torch.arange(H, device=device)[None, :, None]  # (K, H, L + C)
         kv_rows = (key_rows, key_rows + H)
-        key_mask = None
-        if key_valid is not None:
-            key_index = torch.arange(num_chunks, device=device)[:, None] * C + torch.arange(span, device=device)
-            key_mask = ShapeReshape.apply(key_valid[:, key_index].to(torch.int32), torch.cat([-one, width]))  # (B * K, L + C)
-        return ChunkLayout(batch, num_chunks, C, kv_rows, None, key_mask,
+        key_mask = None if key_valid is None else \
+            ShapeReshape.apply(key_valid[:, key_index].to(torch.int32), torch.cat([-one, width]))  # (B * K, L + C)
+        return ChunkLayout(batch, num_chunks, C, key_index, kv_rows, None, key_mask,
                            (folded, window_shape, output_shape, rows_shape))
 
     def _bias_index(self, C: int, L: int, device=None) -> torch.Tensor:
@@ -657,7 +649,7 @@ class PhoneTagger(nn.Module):
         if self.primed:  # nothing hidden: the cache holds positions from the start, a flush's padding is seen as
             # forward sees what follows an item's end (fewer graph nodes, no mask for the attention)
             key_valid = None
-            cached_frames = torch.clamp(state.cached_frames, min=L, max=L)  # L, whether the stream starts (0) or not
+            cached_frames = torch.clamp(state.cached_frames + L, max=L)  # L, whether the stream starts (0) or not
         else:
             slot = torch.arange(L + padded // S, device=feats.device)[None, :]  # (1, L' + padded / S)
             key_valid = (slot >= (L - state.cached_frames)[:, None]) & (slot < L + ready_positions)

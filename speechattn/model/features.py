@@ -51,8 +51,8 @@ LEVEL_GATE = 1e-10  # frames whose mean square is at most this (-100 dBFS: digit
 LEVEL_GAIN_STEPS = 2.0 ** 16
 LEVEL_STATE = (2, 3)  # the three sums' float32 parts, then the float32 of what each leaves over
 LEVEL_BLOCK_FRAMES = 512  # forward() estimates the level in blocks this long (a call's decays shrink with its length)
-FRAME_PAD_SAMPLES = 2 * HOP_SAMPLES - TAIL_SAMPLES  # 80: the tail (240) and m hops padded to m + 2 whole hops
-assert 0 <= FRAME_PAD_SAMPLES and 2 * HOP_SAMPLES <= WINDOW_SAMPLES <= 3 * HOP_SAMPLES  # a window within 3 hops
+BLOCK_SAMPLES = 80  # the largest length that divides the tail (240), the hop (160) and the window (400)
+assert not (TAIL_SAMPLES % BLOCK_SAMPLES or HOP_SAMPLES % BLOCK_SAMPLES or WINDOW_SAMPLES % BLOCK_SAMPLES)
 
 
 @dataclass(frozen=True)
@@ -438,11 +438,12 @@ class Frontend(nn.Module):
         # x - x is 0 exactly when x is finite (NaN for NaN and +-Inf): 3 graph nodes where isfinite exported as 7
         audio = torch.where(audio - audio == 0, audio, torch.zeros((), dtype=audio.dtype)).clamp(-1.0, 1.0)
         buffer = torch.cat([audio_tail, audio], dim=1)  # (B, 240 + 160*m)
-        # Frame i is hops i and i + 1 of the buffer and the start of hop i + 2 (the buffer padded to m + 2 whole
-        # hops): slices with constant bounds and one Concat, 7 graph nodes where gathering the frames' blocks of 80
-        # samples by index (a Range and its arithmetic) took 9
-        hops = CopyReshape.apply(nn.functional.pad(buffer, (0, FRAME_PAD_SAMPLES)), 0, -1, HOP_SAMPLES)  # (B, m + 2, 160)
-        frames = torch.cat([hops[:, :-2], hops[:, 1:-1], hops[:, 2:, : WINDOW_SAMPLES - 2 * HOP_SAMPLES]], dim=2)
+        # Frames gathered as blocks of 80 samples (the tail is 3 blocks, a hop 2, a window 5): frame i is blocks
+        # 2i .. 2i + 4.  One Gather of 5m rows, 5x faster in onnxruntime than gathering 400m single samples.
+        blocks = CopyReshape.apply(buffer, 0, -1, BLOCK_SAMPLES)  # (B, 3 + 2m, 80)
+        starts = torch.arange(0, audio.shape[1] // BLOCK_SAMPLES, HOP_SAMPLES // BLOCK_SAMPLES, device=audio.device)
+        block_index = starts[:, None] + torch.arange(WINDOW_SAMPLES // BLOCK_SAMPLES, device=audio.device)[None, :]
+        frames = CopyReshape.apply(blocks[:, block_index], 0, -1, WINDOW_SAMPLES)  # (B, m, 5, 80) -> (B, m, 400)
         new_level = None
         if self.config.level_norm:
             if level_estimate is None:
