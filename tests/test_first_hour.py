@@ -221,3 +221,25 @@ def test_long_file_progress_shows_the_total_and_the_time_left(capsys):
     transcribe_file(model, SAMPLE, progress=True)
     err = capsys.readouterr().err
     assert re.search(r"of 2 s of audio \|.*\| \[.* < ", err), err[-300:]
+
+
+@pytest.mark.parametrize("boundaries", ["hmm", "neural"])
+def test_align_progress_goes_on_after_the_audio_until_the_words_are_placed(capsys, boundaries):
+    from speechattn.runtime.align import align_file, load_lexicon, script_words
+    from speechattn.runtime.transcribe import resolve_model
+    from speechattn_export.stream_client import StreamingModel
+
+    model = StreamingModel(resolve_model("default-int8"))
+    words, starts = script_words("This no longer appears to be the case.", "the text", load_lexicon(None))
+    aligned = align_file(model, SAMPLE, words, starts, progress=True, boundaries=boundaries)
+    err = capsys.readouterr().err
+    assert re.search(r"aligning \S+: \d+ of 2 s of audio \|", err), err[-300:]
+    assert "placing the words in " + SAMPLE.name + ":   0 % |" in err, err[-300:]  # the second half has its bar
+    if boundaries == "hmm":  # the boundary stage counts every frame of the alignment once
+        import soundfile
+
+        from speechattn.runtime.hmm import bundled, refine
+
+        counted = []
+        refine(bundled(), soundfile.read(SAMPLE, dtype="float32")[0], aligned.alignment, on_frames=counted.append)
+        assert sum(counted) == aligned.alignment.frames and min(counted) > 0 and len(counted) >= 1

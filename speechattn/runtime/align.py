@@ -303,14 +303,18 @@ def align_file(model, path: Path, words, sentence_starts=None, options: AlignOpt
         recognised += segmenter.push(frames.log_probs) + segmenter.finish()
     aligner = ScriptAligner(words, model.phones, options, sentence_starts, sums.prior())
     spool.seek(0)
-    with spool:
+    # the second half of the work, after the audio: the words placed, then (hmm) their boundaries drawn
+    passes = 2 if samples_spool is not None else 1
+    with spool, tqdm(desc=f"placing the words in {path.name}", total=passes * sum(counts), disable=not progress,
+                     leave=False, bar_format="{desc}: {percentage:3.0f} % |{bar}| [{elapsed} < {remaining}]") as bar:
         for count in counts:
             aligner.push(np.frombuffer(spool.read(count * 4 * P), dtype="<f4").reshape(count, P))
+            bar.update(count)
         alignment = aligner.finish()
         if samples_spool is not None:
             with samples_spool:
                 alignment = hmm_boundaries(alignment, spool_reader(samples_spool, samples, 1, "<i2", 1 / 32767),
-                                           spool_reader(spool, sum(counts), P, "<f4"), model.phones)
+                                           spool_reader(spool, sum(counts), P, "<f4"), model.phones, bar.update)
     duration = samples / SAMPLE_RATE
     if too_short(len(words), duration):
         log.warning("%s: %d words for %.2f s of audio: most will be reported as not heard", path, len(words),
@@ -335,14 +339,14 @@ def spool_reader(spool, rows: int, width: int, dtype: str, scale: float = 1.0):
     return read
 
 
-def hmm_boundaries(alignment: Alignment, samples, log_probs, phones) -> Alignment:
-    """The alignment with its boundaries moved by the bundled HMM-GMM (runtime/hmm.py); samples and log_probs as
-    hmm.refine takes them.  Unalignable or empty alignments are left as they are."""
+def hmm_boundaries(alignment: Alignment, samples, log_probs, phones, on_frames=None) -> Alignment:
+    """The alignment with its boundaries moved by the bundled HMM-GMM (runtime/hmm.py); samples, log_probs and
+    on_frames as hmm.refine takes them.  Unalignable or empty alignments are left as they are."""
     from speechattn.runtime.hmm import bundled, refine
 
     if alignment.unalignable or not alignment.words:
         return alignment
-    return refine(bundled(), samples, alignment, log_probs, phones)
+    return refine(bundled(), samples, alignment, log_probs, phones, on_frames)
 
 
 # --- output formats -----------------------------------------------------------------------------------------

@@ -481,17 +481,18 @@ BLOCK_FRAMES = 2000  # pieces are refined in blocks of about 20 s, their feature
 CONTEXT_FRAMES = 150  # with 1.5 s of audio each side
 
 
-def refine(model: HmmGmm, audio, alignment, log_probs=None, phones=None):
+def refine(model: HmmGmm, audio, alignment, log_probs=None, phones=None, on_frames=None):
     """The kit's Alignment with each phone's and pause's edges where the HMM-GMM puts them, each within the
     model's band_frames of the neural aligner's; phones, words, scores and confidences unchanged.
     audio: 16 kHz samples, an array or a function (first sample, end sample) -> samples; log_probs: the neural
     model's (T, P) log-posteriors in `phones` order, an array or a function (first frame, end frame) -> array (the
-    hybrid's term, weighted by the model's neural_weight; without them the HMM-GMM alone)."""
+    hybrid's term, weighted by the model's neural_weight; without them the HMM-GMM alone).  on_frames(n): n more
+    of the alignment's frames done (a progress bar's)."""
     samples = audio if callable(audio) else (lambda a, b: audio[a:b])
     posteriors = log_probs if log_probs is None or callable(log_probs) else (lambda a, b: log_probs[a:b])
     T, band = alignment.frames, model.band_frames
     filled = _segments(alignment)
-    moved = {}  # (phone, old start) -> (new start, new end)
+    moved, done = {}, 0  # (phone, old start) -> (new start, new end); frames done
     for block in _blocks([part for piece in _between_fixed(filled) if piece[0][0] != FIXED
                           for part in pieces(_merged_silence(piece), band)]):
         a, b = max(0, block[0][0][1] - CONTEXT_FRAMES), min(T, block[-1][-1][2] + CONTEXT_FRAMES)
@@ -508,6 +509,11 @@ def refine(model: HmmGmm, audio, alignment, log_probs=None, phones=None):
                 new = local
             for (phone, start, _), (_, first, end) in zip(part, new):
                 moved[(phone, start)] = (first + a, end + a)
+        if on_frames is not None and b > done:
+            on_frames(b - done)
+            done = b
+    if on_frames is not None and T > done:
+        on_frames(T - done)
     return _moved_alignment(alignment, moved)
 
 
