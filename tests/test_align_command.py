@@ -288,3 +288,27 @@ def test_phases_average_the_posteriors_in_one_file_and_in_a_corpus_alike(capsys,
         assert err.strip().splitlines() == [f"speechattn align: error: --phases {wrong}: this model's encoder steps 4 "
                                             "frame(s) at a time; give --phases 1 or 2 or 4 (evenly spaced shifts "
                                             "within it)"]
+
+
+def test_a_token_spoken_as_several_words_is_one_interval_and_one_word_not_heard(capsys, tmp_path):
+    """'$5' is spoken 'five dollars', '2026' 'twenty twenty six': each written token is one entry of the words
+    (its interval from its first spoken word's start to its last's end, their phones in order), not one a spoken
+    word under the same text; a token not heard at all is named once."""
+    import soundfile
+
+    from speechattn.runtime.espeak import espeak
+
+    audio = tmp_path / "paid.wav"
+    soundfile.write(audio, espeak().synthesize("I paid five dollars in twenty twenty six.", "en-us",
+                                               phones=False).audio, 16000)
+    code, out, err = run(capsys, audio, "I paid $5 in 2026.", "--format", "json")
+    assert code == 0, err
+    words = json.loads(out)["words"]
+    assert [w["word"] for w in words] == ["I", "paid", "$5", "in", "2026"]
+    five, year = words[2], words[4]
+    assert [p["phone"] for p in five["phones"]][:3] == ["F", "AY", "V"] and five["phones"][-1]["phone"] == "Z"
+    assert five["start"] == five["phones"][0]["start"] and five["end"] == five["phones"][-1]["end"]
+    assert [p["phone"] for p in year["phones"]].count("W") == 2 and words[3]["index"] < year["index"]
+    code, out, err = run(capsys, CASE, CASE_TEXT + " In 2026.", "--force")
+    assert code == 0 and out.rstrip().endswith("not heard: In 2026"), out
+    assert "2 word(s) not heard" in err and "not heard: In" not in err  # stdout says it once; stderr counts them

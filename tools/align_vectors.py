@@ -51,7 +51,11 @@ NOW, PLEASE = word("now", "N AW"), word("please", "P L IY Z")
 SAID = {"hello": [("HH", 6), ("EH", 8), ("L", 5), ("OW", 12)], "world": [("W", 6), ("ER", 10), ("L", 5), ("D", 7)],
         "again": [("AH", 5), ("G", 6), ("EH", 9), ("N", 8)], "there": [("DH", 5), ("EH", 9), ("R", 7)],
         "now": [("N", 6), ("AW", 14)], "please": [("P", 5), ("L", 6), ("IY", 12), ("Z", 9)],
-        "big": [("B", 6), ("IY", 10), ("G", 5)], "cat'd": [("K", 6), ("AE", 10), ("T", 5), ("D", 7)]}
+        "big": [("B", 6), ("IY", 10), ("G", 5)], "cat'd": [("K", 6), ("AE", 10), ("T", 5), ("D", 7)],
+        "five": [("F", 6), ("AY", 12), ("V", 5)], "dollars": [("D", 5), ("AA", 9), ("L", 5), ("ER", 8), ("Z", 7)]}
+# a written token spoken as two words, each word with its place in the text (start_char): "$5 again"
+TOKEN = [{**word("$5", "F AY V"), "start_char": 0}, {**word("$5", "D AA L ER Z"), "start_char": 0},
+         {**AGAIN, "start_char": 3}]
 
 
 def spoken(*items) -> list[tuple[str, int]]:
@@ -168,6 +172,10 @@ def synthetic_cases() -> list[dict]:
         ("exact binary scores, every penalty 0: silence, garbage, exits, skips and jumps tie", tied_words, tied,
          {"min_frames": 2, "skip_penalty": 0.0, "garbage_penalty": 0.0, "garbage_entry_penalty": 0.0,
           "jump_penalty": 0.0}, sizes(len(tied), 4, 1, 30), [0, 2]),
+        ("a written token spoken as two words ($5: five dollars), with their places in the text", TOKEN,
+         posteriors(spoken(20, "five", "dollars", 10, "again", 20), seed=30), {}, None, None),
+        ("a written token of two words, the second not said", TOKEN,
+         posteriors(spoken(20, "five", 15, "again", 20), seed=31), {}, None, None),
         ("a word read twice without a pause", [HELLO, PLEASE, WORLD],
          posteriors(spoken(20, "hello", 10, "please", "please", 10, "world", 20), seed=22), {"jump_penalty": 40.0},
          None, [1]),
@@ -288,8 +296,8 @@ def expected(case: dict, log_probs: np.ndarray) -> dict:
     """What the Python aligner gives on one case's inputs."""
     from speechattn.runtime.align import AlignedFile
 
-    words = [SimpleNamespace(text=w["text"], pronunciations=tuple(tuple(p) for p in w["pronunciations"]))
-             for w in case["words"]]
+    words = [SimpleNamespace(text=w["text"], pronunciations=tuple(tuple(p) for p in w["pronunciations"]),
+                             **({"start_char": w["start_char"]} if "start_char" in w else {})) for w in case["words"]]
     aligner = ScriptAligner(words, case["phones"], AlignOptions(**case["options"]), case["sentence_starts"],
                             recording_prior(log_probs, case.get("prior_scale", 0.0)), start_word=case.get("start_word", 0))
     pushed, positions, at = [], [], 0

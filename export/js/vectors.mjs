@@ -64,7 +64,7 @@ export function checkAlignVectors(vectors) {
           phones: w.phones.map((p) => ({ phone: p.phone, start_frame: p.startFrame, end_frame: p.endFrame, ...stats(p) })) })),
         not_heard: a.notHeard, frames: a.frames, silences: a.silences, unscripted: a.unscripted, score: a.score,
         unalignable: a.unalignable,
-        finished: aligner.lastWords.map((w) => [w.index, w.startFrame, w.endFrame]), json_words: alignmentDicts(a, c.duration_seconds),
+        finished: aligner.lastWords.map((w) => [w.index, w.startFrame, w.endFrame]), json_words: alignmentDicts(a, c.duration_seconds, 100, c.words.map((w) => ({ startChar: w.start_char }))),
       });
     } catch (error) {
       failures.push(`${c.name}: ${error.stack}`);

@@ -189,7 +189,7 @@ def _align_file(audio: Path, text, model_path: Path, output_format, output_dir, 
     if not quiet:
         if target is not None:
             print(f"wrote {target}", file=sys.stderr)
-        if not_heard:
+        if not_heard and not (target is None and fmt == "text"):  # the text on stdout ends with them already
             shown = " ".join(shorten(word) for word in not_heard[:NOT_HEARD_SHOWN])
             more = f" ... and {len(not_heard) - NOT_HEARD_SHOWN} more" if len(not_heard) > NOT_HEARD_SHOWN else ""
             print(f"speechattn align: not heard: {shown}{more}", file=sys.stderr)

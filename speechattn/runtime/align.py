@@ -187,17 +187,57 @@ class AlignedFile:
     recognised: list[Segment] = field(default_factory=list)  # the decoder's segments, kept for --dialog
 
     def word_dicts(self) -> list[dict]:
-        return [{"word": w.text, "index": w.index, "start": _seconds(w.start_frame, self.duration),
-                 "end": _seconds(w.end_frame, self.duration), "gop": round(w.gop, 3),
-                 "confidence": round(w.confidence, 4),
-                 "phones": [{"phone": p.phone, "start": _seconds(p.start_frame, self.duration),
-                             "end": _seconds(p.end_frame, self.duration), "gop": round(p.gop, 3),
-                             "confidence": round(p.confidence, 4)} for p in w.phones]}
-                for w in self.alignment.words]
+        """The aligned words, one entry a written token: the spoken words a token became ("$5.50": five dollars
+        fifty cents), where the words carry their place in the text (start_char), as one interval, its index the
+        first's, its gop their frame-weighted mean, its confidence the least of theirs (export/js/align.mjs's
+        alignmentDicts with words, the same)."""
+        out: list[dict] = []
+        merged: list[tuple[int, float, int]] = []  # each entry's next index, gop x frames and frames
+        for w in self.alignment.words:
+            phones = [{"phone": p.phone, "start": _seconds(p.start_frame, self.duration),
+                       "end": _seconds(p.end_frame, self.duration), "gop": round(p.gop, 3),
+                       "confidence": round(p.confidence, 4)} for p in w.phones]
+            frames = w.end_frame - w.start_frame
+            token = self._token(w.index)
+            if out and token is not None and w.index >= merged[-1][0] and token == self._token(out[-1]["index"]):
+                _, total, count = merged[-1]
+                merged[-1] = (w.index + 1, total + w.gop * frames, count + frames)
+                out[-1].update(end=_seconds(w.end_frame, self.duration),
+                               confidence=min(out[-1]["confidence"], round(w.confidence, 4)),
+                               gop=round((total + w.gop * frames) / max(count + frames, 1), 3))
+                out[-1]["phones"] += phones
+                continue
+            out.append({"word": w.text, "index": w.index, "start": _seconds(w.start_frame, self.duration),
+                        "end": _seconds(w.end_frame, self.duration), "gop": round(w.gop, 3),
+                        "confidence": round(w.confidence, 4), "phones": phones})
+            merged.append((w.index + 1, w.gop * frames, frames))
+        return out
+
+    def _token(self, index: int) -> int | None:
+        """Where the written token of the script's `index`-th spoken word starts in the text (None: not known)."""
+        return getattr(self.words[index], "start_char", None)
+
+    def _token_end(self, index: int) -> int:
+        """The script position after the last spoken word of `index`'s written token."""
+        end, token = index + 1, self._token(index)
+        while token is not None and end < len(self.words) and self._token(end) == token:
+            end += 1
+        return end
+
+    def not_heard_indices(self) -> list[int]:
+        """The script positions of the written tokens none of whose spoken words was heard, one a token (the
+        first's)."""
+        missing, out = set(self.alignment.not_heard), []
+        for i in sorted(missing):
+            token = self._token(i)
+            first_of_token = token is None or i == 0 or self._token(i - 1) != token
+            if first_of_token and all(j in missing for j in range(i, self._token_end(i))):
+                out.append(i)
+        return out
 
     @property
     def not_heard(self) -> list[str]:
-        return [self.words[i].text for i in self.alignment.not_heard]
+        return [self.words[i].text for i in self.not_heard_indices()]
 
     def check_alignable(self, min_score: float = AlignOptions.min_score, force: str = "--force",
                         language: str = "--language LANG") -> None:
@@ -359,7 +399,7 @@ def as_json(a: AlignedFile) -> str:
     return json.dumps({"format_version": ALIGN_FORMAT_VERSION, "file": a.file, "sample_rate": a.sample_rate,
                        "channels": a.channels, "duration": round(a.duration, 4), "frame_shift_ms": 10,
                        "model": model_identity(a.model), "words": a.word_dicts(),
-                       "not_heard": [{"index": i, "word": a.words[i].text} for i in a.alignment.not_heard],
+                       "not_heard": [{"index": i, "word": a.words[i].text} for i in a.not_heard_indices()],
                        "unscripted": unscripted, "score": round(a.alignment.score, 3),
                        "unalignable": a.alignment.unalignable}, ensure_ascii=False)
 
