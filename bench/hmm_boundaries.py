@@ -356,7 +356,8 @@ def misses(by_voice: dict, continuous_by_voice: dict, aligners) -> None:
 
 def timing(manifests, limit: int | None) -> None:
     """CPU per hour of audio of `align` (posteriors, the aligner, the bundled HMM-GMM stage) and of pocketsphinx's
-    aligner, utterance by utterance in the same run (the dev sets' first `limit` utterances each)."""
+    aligner, utterance by utterance in the same run (the dev sets' first `limit` utterances each); beside them the
+    stage placing boundaries on the best path (posterior_temperature 0) where the bundled one uses posteriors."""
     from speechattn.data.align import PhoneAligner
     from speechattn.data.dataset import cuts_from_manifests
     from speechattn.data.manifests import recordings_beside
@@ -384,6 +385,10 @@ def timing(manifests, limit: int | None) -> None:
             t = cpu()
             refine(hmm, audio, ours, log_probs, model.phones)
             used["hmm"] += cpu() - t
+            if hmm.posterior_temperature > 0:
+                t = cpu()
+                refine(dataclasses.replace(hmm, posterior_temperature=0.0), audio, ours, log_probs, model.phones)
+                used["best path"] += cpu() - t
             t = cpu()
             peer.align_words(audio, [w.spoken for w in words])
             used["pocketsphinx"] += cpu() - t
@@ -393,6 +398,10 @@ def timing(manifests, limit: int | None) -> None:
           f"stage {used['hmm'] / hours:.1f} s, align with both {ours / hours:.1f} s; pocketsphinx's aligner "
           f"{used['pocketsphinx'] / hours:.1f} s ({used['pocketsphinx'] / ours:.2f} x align's, "
           f"{used['pocketsphinx'] / used['neural']:.2f} x the neural aligner's alone)")
+    if "best path" in used:
+        print(f"  the stage on the best path instead of the posteriors: {used['best path'] / hours:.1f} s, align "
+              f"{(used['neural'] + used['best path']) / hours:.1f} s "
+              f"({used['pocketsphinx'] / (used['neural'] + used['best path']):.2f} x)")
 
 
 def main() -> None:

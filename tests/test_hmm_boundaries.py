@@ -171,6 +171,7 @@ def test_the_shipped_parameter_file_loads_and_has_the_format_the_command_writes(
     assert shipped.info["utterances"] > 1000 and "speechocean762" in shipped.info["data"]
     assert "synthetic voices" in shipped.info["data"]
     assert shipped.band_frames == hmm.DEFAULT_BAND_FRAMES and shipped.neural_weight == hmm.DEFAULT_NEURAL_WEIGHT
+    assert shipped.posterior_temperature == hmm.DEFAULT_POSTERIOR_TEMPERATURE > 0  # posteriors, the file silent
     path = tmp_path / "written.npz"
     trained.save(path)
     again = HmmGmm.load(path)

@@ -19,10 +19,13 @@ kind after it (CONTEXTS: silence, vowel, stop ...; the states tied by kind, not 
 data had too few frames of a context its phone's context-free state serves): state_of maps (phone, state, kind)
 to a state.
 
-Refinement: a Viterbi pass over the neural aligner's own sequence (its phones, its pauses; speech it put outside
-the script stays where it is), each boundary free to move at most `band_frames` from where the neural aligner put
-it.  The pass runs piece by piece between pauses long enough that no boundary can cross their middle, state by
-state (chain_viterbi), over only the (frame, state) pairs the band allows; memory is bounded by the longest
+Refinement: a forward-backward pass over the neural aligner's own sequence (its phones, its pauses; speech it put
+outside the script stays where it is), each boundary free to move at most `band_frames` from where the neural
+aligner put it, and placed where the posterior probability that the next phone has begun crosses one half, the
+emissions scaled by `posterior_temperature` (0.1: flattened, so that a boundary the frames do not pin down stays
+near the middle of what the paths allow; posterior_temperature 0 takes the best path, chain_viterbi, instead).
+The pass runs piece by piece between pauses long enough that no boundary can cross their middle, state by state
+(chain_entry_medians), over only the (frame, state) pairs the band allows; memory is bounded by the longest
 stretch of speech without such a pause.
 
 Shapes and names: T frames, D feature dims (39), S states, K Gaussians per state, N chain states of one piece.
@@ -69,8 +72,10 @@ def context_of(phone: str) -> int:
 DEFAULT_BAND_FRAMES = 4
 DEFAULT_NEURAL_WEIGHT = 3.0
 # 0: each boundary where the best path puts it (chain_viterbi); above 0: where the posterior that the next phone has
-# begun crosses one half, over every path the band allows, the emissions scaled by this (chain_entry_medians)
-DEFAULT_POSTERIOR_TEMPERATURE = 0.0
+# begun crosses one half, over every path the band allows, the emissions scaled by this (chain_entry_medians).
+# Chosen on seed 1's synthetic jobs 2,000-2,299 and 141 utterances of the training speech (silver), within 20 ms:
+# 0.1 98.28 / 87.38 %, 0.08 98.34 / 87.23, 0.15 98.19 / 87.11, 0.25 97.99 / 86.78, the best path 97.73 / 86.13
+DEFAULT_POSTERIOR_TEMPERATURE = 0.1
 
 
 # --- features ------------------------------------------------------------------------------------------------
