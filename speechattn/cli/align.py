@@ -9,7 +9,7 @@ from pathlib import Path
 import click
 
 from speechattn.cli.common import (OUTPUT_FILE, PATH, check_phases, load_onnx, model_option, option, output_directory,
-                                   progress_wanted, speed_phrase)
+                                   progress_wanted, speed_phrase, audio_amount)
 from speechattn.errors import UsageError
 
 ALIGN_FORMAT_NAMES = ("text", "json", "textgrid", "ctm")
@@ -289,6 +289,6 @@ def _align_corpus(folder: Path, model, fmt: str, output_dir: Path, dictionary, j
         # transcript too, said apart ("0 failed" beside exit status 1 read as a bug)
         without = f" ({len(lonely)} with no transcript beside it)" if lonely else ""
         print(f"speechattn align: {len(todo) - len(failed)} file(s) aligned, {len(failed) + len(lonely)} "
-              f"failed{without}, {done} skipped as done; {seconds / 3600:.2f} h of audio in {wall:.1f} s{speed}; "
+              f"failed{without}, {done} skipped as done; {audio_amount(seconds)} of audio in {wall:.1f} s{speed}; "
               f"{not_heard} word(s) not heard; written to {output_dir}", file=sys.stderr)
     return 1 if failed or lonely else 0

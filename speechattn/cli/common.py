@@ -292,3 +292,8 @@ def speed_phrase(audio_seconds: float, wall_seconds: float) -> str:
         return ""
     ratio = audio_seconds / wall_seconds
     return f", {ratio:.0f} x real time" if ratio >= 10 else f", {ratio:.2g} x real time"
+
+
+def audio_amount(seconds: float) -> str:
+    """How much audio, as the summaries say it: hours from 0.1 h (6 minutes), seconds below."""
+    return f"{seconds / 3600:.2f} h" if seconds >= 360 else f"{seconds:.1f} s"

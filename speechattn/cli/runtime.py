@@ -9,7 +9,7 @@ import click
 
 from speechattn.cli.common import (OUTPUT_FILE, PATH, FiniteFloatRange, check_phases, chunk_frames_option, chunk_option, decoder_option, decoding_options, load_onnx,
                                    min_frames_option, model_option, model_option_for, option, output_directory, progress_wanted, same_file,
-                                   speed_phrase, threads_option)
+                                   speed_phrase, threads_option, audio_amount)
 from speechattn.errors import SpeechattnError, UsageError, one_line
 
 from speechattn.runtime.formats import FORMATS, formats_help, write_transcript
@@ -68,9 +68,7 @@ def expand_inputs(arguments, files_from: Path | None = None) -> list[Path]:
 
 
 def summary_line(files: int, audio_seconds: float, wall_seconds: float) -> str:
-    hours = audio_seconds / 3600
-    audio = f"{hours:.2f} h" if hours >= 0.1 else f"{audio_seconds:.1f} s"
-    return f"{files} file{'s' if files != 1 else ''}, {audio} of audio in {wall_seconds:.1f} s{speed_phrase(audio_seconds, wall_seconds)}"
+    return f"{files} file{'s' if files != 1 else ''}, {audio_amount(audio_seconds)} of audio in {wall_seconds:.1f} s{speed_phrase(audio_seconds, wall_seconds)}"
 
 
 def rhubarb_options(output_format: str, extended_shapes: str | None, dat_frame_rate: float | None,

@@ -40,8 +40,8 @@ def _espeak():
     try:
         import espeakng_loader  # noqa: F401
     except ImportError:
-        raise EspeakMissing("--language needs espeak-ng: pip install espeakng-loader (or pip install "
-                            "'speechattn[languages]')") from None
+        raise EspeakMissing("--language needs espeak-ng: pip install '.[languages]' in a clone of speechattn (or "
+                            "pip install espeakng-loader)") from None
     from speechattn.runtime.espeak import espeak
 
     return espeak()

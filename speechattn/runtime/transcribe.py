@@ -271,8 +271,9 @@ def _soundfile_blocks(path: Path, handle, decoder: DecoderMessages, block_second
             finite = np.isfinite(block).all(axis=1)
             if not finite.all():
                 first = (position + int(np.argmin(finite))) / handle.samplerate
-                raise AudioError(f"{path}: {int((~finite).sum())} samples in the block from {position / handle.samplerate:.2f} s "
-                                 f"are NaN or infinite, the first at {first:.3f} s; the file is corrupt")
+                raise AudioError(f"{path}: samples are NaN or infinite, the first at {first:.3f} s ({int((~finite).sum())} "
+                                 f"of the {len(block) / handle.samplerate:.3g} s read from {position / handle.samplerate:.2f} "
+                                 "s); the file is corrupt")
             mono = to_mono_16k(block, SAMPLE_RATE, str(path))  # the stream resampler below does the rate
             position += len(block)
             if resampler is not None:
