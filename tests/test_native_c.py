@@ -197,19 +197,41 @@ def test_the_example_prints_the_kits_phones(build):
     assert {"phone", "confidence"} <= objects[0].keys() and "value" in objects[-1]
 
 
+def nan_wav(folder: Path) -> Path:
+    """A 16 kHz float WAV of 0.5 s whose samples 100-199 are NaN."""
+    samples = np.zeros(8000, dtype=np.float32)
+    samples[100:200] = np.nan
+    sf.write(folder / "nan.wav", samples, 16000, subtype="FLOAT")
+    return folder / "nan.wav"
+
+
 def test_the_example_says_what_is_wrong_in_one_line(build, tmp_path):
     (tmp_path / "bad.wav").write_bytes(b"RIFF0000WAVEjunk")
     for args, words in [(["--model", str(tmp_path / "none.onnx"), str(SHORT)], "no such model file"),
                         ([str(tmp_path / "bad.wav")], "no data chunk"),
                         ([str(tmp_path / "missing.wav")], "cannot read"),
-                        (["--visemes", "nope", str(SHORT)], "visemes must be one of")]:
+                        ([str(nan_wav(tmp_path))], "100 samples are NaN or infinite; the file is corrupt")]:
         result = subprocess.run([str(build / "speechattn-c"), *args], capture_output=True, text=True, timeout=60,
                                 cwd=ROOT)
         assert result.returncode == 1 and words in result.stderr and len(result.stderr.splitlines()) == 1, result
+    for args, line in [(["--visemes", "nope"], "--visemes must be one of rhubarb, oculus, vrm, not 'nope'"),
+                       (["--decoder", "foo"], "--decoder must be one of bigram, hysteresis, not 'foo'"),
+                       (["--chunk-frames", "abc"], "--chunk-frames takes a whole number from 1 to 4096, not 'abc'"),
+                       (["--min-frames", "4x"], "--min-frames takes a whole number from 1 to 100, not '4x'"),
+                       (["--chunk-frames", "3"], "chunk_frames 3 is not one the model serves"),
+                       (["--raw", "16000:x:1"], "--raw takes RATE:s16|f32:CHANNELS, not '16000:x:1'")]:
+        result = subprocess.run([str(build / "speechattn-c"), *args, str(SHORT)], capture_output=True, text=True,
+                                timeout=60, cwd=ROOT)  # usage errors: status 2, before any file is read
+        assert result.returncode == 2 and line in result.stderr and len(result.stderr.splitlines()) == 1, result
+        assert not result.stdout
+    away = subprocess.run([str(build / "speechattn-c"), str(SHORT)], capture_output=True, text=True, timeout=60,
+                          cwd=tmp_path)  # the default model is a path from the clone's root: said so
+    assert away.returncode == 1 and "run from there or give --model M.onnx" in away.stderr, away
     asked = subprocess.run([str(build / "speechattn-c"), "--help"], capture_output=True, text=True, timeout=60)
     assert asked.returncode == 0 and asked.stdout.startswith("usage: speechattn-c") and not asked.stderr
     wrong = subprocess.run([str(build / "speechattn-c"), "--bogus"], capture_output=True, text=True, timeout=60)
     assert wrong.returncode == 2 and wrong.stderr.startswith("usage: speechattn-c") and not wrong.stdout
+    assert wrong.stderr.splitlines()[-1] == "speechattn-c: no such option: '--bogus' (--help for usage)"
 
 
 def test_every_refused_input_has_its_status_and_message_and_threads_share_a_model(build, tmp_path):

@@ -125,42 +125,100 @@ static float *model_rate_head(const audio *a, int32_t rate, int64_t *count) {
     return head;
 }
 
+#define USAGE                                                                                                         \
+    "usage: speechattn-c [--model M.onnx] [--decoder bigram|hysteresis] [--min-frames N] [--chunk-frames N] "          \
+    "[--visemes SET] [--json] [--threads N] [--raw RATE:s16|f32:CHANNELS] FILE...\n"
+#define DEFAULT_MODEL "export/models/default-int8.onnx"
+
+/* A usage error: one line, what is wrong then the value quoted, status 2. */
+static int usage_error(const char *what, const char *value) {
+    if (value) fprintf(stderr, "speechattn-c: %s '%s' (--help for usage)\n", what, value);
+    else fprintf(stderr, "speechattn-c: %s (--help for usage)\n", what);
+    return 2;
+}
+
+/* A whole decimal number in [low, high], or a usage error. */
+static int number(const char *option, const char *text, long low, long high, int32_t *out) {
+    char *end;
+    long n = strtol(text, &end, 10);
+    if (!*text || *end || n < low || n > high) {
+        fprintf(stderr, "speechattn-c: %s takes a whole number from %ld to %ld, not '%s'\n", option, low, high, text);
+        return 0;
+    }
+    *out = (int32_t)n;
+    return 1;
+}
+
+/* --raw RATE:s16|f32:CHANNELS into a (its rate, channels and sample type), 0 when it is not that. */
+static int raw_format(const char *raw, audio *a) {
+    char format[8] = "", extra;
+    if (sscanf(raw, "%d:%7[^:]:%d%c", &a->rate, format, &a->channels, &extra) != 3 || a->rate < 1 || a->channels < 1 ||
+        (strcmp(format, "s16") && strcmp(format, "f32")))
+        return 0;
+    a->is_float = !strcmp(format, "f32");
+    return 1;
+}
+
 int main(int argc, char **argv) {
-    const char *model_path = "export/models/default-int8.onnx", *raw = NULL;
+    const char *model_path = DEFAULT_MODEL, *raw = NULL;
     speechattn_stream_options options = speechattn_default_stream_options();
     speechattn_model_options model_options = speechattn_default_model_options();
     int json = 0, first_file = argc, status = 0;
+    audio raw_audio = {0, 1, 0, 0, NULL};
     for (int i = 1; i < argc; i++) {
         const char *arg = argv[i], *value = i + 1 < argc ? argv[i + 1] : NULL;
+        int takes_value = !strcmp(arg, "--model") || !strcmp(arg, "--decoder") || !strcmp(arg, "--visemes") ||
+                          !strcmp(arg, "--min-frames") || !strcmp(arg, "--chunk-frames") || !strcmp(arg, "--threads") ||
+                          !strcmp(arg, "--raw");
+        if (takes_value && !value) return usage_error("a value is needed after", arg);
+        if (takes_value) i++;
         if (!strcmp(arg, "--json")) json = 1;
-        else if (!strcmp(arg, "--model") && value) model_path = argv[++i];
-        else if (!strcmp(arg, "--decoder") && value) options.decoder = argv[++i];
-        else if (!strcmp(arg, "--visemes") && value) options.visemes = argv[++i];
-        else if (!strcmp(arg, "--min-frames") && value) options.min_frames = atoi(argv[++i]);
-        else if (!strcmp(arg, "--chunk-frames") && value) options.chunk_frames = atoi(argv[++i]);
-        else if (!strcmp(arg, "--threads") && value) model_options.num_threads = atoi(argv[++i]);
-        else if (!strcmp(arg, "--raw") && value) raw = argv[++i];
-        else if (arg[0] == '-' && arg[1]) {
-            int asked = !strcmp(arg, "--help") || !strcmp(arg, "-h");  /* asked: the usage on stdout, exit 0 */
-            fprintf(asked ? stdout : stderr,
-                    "usage: speechattn-c [--model M.onnx] [--decoder bigram|hysteresis] [--min-frames N] "
-                    "[--chunk-frames N] [--visemes SET] [--json] [--threads N] [--raw RATE:s16|f32:CHANNELS] "
-                    "FILE...\n");
-            return asked ? 0 : 2;
+        else if (!strcmp(arg, "--model")) model_path = value;
+        else if (!strcmp(arg, "--decoder")) {
+            if (strcmp(value, "bigram") && strcmp(value, "hysteresis"))
+                return usage_error("--decoder must be one of bigram, hysteresis, not", value);
+            options.decoder = value;
+        } else if (!strcmp(arg, "--visemes")) {
+            if (!speechattn_viseme_set(value)) return usage_error("--visemes must be one of rhubarb, oculus, vrm, not", value);
+            options.visemes = value;
+        } else if (!strcmp(arg, "--min-frames")) {
+            if (!number(arg, value, 1, 100, &options.min_frames)) return 2;
+        } else if (!strcmp(arg, "--chunk-frames")) {
+            if (!number(arg, value, 1, 4096, &options.chunk_frames)) return 2;
+        } else if (!strcmp(arg, "--threads")) {
+            if (!number(arg, value, 0, 256, &model_options.num_threads)) return 2;
+        } else if (!strcmp(arg, "--raw")) {
+            if (!raw_format(value, &raw_audio)) return usage_error("--raw takes RATE:s16|f32:CHANNELS, not", value);
+            raw = value;
+        } else if (!strcmp(arg, "--help") || !strcmp(arg, "-h")) {
+            fputs(USAGE, stdout); /* asked: the usage on stdout, exit 0 */
+            return 0;
+        } else if (arg[0] == '-' && arg[1]) {
+            fputs(USAGE, stderr);
+            return usage_error("no such option:", arg);
         } else {
             first_file = i;
             break;
         }
     }
-    if (first_file >= argc) {
-        fprintf(stderr, "speechattn-c: no audio file given (--help for usage)\n");
-        return 2;
-    }
+    if (first_file >= argc) return usage_error("no audio file given", NULL);
     speechattn_model *model;
     if (speechattn_model_create(model_path, &model_options, &model) != SPEECHATTN_OK) {
-        fprintf(stderr, "speechattn-c: %s\n", speechattn_last_error());
+        FILE *probe = model_path == (const char *)DEFAULT_MODEL ? fopen(model_path, "rb") : NULL;
+        int default_missing = model_path == (const char *)DEFAULT_MODEL && !probe;
+        if (probe) fclose(probe);
+        fprintf(stderr, "speechattn-c: %s%s\n", speechattn_last_error(),
+                default_missing ? " (the default, relative to the clone's root: run from there or give --model M.onnx)"
+                                : "");
         return 1;
     }
+    speechattn_stream *check = NULL; /* the options against the model (--chunk-frames it does not serve): usage */
+    if (speechattn_stream_create(model, &options, &check) != SPEECHATTN_OK) {
+        fprintf(stderr, "speechattn-c: %s (--help for usage)\n", speechattn_last_error());
+        speechattn_model_destroy(model);
+        return 2;
+    }
+    speechattn_stream_destroy(check);
     const speechattn_model_info *info;
     speechattn_model_get_info(model, &info);
     for (int f = first_file; f < argc; f++) {
@@ -170,16 +228,10 @@ int main(int argc, char **argv) {
         audio a = {0, 1, 0, 0, NULL};
         const char *problem = bytes ? NULL : "cannot read the file";
         if (bytes && raw) {
-            char format[8] = "";
-            if (sscanf(raw, "%d:%7[^:]:%d", &a.rate, format, &a.channels) != 3 ||
-                (strcmp(format, "s16") && strcmp(format, "f32")) || a.channels < 1) {
-                problem = "--raw takes RATE:s16|f32:CHANNELS";
-            } else {
-                a.is_float = !strcmp(format, "f32");
-                a.frames = size / ((a.is_float ? 4 : 2) * a.channels);
-                a.data = bytes;
-                bytes = NULL;
-            }
+            a = raw_audio;
+            a.frames = size / ((a.is_float ? 4 : 2) * a.channels);
+            a.data = bytes;
+            bytes = NULL;
         } else if (bytes) {
             problem = read_wav(bytes, size, &a);
         }
@@ -203,6 +255,14 @@ int main(int argc, char **argv) {
             if (s != SPEECHATTN_OK) problem = speechattn_last_error();
         }
         if (!problem && speechattn_stream_finish(stream, NULL) != SPEECHATTN_OK) problem = speechattn_last_error();
+        char corrupt[160];
+        speechattn_stream_info read;
+        if (!problem && speechattn_stream_get_info(stream, &read) == SPEECHATTN_OK && read.nonfinite_samples > 0) {
+            /* the library reads them as silence and counts them; a file holding them is corrupt, as transcribe says */
+            snprintf(corrupt, sizeof corrupt, "%lld samples are NaN or infinite; the file is corrupt",
+                     (long long)read.nonfinite_samples);
+            problem = corrupt;
+        }
         if (problem) {
             fprintf(stderr, "speechattn-c: %s: %s\n", path, problem);
             status = 1;
