@@ -121,7 +121,8 @@ def refuse_special_texts(**texts) -> None:
 @option("--dat-preston-blair", is_flag=True,
         help="rhubarb-dat: Preston Blair's shape names (MBP etc E AI O U FV L rest; OpenToonz needs them)")
 @option("--plot", type=OUTPUT_FILE, default=None, metavar="PNG",
-        help="draw waveform, spectrogram, posteriorgram and segments (several files: PNG-stem-FILE-stem.png)")
+        help="draw waveform, spectrogram, posteriorgram and segments (several files: PNG-stem-FILE-stem.png); "
+             "files up to 300 s (a longer one is transcribed and said to have no picture)")
 @option("--overwrite", is_flag=True, help="replace outputs an earlier run left in --output-dir (refused otherwise)")
 @chunk_frames_option("the largest the model serves: the files' model's 4 s, or a --model's largest (320 ms for "
                      "the live ones, more accurate than their 40 ms live chunk at a third of the CPU: "
