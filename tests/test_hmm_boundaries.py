@@ -134,7 +134,10 @@ def test_chain_entry_medians_match_every_path_written_out():
         stay = np.log(rng.uniform(0.3, 0.9, N))
         windows = np.array([[0, T]] * N)
         flat = np.concatenate([emissions[:, j] for j in range(N)])
-        assert chain_entry_medians(flat, stay, windows).tolist() == entry_medians_by_enumeration(emissions, stay, T)
+        expected = entry_medians_by_enumeration(emissions, stay, T)
+        assert chain_entry_medians(flat, stay, windows).tolist() == expected
+        only_last = chain_entry_medians(flat, stay, windows, np.array([False, False, True]))
+        assert only_last.tolist() == [0, 0, expected[2]]  # the states not wanted are left 0
 
 
 def test_chain_entry_medians_split_flat_emissions_in_the_middle_and_refuse_what_no_path_fits():

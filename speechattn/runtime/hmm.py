@@ -332,11 +332,13 @@ def chain_viterbi(emissions: np.ndarray, stay: np.ndarray, windows: np.ndarray) 
     return path
 
 
-def chain_entry_medians(emissions: np.ndarray, stay: np.ndarray, windows: np.ndarray) -> np.ndarray:
+def chain_entry_medians(emissions: np.ndarray, stay: np.ndarray, windows: np.ndarray,
+                        wanted: np.ndarray | None = None) -> np.ndarray:
     """For each state j of the chain chain_viterbi walks (the same emissions, stay and windows): the first frame by
     which the path has entered j with posterior probability one half or more, over every path the windows allow (a
     forward-backward pass, where chain_viterbi keeps the one best path).  Returns (N,) frames, the first state's 0;
-    raises ValueError where no path fits the windows.
+    wanted: (N,) bool, the states to find it for (the others 0; default all).  Raises ValueError where no path fits
+    the windows.
 
     Solved state by state as chain_viterbi is, with a log-sum where it takes a maximum (P: the prefix sums of stay[j]
     + e_j over j's window): alpha_j(t) = P(t) + logsumexp_{s<=t} (enter_j(s) + e_j(s) - P(s)) and beta_j(t) = -P(t)
@@ -346,6 +348,7 @@ def chain_entry_medians(emissions: np.ndarray, stay: np.ndarray, windows: np.nda
     move = np.log1p(-np.exp(np.minimum(stay, -1e-6)))
     emissions = np.asarray(emissions, dtype=np.float64)
     offsets = np.concatenate([[0], np.cumsum(windows[:, 1] - windows[:, 0])])
+    wanted = np.ones(N, dtype=bool) if wanted is None else np.asarray(wanted, dtype=bool)
     entering, prefixes, alpha, alpha_a = [], [], None, 0  # entering: enter_j + e_j over j's window
     for j in range(N):
         a, b = int(windows[j, 0]), int(windows[j, 1])
@@ -361,9 +364,10 @@ def chain_entry_medians(emissions: np.ndarray, stay: np.ndarray, windows: np.nda
             if last > first:
                 enter[first - a:last - a] = alpha[first - 1 - alpha_a:last - 1 - alpha_a] + move[j - 1]
         prefix = np.cumsum(stay[j] + e)
-        entering.append(enter + e)
+        enter += e
+        entering.append(enter)
         prefixes.append(prefix)
-        alpha, alpha_a = prefix + np.logaddexp.accumulate(enter + e - prefix), a
+        alpha, alpha_a = prefix + np.logaddexp.accumulate(enter - prefix), a
     if not alpha_a <= T - 1 < alpha_a + len(alpha) or not np.isfinite(alpha[T - 1 - alpha_a]):
         raise ValueError("no path through the chain fits the frames")
     log_z = alpha[T - 1 - alpha_a]
@@ -380,7 +384,7 @@ def chain_entry_medians(emissions: np.ndarray, stay: np.ndarray, windows: np.nda
                 leave[first - a:last - a] = after[first + 1 - after_a:last + 1 - after_a] + move[j]
         prefix = prefixes[j]
         beta = np.logaddexp.accumulate((prefix + leave)[::-1])[::-1] - prefix
-        if j > 0:
+        if j > 0 and wanted[j]:
             reached = np.cumsum(np.exp(np.minimum(entering[j] + beta - log_z, 0.0)))
             medians[j] = a + min(int(np.searchsorted(reached, 0.5 * reached[-1])), b - a - 1)
         after, after_a = emissions[offsets[j]:offsets[j + 1]] + beta, a
@@ -455,8 +459,9 @@ def posterior_segments(model: HmmGmm, x: np.ndarray, segments: list[tuple[str, i
     path fits (or rounding broke that)."""
     t0, t1 = segments[0][1], segments[-1][2]
     states, segment_of, windows, emissions = chain_emissions(model, x, segments, band_frames, neural)
-    medians = chain_entry_medians(temperature * emissions, model.log_stay[states], windows)
     firsts = np.flatnonzero(np.diff(segment_of)) + 1  # each segment's first state but the first segment's
+    medians = chain_entry_medians(temperature * emissions, model.log_stay[states], windows,
+                                  np.isin(np.arange(len(states)), firsts))
     bounds = np.concatenate([[0], medians[firsts], [t1 - t0]])
     if (np.diff(bounds) <= 0).any():
         raise ValueError("a segment lost its frames")
