@@ -118,7 +118,7 @@ def test_align_language_places_spanish_words_where_espeak_spoke_them(tmp_path, c
 def test_an_unknown_language_is_one_line(capsys):
     case = Path(__file__).resolve().parent.parent / "speechattn" / "runtime" / "samples" / \
         "this-no-longer-appears-to-be-the-case.wav"
-    assert main(["align", str(case), "hola", "--language", "xx"]) == 1
+    assert main(["align", str(case), "hola", "--language", "xx"]) == 2  # a usage error, as an unknown option's
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and "'xx'" in err and "--language list" in err
 
@@ -212,7 +212,7 @@ def words_of(text: str) -> list[str]:
 def test_a_corpus_in_an_unknown_language_is_one_line(tmp_path, capsys):
     (tmp_path / "a.lab").write_text("hola")
     sf.write(tmp_path / "a.wav", np.zeros(1600, np.float32), 16000)
-    assert main(["align", str(tmp_path), "--output-dir", str(tmp_path / "out"), "--language", "xx"]) == 1
+    assert main(["align", str(tmp_path), "--output-dir", str(tmp_path / "out"), "--language", "xx"]) == 2
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and "'xx'" in err
 

@@ -51,12 +51,22 @@ def _align_one(model, audio: Path, words, starts, output_format: str, target: Pa
 
 
 def list_languages(ctx, language: str | None) -> str | None:
-    """--language list: espeak-ng's voice names on stdout, before AUDIO is asked for."""
+    """--language list: espeak-ng's voice names on stdout, before AUDIO is asked for; a language espeak-ng does not
+    speak: a usage error, before anything is read (without espeak-ng, the file's alignment says what to install)."""
     if language == "list":
         from speechattn.runtime.languages import languages
 
         click.echo(" ".join(languages()))
         ctx.exit(0)
+    if language is not None:
+        from speechattn.runtime.languages import EspeakMissing, LanguageError, LexiconOfLanguage
+
+        try:
+            LexiconOfLanguage(language)
+        except EspeakMissing:
+            pass
+        except LanguageError as error:
+            raise UsageError(f"--language: {error}") from None
     return language
 
 
