@@ -342,11 +342,24 @@ def align_file(model, path: Path, words, sentence_starts=None, options: AlignOpt
     if segmenter is not None:
         recognised += segmenter.push(frames.log_probs) + segmenter.finish()
     aligner = ScriptAligner(words, model.phones, options, sentence_starts, sums.prior())
+    alignment = _placed(aligner, spool, counts, samples_spool, samples, model.phones,
+                        tqdm(desc=f"placing the words in {path.name}", disable=not progress, leave=False,
+                             bar_format="{desc}: {percentage:3.0f} % |{bar}| [{elapsed} < {remaining}]"))
+    duration = samples / SAMPLE_RATE
+    if too_short(len(words), duration):
+        log.warning("%s: %d words for %.2f s of audio: most will be reported as not heard", path, len(words),
+                    duration)
+    return AlignedFile(str(path), rate, channels, duration, str(model.path), words, alignment,
+                       tuple(model.phones), recognised)
+
+
+def _placed(aligner, spool, counts: list[int], samples_spool, samples: int, phones, bar) -> Alignment:
+    """The second half of align_file's work, after the audio: the spooled posteriors (counts rows a push) through
+    the aligner, then (with the samples' spool) the HMM stage's boundaries; `bar` (a tqdm) counts both passes."""
+    P = len(phones)
+    bar.reset(total=(2 if samples_spool is not None else 1) * sum(counts))
     spool.seek(0)
-    # the second half of the work, after the audio: the words placed, then (hmm) their boundaries drawn
-    passes = 2 if samples_spool is not None else 1
-    with spool, tqdm(desc=f"placing the words in {path.name}", total=passes * sum(counts), disable=not progress,
-                     leave=False, bar_format="{desc}: {percentage:3.0f} % |{bar}| [{elapsed} < {remaining}]") as bar:
+    with spool, bar:
         for count in counts:
             aligner.push(np.frombuffer(spool.read(count * 4 * P), dtype="<f4").reshape(count, P))
             bar.update(count)
@@ -354,13 +367,8 @@ def align_file(model, path: Path, words, sentence_starts=None, options: AlignOpt
         if samples_spool is not None:
             with samples_spool:
                 alignment = hmm_boundaries(alignment, spool_reader(samples_spool, samples, 1, "<i2", 1 / 32767),
-                                           spool_reader(spool, sum(counts), P, "<f4"), model.phones, bar.update)
-    duration = samples / SAMPLE_RATE
-    if too_short(len(words), duration):
-        log.warning("%s: %d words for %.2f s of audio: most will be reported as not heard", path, len(words),
-                    duration)
-    return AlignedFile(str(path), rate, channels, duration, str(model.path), words, alignment,
-                       tuple(model.phones), recognised)
+                                           spool_reader(spool, sum(counts), P, "<f4"), phones, bar.update)
+    return alignment
 
 
 def spool_reader(spool, rows: int, width: int, dtype: str, scale: float = 1.0):
