@@ -312,3 +312,25 @@ def test_a_token_spoken_as_several_words_is_one_interval_and_one_word_not_heard(
     code, out, err = run(capsys, CASE, CASE_TEXT + " In 2026.", "--force")
     assert code == 0 and out.rstrip().endswith("not heard: In 2026"), out
     assert "2 word(s) not heard" in err and "not heard: In" not in err  # stdout says it once; stderr counts them
+
+
+def test_speech_outside_the_script_inside_a_token_splits_it_and_the_textgrid_is_written(capsys, tmp_path):
+    """'2026' read 'twenty twenty ... six' with other words between: the token's spoken words are not one interval
+    over the speech outside the script (a TextGrid refuses overlapping intervals: it was an internal error)."""
+    import soundfile
+
+    from speechattn.runtime.espeak import espeak
+
+    audio = tmp_path / "year.wav"
+    soundfile.write(audio, espeak().synthesize("I paid in twenty twenty, the weather is nice today, six, Doctor "
+                                               "Smith.", "en-us", phones=False).audio, 16000)
+    text = "I paid in 2026, Dr. Smith."
+    code, out, err = run(capsys, audio, text, "--format", "json")
+    assert code == 0, err
+    result = json.loads(out)
+    assert result["unscripted"], result  # the weather is nice today
+    for gap in result["unscripted"]:
+        assert not [w for w in result["words"] if w["start"] < gap["end"] and w["end"] > gap["start"]], result
+    assert [w["word"] for w in result["words"]].count("2026") == 2
+    code, _, err = run(capsys, audio, text, "-o", tmp_path / "year.TextGrid")
+    assert code == 0 and (tmp_path / "year.TextGrid").exists(), err

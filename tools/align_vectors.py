@@ -176,6 +176,8 @@ def synthetic_cases() -> list[dict]:
          posteriors(spoken(20, "five", "dollars", 10, "again", 20), seed=30), {}, None, None),
         ("a written token of two words, the second not said", TOKEN,
          posteriors(spoken(20, "five", 15, "again", 20), seed=31), {}, None, None),
+        ("a written token of two words, speech not in the script between them", TOKEN,
+         posteriors(spoken(20, "five", "big", "please", "dollars", 10, "again", 20), seed=32), {}, None, None),
         ("a word read twice without a pause", [HELLO, PLEASE, WORLD],
          posteriors(spoken(20, "hello", 10, "please", "please", 10, "world", 20), seed=22), {"jump_penalty": 40.0},
          None, [1]),

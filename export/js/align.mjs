@@ -754,19 +754,22 @@ export function pyRound(x, digits) {
 // seconds (3 decimals, clipped to the audio's duration), gop to 3 decimals, confidence to 4.
 export function alignmentDicts(alignment, durationSeconds, framesPerSecond = 100, words = null) {
   // `words` (the script's, optional): where they carry their place in the text (startChar), the spoken words of one
-  // written token ("$5": five dollars) are one entry, as align.py's AlignedFile.word_dicts: its index the first's,
-  // its gop their frame-weighted mean, its confidence the least of theirs
+  // written token ("$5": five dollars), heard one after the other with no speech outside the script between them,
+  // are one entry, as align.py's AlignedFile.word_dicts: its index the first's, its gop their frame-weighted mean,
+  // its confidence the least of theirs
   const seconds = (frame) => pyRound(Math.min(frame / framesPerSecond, durationSeconds), 3);
   const token = (index) => (words && words[index] && words[index].startChar !== undefined ? words[index].startChar : null);
-  const out = [], merged = []; // each entry's [next index, gop x frames, frames]
+  const unscripted = alignment.unscripted || [];
+  const out = [], merged = []; // each entry's [next index, end frame, gop x frames, frames]
   for (const w of alignment.words) {
     const phones = w.phones.map((p) => ({ phone: p.phone, start: seconds(p.startFrame), end: seconds(p.endFrame),
       gop: pyRound(p.gop, 3), confidence: pyRound(p.confidence, 4) }));
     const frames = w.endFrame - w.startFrame, at = token(w.index);
-    const last = out[out.length - 1];
-    if (last && at !== null && w.index >= merged[merged.length - 1][0] && at === token(last.index)) {
-      const [, total, count] = merged[merged.length - 1];
-      merged[merged.length - 1] = [w.index + 1, total + w.gop * frames, count + frames];
+    const last = out[out.length - 1], before = merged[merged.length - 1];
+    if (last && at !== null && w.index === before[0] && at === token(last.index) &&
+        !unscripted.some(([a, b]) => a < w.startFrame && b > before[1])) {
+      const [, , total, count] = before;
+      merged[merged.length - 1] = [w.index + 1, w.endFrame, total + w.gop * frames, count + frames];
       Object.assign(last, { end: seconds(w.endFrame), confidence: Math.min(last.confidence, pyRound(w.confidence, 4)),
         gop: pyRound((total + w.gop * frames) / Math.max(count + frames, 1), 3) });
       last.phones.push(...phones);
@@ -774,7 +777,7 @@ export function alignmentDicts(alignment, durationSeconds, framesPerSecond = 100
     }
     out.push({ word: w.text, index: w.index, start: seconds(w.startFrame), end: seconds(w.endFrame), gop: pyRound(w.gop, 3),
       confidence: pyRound(w.confidence, 4), phones });
-    merged.push([w.index + 1, w.gop * frames, frames]);
+    merged.push([w.index + 1, w.endFrame, w.gop * frames, frames]);
   }
   return out;
 }

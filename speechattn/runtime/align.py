@@ -187,21 +187,23 @@ class AlignedFile:
     recognised: list[Segment] = field(default_factory=list)  # the decoder's segments, kept for --dialog
 
     def word_dicts(self) -> list[dict]:
-        """The aligned words, one entry a written token: the spoken words a token became ("$5.50": five dollars
-        fifty cents), where the words carry their place in the text (start_char), as one interval, its index the
-        first's, its gop their frame-weighted mean, its confidence the least of theirs (export/js/align.mjs's
-        alignmentDicts with words, the same)."""
+        """The aligned words, one entry a written token where the words carry their place in the text (start_char):
+        the spoken words a token became ("$5.50": five dollars fifty cents), heard one after the other with no
+        speech outside the script between them, as one interval, its index the first's, its gop their
+        frame-weighted mean, its confidence the least of theirs (export/js/align.mjs's alignmentDicts with words,
+        the same)."""
         out: list[dict] = []
-        merged: list[tuple[int, float, int]] = []  # each entry's next index, gop x frames and frames
+        merged: list[tuple[int, int, float, int]] = []  # each entry's next index, end frame, gop x frames, frames
         for w in self.alignment.words:
             phones = [{"phone": p.phone, "start": _seconds(p.start_frame, self.duration),
                        "end": _seconds(p.end_frame, self.duration), "gop": round(p.gop, 3),
                        "confidence": round(p.confidence, 4)} for p in w.phones]
             frames = w.end_frame - w.start_frame
             token = self._token(w.index)
-            if out and token is not None and w.index >= merged[-1][0] and token == self._token(out[-1]["index"]):
-                _, total, count = merged[-1]
-                merged[-1] = (w.index + 1, total + w.gop * frames, count + frames)
+            if out and token is not None and w.index == merged[-1][0] and token == self._token(out[-1]["index"]) \
+                    and not any(a < w.start_frame and b > merged[-1][1] for a, b in self.alignment.unscripted):
+                _, _, total, count = merged[-1]
+                merged[-1] = (w.index + 1, w.end_frame, total + w.gop * frames, count + frames)
                 out[-1].update(end=_seconds(w.end_frame, self.duration),
                                confidence=min(out[-1]["confidence"], round(w.confidence, 4)),
                                gop=round((total + w.gop * frames) / max(count + frames, 1), 3))
@@ -210,7 +212,7 @@ class AlignedFile:
             out.append({"word": w.text, "index": w.index, "start": _seconds(w.start_frame, self.duration),
                         "end": _seconds(w.end_frame, self.duration), "gop": round(w.gop, 3),
                         "confidence": round(w.confidence, 4), "phones": phones})
-            merged.append((w.index + 1, w.gop * frames, frames))
+            merged.append((w.index + 1, w.end_frame, w.gop * frames, frames))
         return out
 
     def _token(self, index: int) -> int | None:
@@ -245,7 +247,7 @@ class AlignedFile:
         --force; --dialog and follow-along never refuse); `force`: how the caller asks to align it anyway,
         `language`: how it names the words' language (Spanish words read as English do not match)."""
         if self.alignment.unalignable and too_short(len(self.words), self.duration):
-            raise Unalignable(f"{self.file}: {self.duration:.2f} s of audio is too short to hold {len(self.words)} "
+            raise Unalignable(f"{self.file}: {self.duration:.2f} s of audio is too short to hold {written(self.words)} "
                               f"words (alignment score {self.alignment.score:.2f}, below {min_score:g}): not aligned; "
                               f"check that it is the whole recording, or give {force} to align it anyway")
         if self.alignment.unalignable:
@@ -253,6 +255,11 @@ class AlignedFile:
                               f"{self.alignment.score:.2f}, below {min_score:g}): not aligned; check that it is this "
                               f"recording's text and, for words not in English, give {language}; or give {force} to "
                               "align it anyway")
+
+
+def written(words) -> int:
+    """How many written words (tokens) a script's spoken words came from ("$5" is one, spoken as two)."""
+    return len({getattr(w, "start_char", i) for i, w in enumerate(words)})
 
 
 def too_short(words: int, duration: float) -> bool:
@@ -347,7 +354,7 @@ def align_file(model, path: Path, words, sentence_starts=None, options: AlignOpt
                              bar_format="{desc}: {percentage:3.0f} % |{bar}| [{elapsed} < {remaining}]"))
     duration = samples / SAMPLE_RATE
     if too_short(len(words), duration):
-        log.warning("%s: %d words for %.2f s of audio: most will be reported as not heard", path, len(words),
+        log.warning("%s: %d words for %.2f s of audio: most will be reported as not heard", path, written(words),
                     duration)
     return AlignedFile(str(path), rate, channels, duration, str(model.path), words, alignment,
                        tuple(model.phones), recognised)
