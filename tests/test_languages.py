@@ -123,6 +123,15 @@ def test_an_unknown_language_is_one_line(capsys):
     assert err.count("\n") == 1 and "'xx'" in err and "--language list" in err
 
 
+@pytest.mark.parametrize("command", [["transcribe", "CASE", "--dialog", "hola"], ["mic", "--script", "hola"]])
+def test_an_unknown_language_of_a_dialog_or_a_script_is_a_usage_error(capsys, command):
+    case = Path(__file__).resolve().parent.parent / "speechattn" / "runtime" / "samples" / \
+        "this-no-longer-appears-to-be-the-case.wav"
+    assert main([str(case) if a == "CASE" else a for a in command] + ["--language", "xx"]) == 2  # before any device
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "--language: espeak-ng has no language 'xx'" in err, err
+
+
 def test_language_list_names_the_voices(capsys):
     assert main(["align", "--language", "list"]) == 0
     names = capsys.readouterr().out.split()

@@ -207,5 +207,6 @@ def _unexpected(error: Exception, prefix: str, argv: list[str]) -> int:
         raise error
     detail = str(error).splitlines()[0][:200] if str(error) else ""
     print(f"{prefix}: internal error: {type(error).__name__}{': ' + detail if detail else ''} (a bug in speechattn; "
-          "run again with --debug or SPEECHATTN_DEBUG=1 for the traceback, and report it)", file=sys.stderr)
+          "run again as speechattn --debug COMMAND ... or with SPEECHATTN_DEBUG=1 for the traceback, and report it)",
+          file=sys.stderr)
     return 1

@@ -9,7 +9,7 @@ from pathlib import Path
 import click
 
 from speechattn.cli.common import (OUTPUT_FILE, PATH, check_phases, load_onnx, model_option, option, output_directory,
-                                   progress_wanted, speed_phrase, audio_amount)
+                                   progress_wanted, speed_phrase, audio_amount, known_language)
 from speechattn.errors import UsageError
 
 ALIGN_FORMAT_NAMES = ("text", "json", "textgrid", "ctm")
@@ -58,16 +58,8 @@ def list_languages(ctx, language: str | None) -> str | None:
 
         click.echo(" ".join(languages()))
         ctx.exit(0)
-    if language is not None:
-        from speechattn.runtime.languages import EspeakMissing, LanguageError, LexiconOfLanguage
+    return known_language(language)
 
-        try:
-            LexiconOfLanguage(language)
-        except EspeakMissing:
-            pass
-        except LanguageError as error:
-            raise UsageError(f"--language: {error}") from None
-    return language
 
 
 @click.command()

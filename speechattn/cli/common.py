@@ -297,3 +297,18 @@ def speed_phrase(audio_seconds: float, wall_seconds: float) -> str:
 def audio_amount(seconds: float) -> str:
     """How much audio, as the summaries say it: hours from 0.1 h (6 minutes), seconds below."""
     return f"{seconds / 3600:.2f} h" if seconds >= 360 else f"{seconds:.1f} s"
+
+
+def known_language(language: str | None) -> str | None:
+    """--language (align, transcribe --dialog, mic --script): a language espeak-ng does not speak is a usage error,
+    before anything is read (without espeak-ng, the first text's words say what to install)."""
+    if language is not None:
+        from speechattn.runtime.languages import EspeakMissing, LanguageError, LexiconOfLanguage
+
+        try:
+            LexiconOfLanguage(language)
+        except EspeakMissing:
+            pass
+        except LanguageError as error:
+            raise UsageError(f"--language: {error}") from None
+    return language

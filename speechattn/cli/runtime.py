@@ -9,7 +9,7 @@ import click
 
 from speechattn.cli.common import (OUTPUT_FILE, PATH, FiniteFloatRange, check_phases, chunk_frames_option, chunk_option, decoder_option, decoding_options, load_onnx,
                                    min_frames_option, model_option, model_option_for, option, output_directory, progress_wanted, same_file,
-                                   speed_phrase, threads_option, audio_amount)
+                                   speed_phrase, threads_option, audio_amount, known_language)
 from speechattn.errors import SpeechattnError, UsageError, one_line
 
 from speechattn.runtime.formats import FORMATS, formats_help, write_transcript
@@ -141,7 +141,8 @@ def refuse_special_texts(**texts) -> None:
         help="the words spoken (a file, or the words in quotes): phones and mouth shapes follow the script, aligned "
              "to the audio (speechattn align), and the recognised phones where the speech departs from it")
 @option("--dictionary", type=PATH, default=None, metavar="FILE", help="your pronunciations for --dialog (see align)")
-@option("--language", default=None, metavar="LANG", help="the words of --dialog are in this language (an espeak-ng voice: es, fr, de ...; see align --language; without it a WebVTT dialog's Language header, else English)")
+@option("--language", default=None, metavar="LANG", callback=lambda ctx, _, value: known_language(value),
+        help="the words of --dialog are in this language (an espeak-ng voice: es, fr, de ...; see align --language; without it a WebVTT dialog's Language header, else English)")
 @option("--files-from", type=PATH, default=None, metavar="LIST",
         help="also the audio files LIST names, one per line (relative to LIST's folder)")
 @option("--resume", is_flag=True,
@@ -461,7 +462,8 @@ def _transcribe_job(files, names, model, output_format, output_dir, options, rhu
         help="follow along: the text being read aloud; shows the words read, the word being read and the words "
              "passed over, live (elsewhere: a JSON line per word)")
 @option("--dictionary", type=PATH, default=None, metavar="FILE", help="your pronunciations for --script (see align)")
-@option("--language", default=None, metavar="LANG", help="the words of --script are in this language (an espeak-ng voice: es, fr, de ...; see align --language; without it a WebVTT script's Language header, else English)")
+@option("--language", default=None, metavar="LANG", callback=lambda ctx, _, value: known_language(value),
+        help="the words of --script are in this language (an espeak-ng voice: es, fr, de ...; see align --language; without it a WebVTT script's Language header, else English)")
 @option("--vmc", default=None, metavar="HOST[:PORT]",
         help="lip sync: send VRM's A I U E O mouth blendshapes over the VMC protocol (OSC/UDP) to an avatar app "
              "such as VSeeFace  [port default: 39540]")
