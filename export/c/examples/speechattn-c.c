@@ -194,7 +194,6 @@ int main(int argc, char **argv) {
             fputs(USAGE, stdout); /* asked: the usage on stdout, exit 0 */
             return 0;
         } else if (arg[0] == '-' && arg[1]) {
-            fputs(USAGE, stderr);
             return usage_error("no such option:", arg);
         } else {
             first_file = i;
@@ -202,6 +201,8 @@ int main(int argc, char **argv) {
         }
     }
     if (first_file >= argc) return usage_error("no audio file given", NULL);
+    for (int i = first_file; i < argc; i++) /* a file named like an option is given as ./-name */
+        if (argv[i][0] == '-' && argv[i][1]) return usage_error("options go before the files:", argv[i]);
     speechattn_model *model;
     if (speechattn_model_create(model_path, &model_options, &model) != SPEECHATTN_OK) {
         FILE *probe = model_path == (const char *)DEFAULT_MODEL ? fopen(model_path, "rb") : NULL;
@@ -259,8 +260,8 @@ int main(int argc, char **argv) {
         speechattn_stream_info read;
         if (!problem && speechattn_stream_get_info(stream, &read) == SPEECHATTN_OK && read.nonfinite_samples > 0) {
             /* the library reads them as silence and counts them; a file holding them is corrupt, as transcribe says */
-            snprintf(corrupt, sizeof corrupt, "%lld samples are NaN or infinite; the file is corrupt",
-                     (long long)read.nonfinite_samples);
+            snprintf(corrupt, sizeof corrupt, "%lld sample%s NaN or infinite; the file is corrupt",
+                     (long long)read.nonfinite_samples, read.nonfinite_samples == 1 ? " is" : "s are");
             problem = corrupt;
         }
         if (problem) {
