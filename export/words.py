@@ -10,13 +10,14 @@ js/words.mjs; tests/words-vectors.json keeps the two equal.
 From text to spoken words (one table each below; every spoken word keeps the span of its written token):
 
     tokens         TOKEN_PATTERN finds the written tokens: money ($5, £1,200.50), ordinals (21st), decades (1990s,
-                   80s, 90's), numbers (42, 1,200, 3.5, .5, 50%), words (letters of ASCII and Latin-1/Extended-A,
+                   80s, 90's), clock times (3:30), numbers (42, 1,200, 3.5, .5, 50%), words (letters of ASCII and Latin-1/Extended-A,
                    joined by - ' ’ or ., with one ' or ’ before and one ' ’ or . after) and SYMBOLS (& % + = @);
                    any other character (space, punctuation, quotes, other scripts, emoji) only separates tokens
     numbers        cardinals without "and" (1,200: one thousand two hundred), digits after a point one by one,
                    4-digit years 1100-1999 and 2010-2099 in pairs (1999: nineteen ninety nine, 1905: nineteen oh
                    five), a leading zero or more than 15 digits digit by digit, CURRENCIES ($5.50: five dollars and
-                   fifty cents), % as percent, ordinals (21st: twenty first), decades plural (1990s: nineteen nineties)
+                   fifty cents), % as percent, ordinals (21st: twenty first), decades plural (1990s: nineteen nineties),
+                   clock times (3:30: three thirty, 7:00: seven o'clock, 12:05: twelve oh five)
     abbreviations  ABBREVIATIONS (mr, dr, vs, etc, e.g. ...: the final dot is theirs); BEFORE_A_NAME when a capital
                    letter follows after spaces (St. Louis: saint, Main St.: street)
     initials       letters each followed by a dot (U.S.A., J. R. R.) spelt as letter names ("u." "s." "a.", CMUdict's
@@ -92,6 +93,7 @@ TOKEN_PATTERN = "|".join((  # in order: the first alternative that matches at a 
     f"[$£€](?:{NUMBER})",  # money
     f"(?:{INTEGER})(?:[sS][tT]|[nN][dD]|[rR][dD]|[tT][hH])(?![{LETTER}0-9])",  # ordinal
     f"(?:[0-9]{{4}}|[0-9]{{2}})['’]?s(?![{LETTER}0-9])",  # decade
+    "(?:[01]?[0-9]|2[0-3]):[0-5][0-9](?![0-9])",  # clock time
     f"(?:{NUMBER})%?",  # number
     f"['’]?[{LETTER}]+(?:[-'’.][{LETTER}]+)*['’.]?",  # word
     "[&%+=@]",  # symbol
@@ -190,9 +192,13 @@ def money_words(symbol: str, written: str) -> list[str]:
 
 
 def numeric_words(token: str) -> list[str]:
-    """A money, ordinal, decade or number token -> its spoken words."""
+    """A money, ordinal, decade, clock time or number token -> its spoken words."""
     if token[0] in CURRENCIES:
         return money_words(token[0], token[1:])
+    if ":" in token:  # 3:30 three thirty, 7:00 seven o'clock, 12:05 twelve oh five
+        hours, minutes = token.split(":")
+        said = ["o'clock"] if minutes == "00" else (["oh"] if minutes[0] == "0" else []) + cardinal(int(minutes))
+        return cardinal(int(hours)) + said
     if token[-2:].lower() in ("st", "nd", "rd", "th"):
         words = integer_words(token[:-2].replace(",", ""))
         return words[:-1] + [ordinal(words[-1])]

@@ -81,6 +81,16 @@ def test_money_and_percent(lexicon, text, expected):
 
 
 @pytest.mark.parametrize("text, expected", [
+    ("3:30", "three thirty"), ("7:00", "seven o'clock"), ("12:05", "twelve oh five"), ("0:15", "zero fifteen"),
+    ("23:59", "twenty three fifty nine"), ("24:00", "twenty four zero zero"), ("10:300", "ten three hundred"),
+])
+def test_clock_times_are_one_token_read_as_a_time(lexicon, text, expected):
+    assert spoken(lexicon, text) == expected
+    words = lexicon.words(text)
+    assert len({w.start_char for w in words}) == (1 if text in ("3:30", "7:00", "12:05", "0:15", "23:59") else 2)
+
+
+@pytest.mark.parametrize("text, expected", [
     ("Mr. Smith", "mister smith"), ("Mrs Jones", "missus jones"), ("Dr. Who", "doctor who"), ("a vs. b", "a versus b"),
     ("etc.", "et cetera"), ("e.g. this", "for example this"), ("I.E.", "that is"), ("Jr.", "junior"),
     ("St. Louis", "saint louis"), ("Main St.", "main street"), ("Elm St, Springfield", "elm street springfield"),

@@ -68,6 +68,7 @@ TEXTS = [  # (text, with the user dictionary)
     ("frobnicate covid Daleks", False),
     ("mp3 A4 3D COVID-19 B2B 5km 10kg 3pm", False),
     ("1-2 1/2 10:30 4,5 1.2.3", False),
+    ("at 3:30, 7:00, 12:05, 0:15 and 23:59; not 24:00, 9:5, 10:300 or 1:2:3", False),
     ("The 1st-place winner got 2nd-best", False),
     ("O'Neill and McDonald's; who's whose", False),
     ("Привет мир 你好 hello ΑΒΓ", False),

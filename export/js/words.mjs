@@ -56,6 +56,7 @@ export const TOKEN_PATTERN = [
   `[$£€](?:${NUMBER})`, // money
   `(?:${INTEGER})(?:[sS][tT]|[nN][dD]|[rR][dD]|[tT][hH])(?![${LETTER}0-9])`, // ordinal
   `(?:[0-9]{4}|[0-9]{2})['’]?s(?![${LETTER}0-9])`, // decade
+  "(?:[01]?[0-9]|2[0-3]):[0-5][0-9](?![0-9])", // clock time
   `(?:${NUMBER})%?`, // number
   `['’]?[${LETTER}]+(?:[-'’.][${LETTER}]+)*['’.]?`, // word
   "[&%+=@]", // symbol
@@ -137,6 +138,11 @@ function moneyWords(symbol, written) {
 
 function numericWords(token) {
   if (has(CURRENCIES, token[0])) return moneyWords(token[0], token.slice(1));
+  if (token.includes(":")) { // 3:30 three thirty, 7:00 seven o'clock, 12:05 twelve oh five
+    const [hours, minutes] = token.split(":");
+    const said = minutes === "00" ? ["o'clock"] : [...(minutes[0] === "0" ? ["oh"] : []), ...cardinal(Number(minutes))];
+    return [...cardinal(Number(hours)), ...said];
+  }
   if (["st", "nd", "rd", "th"].includes(token.slice(-2).toLowerCase())) {
     const words = integerWords(token.slice(0, -2).replaceAll(",", ""));
     return [...words.slice(0, -1), ordinal(words[words.length - 1])];
