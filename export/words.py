@@ -10,8 +10,9 @@ js/words.mjs; tests/words-vectors.json keeps the two equal.
 From text to spoken words (one table each below; every spoken word keeps the span of its written token):
 
     tokens         TOKEN_PATTERN finds the written tokens: money ($5, £1,200.50), ordinals (21st), decades (1990s,
-                   80s, 90's), clock times (3:30), numbers (42, 1,200, 3.5, .5, 50%), words (letters of ASCII and Latin-1/Extended-A,
-                   joined by - ' ’ or ., with one ' or ’ before and one ' ’ or . after) and SYMBOLS (& % + = @);
+                   80s, 90's), clock times (3:30), numbers (42, 1,200, 3.5, .5, 50%), words (letters of ASCII and
+                   Latin-1/Extended-A, joined by - ' ’ or ., with one ' or ’ before and one ' ’ or . after) and
+                   SYMBOLS (& % + = @);
                    any other character (space, punctuation, quotes, other scripts, emoji) only separates tokens
     numbers        cardinals without "and" (1,200: one thousand two hundred), digits after a point one by one,
                    4-digit years 1100-1999 and 2010-2099 in pairs (1999: nineteen ninety nine, 1905: nineteen oh

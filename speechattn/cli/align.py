@@ -9,7 +9,7 @@ from pathlib import Path
 import click
 
 from speechattn.cli.common import (OUTPUT_FILE, PATH, check_phases, load_onnx, model_option, option, output_directory,
-                                   progress_wanted, speed_phrase, audio_amount, known_language)
+                                   audio_amount, known_language, progress_wanted, speed_phrase)
 from speechattn.errors import UsageError
 
 ALIGN_FORMAT_NAMES = ("text", "json", "textgrid", "ctm")
@@ -59,7 +59,6 @@ def list_languages(ctx, language: str | None) -> str | None:
         click.echo(" ".join(languages()))
         ctx.exit(0)
     return known_language(language)
-
 
 
 @click.command()

@@ -68,7 +68,8 @@ def expand_inputs(arguments, files_from: Path | None = None) -> list[Path]:
 
 
 def summary_line(files: int, audio_seconds: float, wall_seconds: float) -> str:
-    return f"{files} file{'s' if files != 1 else ''}, {audio_amount(audio_seconds)} of audio in {wall_seconds:.1f} s{speed_phrase(audio_seconds, wall_seconds)}"
+    return (f"{files} file{'s' if files != 1 else ''}, {audio_amount(audio_seconds)} of audio in {wall_seconds:.1f} s"
+            f"{speed_phrase(audio_seconds, wall_seconds)}")
 
 
 def rhubarb_options(output_format: str, extended_shapes: str | None, dat_frame_rate: float | None,
