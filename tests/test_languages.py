@@ -253,3 +253,12 @@ def test_rhubarb_in_an_unknown_language_is_rhubarbs_failure(tmp_path, capsys):
     status, _, err = run_rhubarb(capsys, "-q", "-d", tmp_path / "dialog.txt", "--language", "xx", case)
     assert status == 1 and err.endswith(f"[Fatal] Application terminating with error: Error processing file {case}.\n"
                                         "espeak-ng has no language 'xx': speechattn align --language list names them\n")
+
+
+def test_espeak_words_count_the_characters_pronounced_for_a_progress_bar():
+    from speechattn.runtime.languages import LexiconOfLanguage
+
+    text = "Hola a todos, ¿qué tal? "
+    counted = []
+    words = LexiconOfLanguage("es").words(text, on_chars=counted.append)
+    assert sum(counted) == words[-1].end_char == text.index("?") and min(counted) > 0

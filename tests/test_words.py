@@ -427,3 +427,10 @@ def test_the_javascript_kit_passes_the_shared_vectors_in_chromium(tmp_path):
         server.server_close()
     cases = len(json.loads(VECTORS.read_text())["cases"])
     assert f"RESULT {cases} of {cases} agree" in result.stdout, result.stdout[-2000:]
+
+
+def test_words_count_the_characters_pronounced_for_a_progress_bar(lexicon):
+    text = "Hello, blorptastic world at 3:30! "
+    counted = []
+    words = lexicon.words(text, on_chars=counted.append)
+    assert sum(counted) == words[-1].end_char == text.index("!") and min(counted) > 0

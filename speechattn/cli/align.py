@@ -178,7 +178,7 @@ def _align_file(audio: Path, text, model_path: Path, output_format, output_dir, 
     # the text and its limits first: before the model loads or any audio is read
     text, name = read_text(text)
     text, language = script_and_language(text, name, language, dictionary)
-    words, starts = script_words(text, name, load_lexicon(dictionary, language))
+    words, starts = script_words(text, name, load_lexicon(dictionary, language), progress=progress_wanted() and not quiet)
     stream_model = load_onnx(model_path)
     check_phases(stream_model, phases)
     aligned, rendered = _align_one(stream_model, Path(audio), words, starts, fmt, target,

@@ -81,9 +81,9 @@ class LexiconOfLanguage:
             self.known[word] = tuple(PHONES[index] for phoneme in phonemes for index in from_ipa(phoneme, self.language))
         return self.known[word]
 
-    def words(self, text: str, max_words: int | None = None) -> list:
+    def words(self, text: str, max_words: int | None = None, on_chars=None) -> list:
         """The kit's Word for each spoken word (one pronunciation, source "espeak-ng"); the limits of the kit's
-        Lexicon.words, checked before any word is pronounced."""
+        Lexicon.words, checked before any word is pronounced; on_chars as its."""
         from speechattn_export.words import MAX_TEXT_CHARS, MAX_TOKEN_CHARS, Word, token_too_long, too_many_words
 
         if len(text) > MAX_TEXT_CHARS:
@@ -96,10 +96,14 @@ class LexiconOfLanguage:
             if max_words is not None and len(spans) > max_words:
                 raise too_many_words(max_words)
         words = []
+        done = 0
         for start, end in spans:
             phones = self.phones(text[start:end])
             if phones:
                 words.append(Word(text[start:end], text[start:end].lower(), (phones,), "espeak-ng", start, end))
+            if on_chars is not None:
+                on_chars(end - done)
+                done = end
         return words
 
 
